@@ -1,0 +1,159 @@
+// UOp: the one node type of the IR. (op, dtype, sources, arg), immutable and
+// hash-consed: structurally equal UOps are one object, so equality is pointer
+// equality. Nodes are reference counted and reclaimed (iteratively, so a
+// million-deep chain frees without recursion) when no handle refers to them.
+// The intern table is sharded and safe to use from several threads.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <unordered_map>
+#include <ostream>
+#include <stdexcept>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "compiler/ir/dtype.h"
+#include "compiler/ir/ops.h"
+
+namespace rg {
+
+// Every error a user can cause (bad shapes, bad axes, rules that cycle) is an rg::Error.
+struct Error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// "No value here": a constant of any dtype (DESIGN §6.1).
+struct InvalidT {
+  bool operator==(const InvalidT&) const = default;
+};
+inline constexpr InvalidT Invalid{};
+
+struct VarArg {
+  std::string name;
+  int64_t lo, hi;
+  bool operator==(const VarArg&) const = default;
+};
+
+enum class AxisType : uint8_t { Global, Local, Loop, Reduce, Upcast, Unroll, GroupReduce, Thread };
+
+// Const args hold int64 for bool and integer dtypes (uint64 as its bits), double for floats.
+using Arg = std::variant<std::monostate, int64_t, double, InvalidT, std::vector<int64_t>, std::string, Op, VarArg>;
+using Shape = std::vector<int64_t>;
+
+class UOp;
+
+// A counted handle to a UOp; null when default-constructed.
+class UPtr {
+ public:
+  UPtr() = default;
+  explicit UPtr(const UOp* p);  // takes a new reference
+  UPtr(const UPtr& o) : UPtr(o.p_) {}
+  UPtr(UPtr&& o) noexcept : p_(o.p_) { o.p_ = nullptr; }
+  UPtr& operator=(UPtr o) noexcept {
+    std::swap(p_, o.p_);
+    return *this;
+  }
+  ~UPtr();
+
+  const UOp* get() const { return p_; }
+  const UOp* operator->() const { return p_; }
+  const UOp& operator*() const { return *p_; }
+  explicit operator bool() const { return p_ != nullptr; }
+  bool operator==(const UPtr& o) const { return p_ == o.p_; }
+  bool operator!=(const UPtr& o) const { return p_ != o.p_; }
+
+ private:
+  const UOp* p_ = nullptr;
+};
+
+class UOp {
+ public:
+  const Op op;
+  const DType dtype;
+  const std::vector<UPtr> src;
+  const Arg arg;
+  const size_t hash;
+  // Bounds of integer, index and bool values (for others: the dtype's range).
+  int64_t vmin = 0, vmax = 0;
+  // Tensor-graph nodes know their shape; kernel-level nodes have none.
+  Shape shape;
+  bool has_shape = false;
+
+  // The one way to create a node: returns the existing node if an equal one lives.
+  static UPtr make(Op op, DType dtype, std::vector<UPtr> src = {}, Arg arg = {});
+
+  // Arg accessors; each throws rg::Error if the arg is of another kind.
+  int64_t arg_int() const;
+  double arg_float() const;
+  const std::vector<int64_t>& arg_ints() const;
+  const std::string& arg_str() const;
+  Op arg_op() const;
+  const VarArg& arg_var() const;
+
+  bool is_const() const { return op == Op::CONST; }
+  bool is_invalid() const { return op == Op::CONST && std::holds_alternative<InvalidT>(arg); }
+  // The value of a CONST as a double / int64 (bools and ints exact; floats truncated by as_int).
+  double as_float() const;
+  int64_t as_int() const;
+  size_t numel() const;  // product of shape
+  int64_t refs() const { return refs_.load(std::memory_order_relaxed); }
+
+ private:
+  friend class UPtr;
+  friend struct Interner;
+  UOp(Op op, DType dtype, std::vector<UPtr> src, Arg arg, size_t hash);
+  mutable std::atomic<int64_t> refs_{0};
+};
+
+// Number of live UOps (for tests that check memory is reclaimed).
+size_t live_uops();
+
+// --- construction helpers ---
+UPtr cnst(DType dt, double v);   // rounds/wraps v to dt (floats keep a double, ints wrap, bool is v != 0)
+UPtr cnst_int(DType dt, int64_t v);
+UPtr invalid(DType dt);
+UPtr const_like(const UPtr& x, double v);
+UPtr var(const std::string& name, int64_t lo, int64_t hi, DType dt = dtypes::index);
+UPtr range(int64_t bound, int64_t id, AxisType type = AxisType::Loop);
+// An ALU op over the sources; dtype: bool for comparisons, else the first source's.
+UPtr alu(Op op, std::vector<UPtr> src);
+UPtr where(const UPtr& c, const UPtr& t, const UPtr& f);
+UPtr cast(const UPtr& x, DType dt);
+
+UPtr operator+(const UPtr& a, const UPtr& b);
+UPtr operator-(const UPtr& a, const UPtr& b);
+UPtr operator*(const UPtr& a, const UPtr& b);
+UPtr operator/(const UPtr& a, const UPtr& b);  // DIV: C semantics
+UPtr operator%(const UPtr& a, const UPtr& b);  // MOD: C semantics
+UPtr operator<(const UPtr& a, const UPtr& b);
+UPtr operator&(const UPtr& a, const UPtr& b);
+UPtr operator|(const UPtr& a, const UPtr& b);
+UPtr operator-(const UPtr& a);
+UPtr ne(const UPtr& a, const UPtr& b);
+UPtr eq(const UPtr& a, const UPtr& b);
+UPtr maximum(const UPtr& a, const UPtr& b);
+// Scalars take the other operand's dtype.
+UPtr operator+(const UPtr& a, int64_t b);
+UPtr operator-(const UPtr& a, int64_t b);
+UPtr operator*(const UPtr& a, int64_t b);
+UPtr operator/(const UPtr& a, int64_t b);
+UPtr operator%(const UPtr& a, int64_t b);
+UPtr operator<(const UPtr& a, int64_t b);
+
+// --- graph utilities ---
+std::vector<UPtr> toposort(const UPtr& root);  // sources before users; iterative
+struct UPtrHash {
+  size_t operator()(const UPtr& u) const noexcept { return std::hash<const void*>()(u.get()); }
+};
+using UMap = std::unordered_map<UPtr, UPtr, UPtrHash>;
+UPtr substitute(const UPtr& root, const UMap& replace);
+size_t count_nodes(const UPtr& root);
+// One line per node: shared and structural nodes get a name (c3 = ...), small
+// expressions print nested in infix form.
+std::string render(const UPtr& root);
+std::string render_expr(const UPtr& root);  // a single nested expression, no names
+std::ostream& operator<<(std::ostream& os, const UPtr& u);
+
+}  // namespace rg

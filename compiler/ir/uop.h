@@ -68,6 +68,16 @@ class UPtr {
   const UOp* p_ = nullptr;
 };
 
+// A view of consecutive sources (a rule's `xs...`); allocation-free.
+struct USpan {
+  const UPtr* first = nullptr;
+  size_t n = 0;
+  const UPtr* begin() const { return first; }
+  const UPtr* end() const { return first + n; }
+  size_t size() const { return n; }
+  const UPtr& operator[](size_t i) const { return first[i]; }
+};
+
 class UOp {
  public:
   const Op op;

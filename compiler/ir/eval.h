@@ -1,0 +1,30 @@
+// The ALU reference evaluator: C semantics for every ALU op at every dtype.
+// Constant folding (the `fold` of the rule language) and the semantic rule
+// tests both use it, so the two cannot disagree.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "compiler/ir/uop.h"
+
+namespace rg {
+
+// A scalar value: integers and bools in i (uint64 as its bits), floats in f.
+struct Value {
+  int64_t i = 0;
+  double f = 0;
+};
+
+// op applied to args at dtype dt (the operands' dtype; comparisons give bool).
+// nullopt when C leaves it undefined and we decline to fold: integer division
+// or modulo by zero, and INT_MIN / -1.
+std::optional<Value> eval_alu(Op op, DType dt, const std::vector<Value>& args);
+Value const_value(const UPtr& c);  // a CONST's value
+UPtr value_const(DType dt, Value v);
+
+// e with constant sources folded into one CONST; null if it cannot be (a
+// non-constant source, an undefined result, a non-ALU op).
+UPtr fold(const UPtr& e);
+
+}  // namespace rg

@@ -1,0 +1,67 @@
+// The reference evaluator against the C++ compiler's own arithmetic, exhaustively on 8-bit operands.
+#include <cmath>
+
+#include "compiler/ir/eval.h"
+#include "gtest/gtest.h"
+
+namespace rg {
+namespace {
+
+template <typename T>
+void CheckAll(DType dt) {
+  for (int a = dt.min_int(); a <= dt.max_int(); ++a)
+    for (int b = dt.min_int(); b <= dt.max_int(); ++b) {
+      T x = T(a), y = T(b);
+      auto ev = [&](Op op) { return eval_alu(op, dt, {Value{a, 0}, Value{b, 0}}); };
+      ASSERT_EQ(ev(Op::ADD)->i, T(x + y));
+      ASSERT_EQ(ev(Op::SUB)->i, T(x - y));
+      ASSERT_EQ(ev(Op::MUL)->i, T(x * y));
+      ASSERT_EQ(ev(Op::MAX)->i, std::max(x, y));
+      ASSERT_EQ(ev(Op::AND)->i, T(x & y));
+      ASSERT_EQ(ev(Op::OR)->i, T(x | y));
+      ASSERT_EQ(ev(Op::XOR)->i, T(x ^ y));
+      ASSERT_EQ(ev(Op::CMPLT)->i, x < y);
+      ASSERT_EQ(ev(Op::CMPNE)->i, x != y);
+      ASSERT_EQ(ev(Op::CMPEQ)->i, x == y);
+      if (y == 0) {
+        ASSERT_FALSE(ev(Op::DIV));
+        ASSERT_FALSE(ev(Op::MOD));
+      } else {
+        ASSERT_EQ(ev(Op::DIV)->i, T(x / y)) << a << "/" << b;
+        ASSERT_EQ(ev(Op::MOD)->i, T(x % y)) << a << "%" << b;
+        int fq = int(std::floor(double(x) / double(y)));
+        ASSERT_EQ(ev(Op::FLOORDIV)->i, T(fq)) << a << "//" << b;
+        ASSERT_EQ(ev(Op::FLOORMOD)->i, T(x - fq * y)) << a << " floormod " << b;
+      }
+      if (b >= 0 && b < 8) {
+        ASSERT_EQ(ev(Op::SHL)->i, T(x << y));
+        ASSERT_EQ(ev(Op::SHR)->i, T(x >> y));
+      }
+    }
+}
+
+TEST(Eval, Int8MatchesC) { CheckAll<int8_t>(dtypes::int8); }
+TEST(Eval, UInt8MatchesC) { CheckAll<uint8_t>(dtypes::uint8); }
+
+TEST(Eval, FloatsRoundToTheirDtype) {
+  EXPECT_EQ(eval_alu(Op::ADD, dtypes::float32, {Value{0, 0.1}, Value{0, 0.2}})->f, double(0.1f + 0.2f));
+  EXPECT_EQ(eval_alu(Op::DIV, dtypes::float32, {Value{0, 1}, Value{0, 0}})->f, INFINITY);
+  EXPECT_EQ(eval_alu(Op::EXP2, dtypes::float64, {Value{0, 3}})->f, 8.0);
+  EXPECT_FALSE(eval_alu(Op::AND, dtypes::float32, {Value{0, 1}, Value{0, 1}}));
+  EXPECT_FALSE(eval_alu(Op::EXP2, dtypes::int32, {Value{3, 0}}));
+}
+
+TEST(Eval, FoldBuildsConstants) {
+  UPtr c = fold(cnst_int(dtypes::int32, 7) / cnst_int(dtypes::int32, -2));
+  EXPECT_EQ(c->as_int(), -3);
+  EXPECT_FALSE(fold(cnst_int(dtypes::int32, 7) / cnst_int(dtypes::int32, 0)));
+  EXPECT_FALSE(fold(var("x", 0, 3) + 1));
+  EXPECT_EQ(fold(cast(cnst(dtypes::float32, -2.75), dtypes::int8))->as_int(), -2);
+  EXPECT_EQ(fold(cast(cnst(dtypes::float32, 1e10), dtypes::int32))->as_int(), 2147483647);  // saturates
+  EXPECT_EQ(fold(cast(cnst_int(dtypes::int32, 300), dtypes::uint8))->as_int(), 44);          // wraps
+  EXPECT_EQ(fold(cnst_int(dtypes::bool_, 1) + cnst_int(dtypes::bool_, 1))->as_int(), 1);     // + is or
+  EXPECT_EQ(fold(where(cnst_int(dtypes::bool_, 0), cnst_int(dtypes::int32, 1), cnst_int(dtypes::int32, 2)))->as_int(), 2);
+}
+
+}  // namespace
+}  // namespace rg

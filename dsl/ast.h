@@ -1,0 +1,105 @@
+// The syntax tree of a .rules file, as written (before for-expansion and
+// commutative variants). Patterns and results share one expression type.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dsl/diag.h"
+
+namespace rg::dsl {
+
+// `:int`, `:f32`, `:{i32, i64}`, or in a result `: y` (a bound node's dtype).
+struct DTypeSpec {
+  Loc loc;
+  std::vector<std::string> names;
+};
+
+// The `[...]` of `reduce[k](...)`.
+struct ArgPat {
+  enum Kind { Wild, Name, Number, String } kind = Wild;
+  Loc loc;
+  std::string text;  // Name: the name; String: the contents; Number: as written
+  double num = 0;
+  bool is_int = true;
+};
+
+struct Expr {
+  enum Kind {
+    Wild,      // _
+    Name,      // x
+    ConstVar,  // #c
+    Number,    // 0, -1, 2.5
+    Bool,      // true, false
+    Invalid,   // Invalid
+    Call,      // head[arg](kids...); infix operators are calls too
+    Bind,      // name @ kids[0]
+    Span,      // name...
+    Rest,      // ...
+    OpRef,     // a `for` variable used as a value in a result: the op itself (name: its lower-case name)
+  } kind = Wild;
+  Loc loc;
+  std::string name;  // Name, ConstVar, Bind, Span: the name; Call: the head
+  double num = 0;    // Number; Bool: 0 or 1
+  bool is_int = true;
+  std::optional<ArgPat> arg;
+  std::optional<DTypeSpec> dtype;
+  std::vector<Expr> kids;
+
+  bool is_literal() const { return kind == Number || kind == Bool || kind == Invalid; }
+};
+
+struct Rule {
+  Loc loc;
+  bool ordered = false;
+  Expr pattern;
+  bool has_guard = false;
+  std::string guard;
+  Loc guard_loc;
+  Expr result;
+  std::string text;  // the rule as written, whitespace collapsed
+};
+
+struct OpSetTerm {
+  enum Kind { Class, Op, List } kind = Op;
+  Loc loc;
+  std::vector<std::pair<std::string, Loc>> names;  // Class/Op: one name
+};
+struct OpSet {
+  std::vector<std::pair<char, OpSetTerm>> terms;  // '+' or '-', first is '+'
+};
+
+struct Stmt;
+struct Block {
+  std::vector<Stmt> stmts;
+};
+struct Stmt {
+  bool is_for = false;
+  Rule rule;
+  // for var in set { body }
+  std::string var;
+  Loc var_loc;
+  OpSet set;
+  std::shared_ptr<Block> body;
+};
+
+struct RuleSetDecl {
+  std::string name;
+  Loc loc;
+  std::string ctx;  // C++ context type, "" if none
+  std::vector<std::pair<std::string, Loc>> parts;  // ruleset a = b + c + {...}
+  std::optional<Block> block;
+};
+
+struct File {
+  std::string path;
+  std::vector<std::pair<std::string, Loc>> includes;
+  std::vector<std::pair<std::string, Loc>> externs;
+  std::vector<std::pair<std::string, std::pair<OpSet, Loc>>> classes;  // class Name = set
+  std::vector<RuleSetDecl> rulesets;
+};
+
+}  // namespace rg::dsl

@@ -1,0 +1,116 @@
+// Unit tests for the lexer and the parser.
+#include <gtest/gtest.h>
+
+#include "dsl/check.h"
+#include "dsl/lexer.h"
+#include "dsl/parser.h"
+
+namespace rg::dsl {
+namespace {
+
+std::string kinds(const std::vector<Token>& toks) {
+  std::string s;
+  for (const Token& t : toks) {
+    switch (t.kind) {
+      case Tok::End: s += "$"; break;
+      case Tok::Newline: s += "; "; break;
+      case Tok::Guard: s += "{" + t.text + "} "; break;
+      case Tok::String: s += "\"" + t.text + "\" "; break;
+      default: s += t.text + " ";
+    }
+  }
+  return s;
+}
+
+TEST(Lexer, TokensCommentsAndPositions) {
+  Diag d;
+  std::vector<Token> t = lex("f", "x + 0 => x  // comment\n  y...", d);
+  EXPECT_EQ(kinds(t), "x + 0 => x ; y ... $");
+  EXPECT_EQ(t[6].loc.line, 2);
+  EXPECT_EQ(t[6].loc.col, 3);
+  EXPECT_EQ(d.errors(), 0);
+}
+
+TEST(Lexer, NewlinesInsideBracketsAndAfterOperatorsDoNotEndARule) {
+  Diag d;
+  EXPECT_EQ(kinds(lex("f", "add(x,\n 0) +\n y\n\n\nz", d)), "add ( x , 0 ) + y ; z $");
+  EXPECT_EQ(kinds(lex("f", "x =>\n y", d)), "x => y $");
+}
+
+TEST(Lexer, GuardIsRawCxxUpToArrowAtDepthZero) {
+  Diag d;
+  std::vector<Token> t = lex("f", "x if f(a, \"=>\", '(') && m[i] > 0 // c\n => y", d);
+  ASSERT_EQ(d.errors(), 0) << d.text();
+  EXPECT_EQ(kinds(t), "x if {f(a, \"=>\", '(') && m[i] > 0 // c} => y $");
+  EXPECT_EQ(t[2].loc.col, 6);
+}
+
+TEST(Lexer, Errors) {
+  Diag d;
+  lex("f", "x if y", d);
+  EXPECT_NE(d.text().find("f:1:5: error: guard is not followed by '=>'"), std::string::npos) << d.text();
+  Diag d2;
+  lex("f", "x + $", d2);
+  EXPECT_NE(d2.text().find("f:1:5: error: unexpected character '$'"), std::string::npos) << d2.text();
+}
+
+const Rule& first_rule(const File& f) { return f.rulesets.at(0).block->stmts.at(0).rule; }
+
+TEST(Parser, PrecedenceInfixAndGreater) {
+  Diag d;
+  auto f = parse("f", "ruleset s {\n  a + b * c > -d => a\n}\n", d);
+  ASSERT_TRUE(f) << d.text();
+  EXPECT_EQ(show(first_rule(*f).pattern), "cmplt(neg(d), add(a, mul(b, c)))");
+}
+
+TEST(Parser, AllForms) {
+  Diag d;
+  auto f = parse("f",
+                 "include \"h.h\"\nextern h1, h2\n"
+                 "ruleset s(my::Ctx) {\n"
+                 "  [ordered] r @ reduce[k](x:{i32,f32}, #c, -1, 2.5, true, Invalid, xs...) if k == rg::Op::ADD => "
+                 "h1(ctx, x)\n"
+                 "  for op in Binary - {pow} + {where} {\n    op(_, ...) => fold(op(x, 1)) : f32\n  }\n"
+                 "}\n"
+                 "ruleset t = s + {\n  x => x\n}\n",
+                 d);
+  ASSERT_TRUE(f) << d.text();
+  ASSERT_EQ(f->includes.size(), 1u);
+  EXPECT_EQ(f->externs.size(), 2u);
+  ASSERT_EQ(f->rulesets.size(), 2u);
+  EXPECT_EQ(f->rulesets[0].ctx, "my::Ctx");
+  const Rule& r = first_rule(*f);
+  EXPECT_TRUE(r.ordered);
+  EXPECT_EQ(show(r.pattern), "r @ reduce[k](x:{i32,f32}, #c, -1, 2.5, true, Invalid, xs...)");
+  EXPECT_EQ(r.guard, "k == rg::Op::ADD");
+  EXPECT_EQ(show(r.result), "h1(ctx, x)");
+  const Stmt& fs = f->rulesets[0].block->stmts.at(1);
+  EXPECT_TRUE(fs.is_for);
+  EXPECT_EQ(fs.set.terms.size(), 3u);
+  EXPECT_EQ(show(fs.body->stmts.at(0).rule.result), "fold(op(x, 1)):f32");
+  EXPECT_EQ(f->rulesets[1].parts.size(), 1u);
+  EXPECT_TRUE(f->rulesets[1].block.has_value());
+  EXPECT_EQ(r.text.substr(0, 24), "[ordered] r @ reduce[k](");
+}
+
+TEST(Parser, SyntaxErrorHasPosition) {
+  Diag d;
+  EXPECT_FALSE(parse("f", "ruleset s {\n  x + => x\n}\n", d));
+  EXPECT_NE(d.text().find("f:2:7: error: expected a pattern or a term, found '=>'"), std::string::npos) << d.text();
+}
+
+TEST(Check, CommutativeVariantsAreDeduplicated) {
+  Diag d;
+  auto f = parse("f", "ruleset s {\n  x * (_y + 1) => x\n  add(a, a) => a\n  [ordered] 1 + z => z\n}\n", d);
+  ASSERT_TRUE(f) << d.text();
+  std::vector<File> files{*f};
+  Program p = check(files, d);
+  ASSERT_EQ(d.errors(), 0) << d.text();
+  ASSERT_EQ(p.sets.at(0).insts.size(), 3u);
+  EXPECT_EQ(p.sets[0].insts[0].variants.size(), 4u);  // 2 commutative nodes
+  EXPECT_EQ(p.sets[0].insts[1].variants.size(), 1u);  // both orders are the same
+  EXPECT_EQ(p.sets[0].insts[2].variants.size(), 1u);  // [ordered]
+}
+
+}  // namespace
+}  // namespace rg::dsl

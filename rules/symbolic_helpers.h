@@ -1,0 +1,28 @@
+// C++ helpers for rules/symbolic.rules: small predicates over bounds and
+// constants. Each is unit-tested in symbolic_test.cc.
+#pragma once
+
+#include "compiler/ir/uop.h"
+
+namespace rg {
+
+// Canonical order of commutative operands: a total order on structure (the
+// structural hash, then the op), independent of pointer values.
+inline bool before(const UPtr& a, const UPtr& b) {
+  return a->hash != b->hash ? a->hash < b->hash : a->op < b->op;
+}
+inline bool is_add_of_const(const UPtr& x) { return x->op == Op::ADD && x->src[1]->is_const(); }
+inline bool nonneg(const UPtr& x) { return x->vmin >= 0; }
+// d divides n, both constants, d > 0.
+inline bool divides(const UPtr& d, const UPtr& n) { return d->as_int() > 0 && n->as_int() % d->as_int() == 0; }
+// x % c == x for every value x can take: |x| < c (C's modulo keeps x's sign).
+inline bool in_mod_range(const UPtr& x, const UPtr& c) {
+  int64_t m = c->as_int();
+  return m > 0 && -m < x->vmin && x->vmax < m;
+}
+// x*c < d  <=>  x < ceil(d/c) for c > 0 (mathematical, not C, rounding).
+UPtr ceil_div(const UPtr& d, const UPtr& c);
+// d < x*c  <=>  floor(d/c) < x for c > 0.
+UPtr floor_div(const UPtr& d, const UPtr& c);
+
+}  // namespace rg

@@ -1,0 +1,64 @@
+// bazel run //tools:rulestats -- [rewrite]
+// Runs a workload (default: the rewrite benchmark's expressions), then prints
+// every rule of every linked rule file by fire count, with file:line, and the
+// rules that never fired.
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "compiler/ir/rewrite.h"
+#include "rules/invalid.h"
+#include "rules/symbolic.h"
+
+namespace rg {
+namespace {
+
+void workload() {
+  for (int n : {25, 100}) {
+    UPtr d, f;
+    for (int i = 0; i < n; ++i) {
+      UPtr v = var("v" + std::to_string(i), 0, 255);
+      UPtr dt = ((v * (3 + i % 7)) % (5 + i % 11)) / (2 + i % 3);
+      int64_t m = 256 + 4 * (i % 5);
+      UPtr ft = ((v * m + v) % m) / 4 + (v * 4) / 4;
+      d = d ? d + dt : dt;
+      f = f ? f + ft : ft;
+    }
+    graph_rewrite(d, rules::symbolic);
+    graph_rewrite(f, rules::symbolic);
+  }
+  // A padded, reduced index as rangeify produces it.
+  UPtr i = range(5, 0), k = range(4, 1, AxisType::Reduce);
+  UPtr valid = (cnst_int(dtypes::index, 0) < i) & (i < 4) & (cnst_int(dtypes::index, 0) < k) & (k < 3);
+  UPtr idx = where(valid, k * 3 + i - 4, invalid(dtypes::index));
+  graph_rewrite(graph_rewrite(idx, rules::symbolic), rules::invalid);
+}
+
+}  // namespace
+}  // namespace rg
+
+int main() {
+  rg::workload();
+  struct Row {
+    uint64_t n;
+    const rg::RuleInfo* r;
+  };
+  std::vector<Row> rows;
+  for (const rg::RuleFile* f : rg::all_rule_files())
+    for (int i = 0; i < f->count; ++i) rows.push_back({f->counters[i].load(), &f->rules[i]});
+  std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.n > b.n; });
+  std::printf("%10s  %-32s %s\n", "fires", "rule", "text");
+  int never = 0;
+  for (const Row& row : rows) {
+    if (row.n == 0) {
+      ++never;
+      continue;
+    }
+    std::printf("%10llu  %-32s %s\n", (unsigned long long)row.n, (row.r->location()).c_str(), row.r->text);
+  }
+  std::printf("\nnever fired (%d):\n", never);
+  for (const Row& row : rows)
+    if (row.n == 0) std::printf("  %-32s %s\n", row.r->location().c_str(), row.r->text);
+  return 0;
+}

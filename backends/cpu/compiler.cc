@@ -1,0 +1,209 @@
+#include "backends/cpu/compiler.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "compiler/ir/uop.h"
+
+extern char** environ;
+
+namespace rg {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// -ffp-contract=off: no fused multiply-add, so float results are the C
+// semantics the rules and the reference evaluator assume, on every CPU.
+// -fno-math-errno: sqrt and friends inline to instructions.
+const std::vector<std::string> kFlags = {
+    "-O2", "-march=native", "-shared", "-fPIC", "-ffp-contract=off", "-fno-math-errno", "-x", "c"};
+
+std::atomic<uint64_t> invocations{0};
+
+bool executable_on_path(const std::string& prog) {
+  const char* path = std::getenv("PATH");
+  std::string p = path ? path : "/usr/bin:/bin";
+  size_t start = 0;
+  while (start <= p.size()) {
+    size_t end = p.find(':', start);
+    if (end == std::string::npos) end = p.size();
+    std::string dir = p.substr(start, end - start);
+    if (!dir.empty() && access((dir + "/" + prog).c_str(), X_OK) == 0) return true;
+    start = end + 1;
+  }
+  return false;
+}
+
+// clang when present, else the system's C compiler.
+const std::string& c_compiler() {
+  static const std::string cc = executable_on_path("clang") ? "clang" : "cc";
+  return cc;
+}
+
+// Two independent 64-bit FNV-1a hashes: a 128-bit key, stable across processes.
+std::string content_key(const std::string& data) {
+  uint64_t h1 = 0xcbf29ce484222325ULL, h2 = 0x84222325cbf29ce4ULL;
+  for (unsigned char c : data) {
+    h1 = (h1 ^ c) * 0x100000001b3ULL;
+    h2 = (h2 ^ c) * 0x100000001b3ULL + 0x9e3779b97f4a7c15ULL;
+  }
+  char buf[33];
+  std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(h1),
+                static_cast<unsigned long long>(h2));
+  return buf;
+}
+
+// Runs argv, returning its exit status and everything it wrote to stdout/stderr.
+int run_capture(const std::vector<std::string>& argv, std::string& output) {
+  int fds[2];
+  if (pipe(fds) != 0) throw Error(std::string("compile_c: pipe: ") + std::strerror(errno));
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+  posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
+  posix_spawn_file_actions_addclose(&fa, fds[0]);
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid;
+  int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  close(fds[1]);
+  if (rc != 0) {
+    close(fds[0]);
+    throw Error("compile_c: cannot run " + argv[0] + ": " + std::strerror(rc));
+  }
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(fds[0], buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR))
+    if (n > 0) output.append(buf, static_cast<size_t>(n));
+  close(fds[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+std::shared_ptr<void> open_library(const std::string& path, std::string& err) {
+  void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    const char* e = dlerror();
+    err = e ? e : "dlopen failed";
+    return nullptr;
+  }
+  return std::shared_ptr<void>(h, [](void* p) { dlclose(p); });
+}
+
+struct Cache {
+  std::mutex mu;
+  std::unordered_map<std::string, std::shared_ptr<const CompiledKernel>> kernels;
+};
+Cache& cache() {
+  static auto* c = new Cache();  // never destroyed: kernels may run during static destruction
+  return *c;
+}
+
+// Compiles src into `so` (via a temporary file renamed into place, so a
+// concurrent process never loads a half-written object).
+void compile_to(const std::string& src, const fs::path& so) {
+  std::string tmp = so.string() + ".tmp" + std::to_string(getpid());
+  std::string csrc = tmp + ".c";
+  {
+    std::ofstream f(csrc, std::ios::binary);
+    f << src;
+    if (!f) throw Error("compile_c: cannot write " + csrc);
+  }
+  std::vector<std::string> argv{c_compiler()};
+  argv.insert(argv.end(), kFlags.begin(), kFlags.end());
+  argv.insert(argv.end(), {"-o", tmp, csrc});
+  std::string out;
+  invocations.fetch_add(1, std::memory_order_relaxed);
+  int rc = run_capture(argv, out);
+  std::error_code ec;
+  fs::remove(csrc, ec);
+  if (rc != 0) {
+    fs::remove(tmp, ec);
+    throw Error("compile_c: " + c_compiler() + " failed (exit " + std::to_string(rc) + "):\n" + out);
+  }
+  fs::rename(tmp, so, ec);
+  if (ec) throw Error("compile_c: cannot move the compiled kernel into the cache: " + ec.message());
+}
+
+}  // namespace
+
+std::string kernel_cache_dir() {
+  static const std::string dir = [] {
+    fs::path base;
+    if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x)
+      base = x;
+    else if (const char* h = std::getenv("HOME"); h && *h)
+      base = fs::path(h) / ".cache";
+    else if (const passwd* pw = getpwuid(getuid()); pw && pw->pw_dir)
+      base = fs::path(pw->pw_dir) / ".cache";
+    else
+      base = fs::temp_directory_path();
+    fs::path d = base / "rulegrad";
+    std::error_code ec;
+    fs::create_directories(d, ec);
+    if (!ec && access(d.c_str(), W_OK) == 0) return d.string();
+    // A read-only home (sandboxes, some CI): a per-user directory under the system's temp dir.
+    fs::path t = fs::temp_directory_path() / ("rulegrad-" + std::to_string(getuid()));
+    std::error_code ec2;
+    fs::create_directories(t, ec2);
+    if (ec2 || access(t.c_str(), W_OK) != 0)
+      throw Error("kernel cache: cannot create " + d.string() + " (" + (ec ? ec.message() : "not writable") + ") nor " +
+                  t.string());
+    return t.string();
+  }();
+  return dir;
+}
+
+uint64_t compiler_invocations() { return invocations.load(); }
+
+void clear_kernel_memory_cache() {
+  std::lock_guard<std::mutex> lock(cache().mu);
+  cache().kernels.clear();
+}
+
+std::shared_ptr<const CompiledKernel> compile_c(const std::string& src, const std::string& name) {
+  std::string flags;
+  for (const std::string& f : kFlags) flags += f + " ";
+  const std::string key = content_key(c_compiler() + "\n" + flags + "\n" + name + "\n" + src);
+  Cache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mu);  // one compile at a time: a second request for a key waits for the first
+  if (auto it = c.kernels.find(key); it != c.kernels.end()) return it->second;
+
+  const fs::path so = fs::path(kernel_cache_dir()) / (key + ".so");
+  std::string err;
+  std::shared_ptr<void> lib;
+  if (fs::exists(so)) lib = open_library(so.string(), err);
+  if (!lib) {  // absent, or unreadable (a truncated file from a crash): build it
+    compile_to(src, so);
+    lib = open_library(so.string(), err);
+    if (!lib) throw Error("compile_c: cannot load the compiled kernel: " + err);
+  }
+  void* sym = dlsym(lib.get(), name.c_str());
+  if (!sym) throw Error("compile_c: the compiled source has no function '" + name + "'");
+  auto k = std::make_shared<const CompiledKernel>(lib, reinterpret_cast<CompiledKernel::Fn>(sym), key);
+  c.kernels.emplace(key, k);
+  return k;
+}
+
+}  // namespace rg

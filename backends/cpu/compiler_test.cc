@@ -1,0 +1,101 @@
+#include "backends/cpu/compiler.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "compiler/ir/uop.h"
+
+namespace rg {
+namespace {
+
+// A private disk cache: set before the first compile reads the variable.
+const bool kPrivateCache = [] {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  std::string dir = std::string(tmp ? tmp : "/tmp") + "/kernel_cache_" + std::to_string(getpid());
+  setenv("XDG_CACHE_HOME", dir.c_str(), 1);
+  return true;
+}();
+
+const char* kAdd = R"(void add(void** bufs) {
+  float* a = (float*)bufs[0];
+  float* b = (float*)bufs[1];
+  for (int i = 0; i < 4; i++) a[i] = a[i] + b[i];
+}
+)";
+
+TEST(CompileC, RunsTheKernel) {
+  ASSERT_TRUE(kPrivateCache);
+  auto k = compile_c(kAdd, "add");
+  float a[4] = {1, 2, 3, 4}, b[4] = {10, 20, 30, 40};
+  void* bufs[] = {a, b};
+  (*k)(bufs);
+  EXPECT_EQ(a[0], 11);
+  EXPECT_EQ(a[3], 44);
+}
+
+TEST(CompileC, IdenticalSourceCompilesOnce) {
+  const std::string src = std::string(kAdd) + "// once\n";
+  uint64_t before = compiler_invocations();
+  auto k1 = compile_c(src, "add");
+  EXPECT_EQ(compiler_invocations(), before + 1);
+  auto t0 = std::chrono::steady_clock::now();
+  auto k2 = compile_c(src, "add");
+  double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(compiler_invocations(), before + 1);
+  EXPECT_EQ(k1, k2);
+  EXPECT_LT(us, 10000.0);  // a memory hit: hashing and a lookup
+
+  // A new process would find it on disk: still no compiler run.
+  clear_kernel_memory_cache();
+  auto k3 = compile_c(src, "add");
+  EXPECT_EQ(compiler_invocations(), before + 1);
+  EXPECT_EQ(k3->key(), k1->key());
+  EXPECT_TRUE(std::filesystem::exists(kernel_cache_dir() + "/" + k1->key() + ".so"));
+
+  // Different source: a different kernel.
+  compile_c(std::string(kAdd) + "// twice\n", "add");
+  EXPECT_EQ(compiler_invocations(), before + 2);
+}
+
+TEST(CompileC, CorruptCacheFileIsRebuilt) {
+  const std::string src = std::string(kAdd) + "// corrupt\n";
+  auto k = compile_c(src, "add");
+  std::string key = k->key();
+  clear_kernel_memory_cache();
+  k.reset();
+  // Not an ELF object: loading fails, so it is compiled again.
+  std::string path = kernel_cache_dir() + "/" + key + ".so";
+  std::filesystem::remove(path);
+  {
+    FILE* f = fopen(path.c_str(), "w");
+    fputs("garbage", f);
+    fclose(f);
+  }
+  uint64_t before = compiler_invocations();
+  auto k2 = compile_c(src, "add");
+  EXPECT_EQ(compiler_invocations(), before + 1);
+  float a[4] = {1, 1, 1, 1}, b[4] = {1, 2, 3, 4};
+  void* bufs[] = {a, b};
+  (*k2)(bufs);
+  EXPECT_EQ(a[3], 5);
+}
+
+TEST(CompileC, CompileErrorIsAnErrorWithTheMessage) {
+  try {
+    compile_c("void broken(void** bufs) { this is not C; }\n", "broken");
+    FAIL() << "expected rg::Error";
+  } catch (const Error& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("error"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("broken"), std::string::npos) << msg;  // the compiler names the function or line
+  }
+}
+
+TEST(CompileC, MissingFunctionIsAnError) { EXPECT_THROW(compile_c(kAdd, "not_there"), Error); }
+
+}  // namespace
+}  // namespace rg

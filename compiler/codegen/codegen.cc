@@ -1,0 +1,67 @@
+#include "compiler/codegen/codegen.h"
+
+#include <algorithm>
+#include <map>
+
+#include "compiler/codegen/linearize.h"
+#include "compiler/ir/rewrite.h"
+#include "rules/codegen.h"
+#include "rules/codegen_helpers.h"
+#include "rules/invalid.h"
+#include "rules/symbolic.h"
+
+namespace rg {
+
+namespace {
+
+// "E_5_4" for an elementwise kernel, "r_5_4" when it reduces: the loop bounds, outermost first.
+std::string kernel_name(const UPtr& kernel) {
+  std::vector<UPtr> ranges;
+  bool reduces = false;
+  for (const UPtr& u : toposort(kernel)) {
+    if (u->op == Op::RANGE) ranges.push_back(u);
+    reduces |= u->op == Op::REDUCE;
+  }
+  std::sort(ranges.begin(), ranges.end(), [](const UPtr& a, const UPtr& b) { return range_key(a) < range_key(b); });
+  std::string n = reduces ? "r" : "E";
+  for (const UPtr& r : ranges)
+    n += "_" + (r->src[0]->is_const() ? std::to_string(r->src[0]->as_int()) : std::string("n"));
+  return n;
+}
+
+}  // namespace
+
+Program lower(const UPtr& kernel) {
+  if (!kernel || kernel->op != Op::SINK) throw Error("lower: a kernel is a SINK");
+  Program p;
+  p.name = kernel_name(kernel);
+
+  UPtr k = graph_rewrite(kernel, rules::symbolic);
+  k = graph_rewrite(k, rules::invalid);  // before accumulators: REDUCE(where(c, x, Invalid)) needs the REDUCE
+  k = graph_rewrite(k, rules::symbolic);
+  ReduceCtx rctx;
+  k = graph_rewrite(k, rules::remove_reduce, &rctx);
+  k = graph_rewrite(k, rules::add_loads);
+  k = graph_rewrite(k, rules::remove_invalid);
+  k = graph_rewrite(k, rules::symbolic);
+  k = graph_rewrite(k, rules::split_ends);
+  k = graph_rewrite(k, rules::lower_index_dtype);
+  p.uops = linearize(k);
+
+  std::map<int64_t, DType> params;
+  std::map<std::string, UPtr> vars;
+  for (const UPtr& u : p.uops) {
+    if (u->op == Op::PARAM) params[u->arg_int()] = u->dtype;
+    if (u->op == Op::DEFINE_VAR) vars[u->arg_var().name] = u;
+    if (u->is_invalid()) throw Error("lower: Invalid left in kernel " + p.name + " after codegen");
+  }
+  for (const auto& [slot, dt] : params) {
+    if (slot != static_cast<int64_t>(p.params.size()))
+      throw Error("lower: PARAM slots of " + p.name + " are not 0..n-1");
+    p.params.push_back(dt);
+  }
+  for (auto& [name, v] : vars) p.vars.push_back(v);
+  return p;
+}
+
+}  // namespace rg

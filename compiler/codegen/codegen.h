@@ -1,0 +1,24 @@
+// Lowers one kernel (a SINK from the schedule) through the codegen rule sets
+// into a linear program: symbolic, Invalid, remove reduce, add loads, index
+// dtype, linearize.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "compiler/ir/uop.h"
+
+namespace rg {
+
+struct Program {
+  std::string name;           // a C identifier, e.g. "r_5_4"
+  std::vector<UPtr> uops;     // linearized: PARAMs, DEFINE_REGs, RANGE opens a loop, END closes it
+  std::vector<DType> params;  // pointer dtype of each PARAM slot
+  // DEFINE_VARs the program reads, in order. At run time each is passed after the
+  // buffers as a pointer to its int64 value: bufs[params.size() + k].
+  std::vector<UPtr> vars;
+};
+
+Program lower(const UPtr& kernel);
+
+}  // namespace rg

@@ -1,0 +1,123 @@
+#include "rules/codegen_helpers.h"
+
+#include <algorithm>
+#include <climits>
+#include <unordered_set>
+#include <vector>
+
+#include "rules/invalid_helpers.h"
+
+namespace rg {
+
+std::tuple<int, int64_t> range_key(const UPtr& r) {
+  const auto& a = r->arg_ints();
+  static constexpr int kRank[] = {/*Global*/ 0, /*Local*/ 2,  /*Loop*/ 3,        /*Reduce*/ 5,
+                                  /*Upcast*/ 6, /*Unroll*/ 7, /*GroupReduce*/ 4, /*Thread*/ 1};
+  int type = a.size() > 1 && a[1] >= 0 && a[1] < 8 ? kRank[a[1]] : 3;
+  return {type, a.empty() ? 0 : a[0]};
+}
+
+UPtr reduce_to_acc(ReduceCtx& ctx, const UPtr& red) {
+  const UPtr& x = red->src[0];
+  if (red->src.size() == 1) return x;
+  std::vector<UPtr> reduced(red->src.begin() + 1, red->src.end());
+  const Op op = red->arg_op();
+  if (op != Op::ADD && op != Op::MUL && op != Op::MAX) throw Error("REDUCE: cannot reduce with " + lower_name(op));
+
+  // The ranges x lives in besides the reduced ones: the accumulator starts over in each of their iterations.
+  std::vector<UPtr> topo = toposort(x);
+  std::unordered_set<const UOp*> skip;
+  for (const UPtr& r : reduced) skip.insert(r.get());
+  for (const UPtr& u : topo)
+    if (u->op == Op::END)
+      for (size_t i = 1; i < u->src.size(); ++i) skip.insert(u->src[i].get());
+  std::vector<UPtr> outer;
+  for (const UPtr& u : topo)
+    if (u->op == Op::RANGE && !skip.count(u.get())) outer.push_back(u);
+
+  const DType ptr = red->dtype.ptr_to(1, AddrSpace::Reg);
+  const UPtr acc = UOp::make(Op::DEFINE_REG, ptr, {}, ctx.next_acc++);
+  const UPtr zero = cnst_int(dtypes::index, 0);
+  auto after = [&](std::vector<UPtr> deps) {
+    if (deps.empty()) return acc;
+    deps.insert(deps.begin(), acc);
+    return UOp::make(Op::AFTER, ptr, std::move(deps));
+  };
+  const UPtr init =
+      UOp::make(Op::STORE, dtypes::void_, {UOp::make(Op::INDEX, ptr, {after(outer), zero}), identity(op, red)});
+  std::vector<UPtr> in_loop{init};
+  in_loop.insert(in_loop.end(), reduced.begin(), reduced.end());
+  const UPtr cur = UOp::make(Op::INDEX, red->dtype, {after(in_loop), zero});
+  const UPtr next = UOp::make(op, red->dtype, {cur, x});
+  std::vector<UPtr> end_src{UOp::make(Op::STORE, dtypes::void_, {UOp::make(Op::INDEX, ptr, {acc, zero}), next})};
+  end_src.insert(end_src.end(), reduced.begin(), reduced.end());
+  const UPtr end = UOp::make(Op::END, dtypes::void_, std::move(end_src));
+  return UOp::make(Op::INDEX, red->dtype, {after({end}), zero});
+}
+
+UPtr load_of(const UPtr& index) {
+  if (index->dtype.ptr || index->src.empty()) return {};
+  std::vector<UPtr> src(index->src.begin(), index->src.end());
+  DType ptr = index->src[0]->dtype;
+  if (!ptr.ptr) throw Error("INDEX into a non-pointer " + ptr.name());
+  UPtr addr = UOp::make(Op::INDEX, ptr, std::move(src));
+  return UOp::make(Op::LOAD, index->dtype, {addr});
+}
+
+UPtr gated_load(const UPtr& load, const UPtr& buf, const UPtr& i, const UPtr& c) {
+  UPtr addr = UOp::make(Op::INDEX, buf->dtype, {buf, i});
+  return UOp::make(Op::LOAD, load->dtype, {addr, cnst_int(load->dtype, 0), c});
+}
+
+UPtr split_end(const UPtr& end) {
+  if (end->src.size() <= 2) return {};
+  std::vector<UPtr> ranges(end->src.begin() + 1, end->src.end());
+  std::sort(ranges.begin(), ranges.end(), [](const UPtr& a, const UPtr& b) { return range_key(a) > range_key(b); });
+  UPtr cur = end->src[0];
+  for (const UPtr& r : ranges) cur = UOp::make(Op::END, end->dtype, {cur, r});
+  return cur;
+}
+
+namespace {
+
+bool fits_int32(const UPtr& x) { return x->vmin >= INT32_MIN && x->vmax <= INT32_MAX; }
+bool is_lowered_int(const DType& d) {
+  return !d.ptr && d.count == 1 && (d.scalar == Scalar::Int32 || d.scalar == Scalar::Int64);
+}
+
+}  // namespace
+
+UPtr lower_index(const UPtr& x) {
+  const bool index_out = x->dtype.is_index();
+  // Operands that carry integer values (a WHERE's condition does not).
+  const size_t first = x->op == Op::WHERE ? 1 : 0;
+  bool any = false, wide = false, mixed = false;
+  for (size_t i = first; i < x->src.size(); ++i) {
+    const DType d = x->src[i]->dtype;
+    if (d.is_index()) return {};  // bottom-up: the sources are lowered first
+    if (!is_lowered_int(d)) continue;
+    if (any && (d.scalar == Scalar::Int64) != wide) mixed = true;
+    wide |= d.scalar == Scalar::Int64;
+    any = true;
+  }
+  if (!index_out && !(mixed && is(x->op, kALU))) return {};
+
+  DType target = wide || (index_out && !fits_int32(x)) ? dtypes::int64 : dtypes::int32;
+  if (x->op == Op::SPECIAL) target = dtypes::int32;  // GPU thread indices are always 32-bit
+  switch (x->op) {
+    case Op::CONST:
+      return x->is_invalid() ? invalid(target) : cnst_int(target, x->as_int());
+    case Op::DEFINE_VAR:
+      return UOp::make(Op::DEFINE_VAR, target, {}, x->arg);
+    case Op::CAST:
+      return x->src[0]->dtype == target ? x->src[0] : UOp::make(Op::CAST, target, {x->src[0]});
+    default:
+      break;
+  }
+  std::vector<UPtr> src(x->src.begin(), x->src.end());
+  for (size_t i = first; i < src.size(); ++i)
+    if (is_lowered_int(src[i]->dtype)) src[i] = cast(src[i], target);
+  return UOp::make(x->op, index_out ? target : x->dtype, std::move(src), x->arg);
+}
+
+}  // namespace rg

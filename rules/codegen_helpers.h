@@ -1,0 +1,41 @@
+// C++ helpers for rules/codegen.rules: the node-building parts of kernel
+// lowering that a rule result cannot spell (fresh registers, dtype choices).
+// Unit-tested in codegen_helpers_test.cc.
+#pragma once
+
+#include <cstdint>
+#include <tuple>
+
+#include "compiler/ir/uop.h"
+
+namespace rg {
+
+// Context of the remove_reduce rule set: numbers the accumulators of one kernel.
+struct ReduceCtx {
+  int64_t next_acc = 0;
+};
+
+// Nesting order of ranges: a range with a smaller key is the outer loop when
+// both enclose a value (global, thread, local, loop, group-reduce, reduce, upcast, unroll; then axis id).
+std::tuple<int, int64_t> range_key(const UPtr& r);
+
+// REDUCE[op](x, ranges...) as an accumulator: a DEFINE_REG initialised to the
+// identity inside the ranges x depends on (other than the reduced ones), a loop
+// over the reduced ranges combining into it, and its value read after the END:
+//   acc.after(input ranges).index(0).store(identity)
+//   acc.index(0).store(acc.after(init, ranges).index(0) op x).end(ranges)
+//   => acc.after(end).index(0)               (an INDEX used as a value: add_loads reads it)
+// A reduction over no range is its value.
+UPtr reduce_to_acc(ReduceCtx& ctx, const UPtr& red);
+
+// An INDEX used as a value reads memory: LOAD(INDEX typed as the buffer's pointer).
+UPtr load_of(const UPtr& index);
+// LOAD(INDEX(buf, where(c, i, Invalid))): the load happens only where c holds, 0 elsewhere.
+UPtr gated_load(const UPtr& load, const UPtr& buf, const UPtr& i, const UPtr& c);
+// END(x, r1, r2, ...) as nested single-range ENDs, the innermost range (largest key) innermost.
+UPtr split_end(const UPtr& end);
+// The abstract index type becomes int32 where the node's bounds fit, else int64;
+// integer operands of one op get one width. Null when the node has nothing to lower.
+UPtr lower_index(const UPtr& x);
+
+}  // namespace rg

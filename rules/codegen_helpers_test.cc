@@ -1,0 +1,124 @@
+#include "rules/codegen_helpers.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace rg {
+namespace {
+
+UPtr param(int64_t slot, DType dt, int64_t n) { return UOp::make(Op::PARAM, dt.ptr_to(n), {}, slot); }
+UPtr idx(const UPtr& buf, const UPtr& i) { return UOp::make(Op::INDEX, buf->dtype.base(), {buf, i}); }
+
+TEST(RangeKey, LoopsNestOutsideReductionsThenById) {
+  UPtr l0 = range(4, 0, AxisType::Loop), l1 = range(4, 1, AxisType::Loop), r2 = range(4, 2, AxisType::Reduce);
+  UPtr r0 = range(4, 0, AxisType::Reduce);
+  EXPECT_LT(range_key(l0), range_key(l1));
+  EXPECT_LT(range_key(l1), range_key(r0));
+  EXPECT_LT(range_key(r0), range_key(r2));
+  EXPECT_LT(range_key(range(4, 9, AxisType::Global)), range_key(l0));
+}
+
+TEST(ReduceToAcc, BuildsAnAccumulatorLoop) {
+  UPtr p = param(1, dtypes::float32, 6);
+  UPtr r0 = range(3, 0, AxisType::Loop), r1 = range(2, 1, AxisType::Reduce);
+  UPtr x = idx(p, r0 * 2 + r1);
+  UPtr red = UOp::make(Op::REDUCE, dtypes::float32, {x, r1}, Op::MAX);
+  ReduceCtx ctx;
+  UPtr out = reduce_to_acc(ctx, red);
+  EXPECT_EQ(ctx.next_acc, 1);
+  // The value read after the loop: INDEX(AFTER(acc, END(...)), 0), an INDEX used as a value.
+  ASSERT_EQ(out->op, Op::INDEX);
+  EXPECT_EQ(out->dtype, dtypes::float32);
+  const UPtr& after = out->src[0];
+  ASSERT_EQ(after->op, Op::AFTER);
+  const UPtr& acc = after->src[0];
+  EXPECT_EQ(acc->op, Op::DEFINE_REG);
+  EXPECT_EQ(acc->dtype, dtypes::float32.ptr_to(1, AddrSpace::Reg));
+  const UPtr& end = after->src[1];
+  ASSERT_EQ(end->op, Op::END);
+  ASSERT_EQ(end->src.size(), 2u);
+  EXPECT_EQ(end->src[1], r1);
+  // Inside the loop: acc[0] = max(acc[0] read after the init, x).
+  const UPtr& st = end->src[0];
+  ASSERT_EQ(st->op, Op::STORE);
+  const UPtr& next = st->src[1];
+  EXPECT_EQ(next->op, Op::MAX);
+  EXPECT_EQ(next->src[1], x);
+  const UPtr& cur_after = next->src[0]->src[0];
+  ASSERT_EQ(cur_after->op, Op::AFTER);
+  const UPtr& init = cur_after->src[1];
+  ASSERT_EQ(init->op, Op::STORE);
+  EXPECT_EQ(init->src[1]->as_float(), -INFINITY);  // MAX's identity
+  // The init lives inside the outer range r0: acc.after(r0).
+  ASSERT_EQ(init->src[0]->src[0]->op, Op::AFTER);
+  EXPECT_EQ(init->src[0]->src[0]->src[1], r0);
+}
+
+TEST(ReduceToAcc, NoRangeIsTheValue) {
+  UPtr x = cnst(dtypes::float32, 2);
+  ReduceCtx ctx;
+  EXPECT_EQ(reduce_to_acc(ctx, UOp::make(Op::REDUCE, dtypes::float32, {x}, Op::ADD)), x);
+}
+
+TEST(LoadOf, ValueIndexBecomesLoad) {
+  UPtr p = param(0, dtypes::int32, 4);
+  UPtr v = idx(p, cnst_int(dtypes::index, 1));
+  UPtr l = load_of(v);
+  ASSERT_EQ(l->op, Op::LOAD);
+  EXPECT_EQ(l->dtype, dtypes::int32);
+  EXPECT_EQ(l->src[0]->dtype, p->dtype);
+  EXPECT_EQ(l->src[0]->src[1], v->src[1]);
+  EXPECT_FALSE(load_of(l->src[0]));  // a pointer INDEX is an address, not a value
+}
+
+TEST(GatedLoad, ReadsZeroOutsideTheGate) {
+  UPtr p = param(0, dtypes::float32, 4);
+  UPtr i = cnst_int(dtypes::index, 2), c = cnst_int(dtypes::bool_, 1);
+  UPtr l = UOp::make(Op::LOAD, dtypes::float32, {UOp::make(Op::INDEX, p->dtype, {p, i})});
+  UPtr g = gated_load(l, p, i, c);
+  ASSERT_EQ(g->src.size(), 3u);
+  EXPECT_EQ(g->src[1]->as_float(), 0.0);
+  EXPECT_EQ(g->src[1]->dtype, dtypes::float32);
+  EXPECT_EQ(g->src[2], c);
+}
+
+TEST(SplitEnd, InnermostRangeInnermost) {
+  UPtr r0 = range(2, 0, AxisType::Loop), r1 = range(3, 1, AxisType::Loop), r2 = range(4, 2, AxisType::Reduce);
+  UPtr x = UOp::make(Op::NOOP, dtypes::void_, {});
+  UPtr e = split_end(UOp::make(Op::END, dtypes::void_, {x, r2, r0, r1}));
+  ASSERT_EQ(e->op, Op::END);
+  EXPECT_EQ(e->src[1], r0);
+  EXPECT_EQ(e->src[0]->src[1], r1);
+  EXPECT_EQ(e->src[0]->src[0]->src[1], r2);
+  EXPECT_EQ(e->src[0]->src[0]->src[0], x);
+  EXPECT_FALSE(split_end(UOp::make(Op::END, dtypes::void_, {x, r0})));
+}
+
+TEST(LowerIndex, WidthFromBounds) {
+  EXPECT_EQ(lower_index(cnst_int(dtypes::index, 5)), cnst_int(dtypes::int32, 5));
+  EXPECT_EQ(lower_index(cnst_int(dtypes::index, int64_t(1) << 40)), cnst_int(dtypes::int64, int64_t(1) << 40));
+  // An index op waits until its sources are lowered (the rule set runs bottom-up).
+  EXPECT_FALSE(lower_index(range(10, 0)));
+  EXPECT_FALSE(lower_index(range(10, 0) + 1));
+  UPtr r = lower_index(UOp::make(Op::RANGE, dtypes::index, {cnst_int(dtypes::int32, 10)}, range(10, 0)->arg));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->dtype, dtypes::int32);
+  EXPECT_EQ(r->src[0], cnst_int(dtypes::int32, 10));
+  // Mixed widths: the op computes in the wider one.
+  UPtr a = r, b = cnst_int(dtypes::int64, int64_t(1) << 40);
+  UPtr sum = lower_index(UOp::make(Op::ADD, dtypes::index, {a, b}));
+  EXPECT_EQ(sum->dtype, dtypes::int64);
+  EXPECT_EQ(sum->src[0], cast(a, dtypes::int64));
+  UPtr lt = lower_index(UOp::make(Op::CMPLT, dtypes::bool_, {a, b}));
+  EXPECT_EQ(lt->dtype, dtypes::bool_);
+  EXPECT_EQ(lt->src[0]->dtype, dtypes::int64);
+  // Nothing to do: plain int32 data, already-lowered ops.
+  UPtr x = cnst_int(dtypes::int32, 3);
+  EXPECT_FALSE(lower_index(UOp::make(Op::ADD, dtypes::int32, {a, x})));
+  // A cast of int data to index is the data.
+  EXPECT_EQ(lower_index(UOp::make(Op::CAST, dtypes::index, {a})), a);
+}
+
+}  // namespace
+}  // namespace rg

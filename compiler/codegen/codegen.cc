@@ -50,8 +50,10 @@ Program lower(const UPtr& kernel) {
 
   std::map<int64_t, DType> params;
   std::map<std::string, UPtr> vars;
-  for (const UPtr& u : p.uops) {
+  // Slots come from the kernel as scheduled: a buffer the rules proved unused keeps its slot.
+  for (const UPtr& u : toposort(kernel))
     if (u->op == Op::PARAM) params[u->arg_int()] = u->dtype;
+  for (const UPtr& u : p.uops) {
     if (u->op == Op::DEFINE_VAR) vars[u->arg_var().name] = u;
     if (u->is_invalid()) throw Error("lower: Invalid left in kernel " + p.name + " after codegen");
   }

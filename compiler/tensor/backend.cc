@@ -1,0 +1,24 @@
+#include "compiler/tensor/backend.h"
+
+#include "compiler/schedule/schedule.h"
+#include "runtime/buffer.h"
+#include "runtime/executor.h"
+
+namespace rg::backend {
+
+UPtr buffer_with_data(DType dt, int64_t n, const void* data, size_t bytes) {
+  UPtr buf = new_buffer(dt, n);
+  if (bytes) buffer_write(buf, data, bytes);
+  return buf;
+}
+
+bool is_realized(const UPtr& u) { return u->op == Op::BUFFER || (u->op == Op::RESHAPE && u->src[0]->op == Op::BUFFER); }
+
+std::vector<UPtr> realize(const std::vector<UPtr>& roots) { return rg::realize(roots); }
+
+void read(const UPtr& realized, void* out, size_t bytes) {
+  if (!is_realized(realized)) throw Error("read: graph is not realized");
+  buffer_read(realized, out, bytes);
+}
+
+}  // namespace rg::backend

@@ -1,0 +1,625 @@
+#include "compiler/tensor/tensor.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <optional>
+
+#include "compiler/ir/shape.h"
+#include "compiler/tensor/backend.h"
+
+namespace rg {
+
+namespace {
+
+// ---------------------------------------------------------------- helpers
+
+[[noreturn]] void fail(const std::string& who, const std::string& why) { throw Error(who + ": " + why); }
+
+std::string ints_str(const std::vector<int64_t>& v) { return shape_str(v); }
+
+std::string pairs_str(const Pairs& p) {
+  std::string r = "(";
+  for (size_t i = 0; i < p.size(); ++i)
+    r += (i ? ", " : "") + std::string("(") + std::to_string(p[i].first) + ", " + std::to_string(p[i].second) + ")";
+  return r + (p.size() == 1 ? ",)" : ")");
+}
+
+int64_t product(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+// Resolves a negative axis against ndim axes; out of range is an error naming the op and the shape.
+int64_t norm_axis(int64_t a, int64_t ndim, const std::string& who, const Shape& shape) {
+  if (a < -ndim || a >= ndim) fail(who, "axis " + std::to_string(a) + " out of range for shape " + shape_str(shape));
+  return a < 0 ? a + ndim : a;
+}
+
+UPtr mk(Op op, DType dt, std::vector<UPtr> src, Arg arg = {}) {
+  return UOp::make(op, dt, std::move(src), std::move(arg));
+}
+
+// A reshape of a reshape is one reshape of the inner source.
+UPtr reshape_u(const UPtr& x, const Shape& s) {
+  if (x->shape == s) return x;
+  const UPtr& base = x->op == Op::RESHAPE ? x->src[0] : x;
+  return base->shape == s ? base : mk(Op::RESHAPE, x->dtype, {base}, s);
+}
+UPtr expand_u(const UPtr& x, const Shape& s) { return x->shape == s ? x : mk(Op::EXPAND, x->dtype, {x}, s); }
+
+// A constant of shape s: CONST → RESHAPE to all ones → EXPAND (the tensor-graph convention).
+UPtr const_u(DType dt, double v, const Shape& s) {
+  UPtr c = cnst(dt, v);
+  if (s.empty()) return c;
+  return expand_u(mk(Op::RESHAPE, dt, {c}, Shape(s.size(), 1)), s);
+}
+
+// Left-pads x's shape with ones to `s`'s rank, then expands (numpy broadcasting of one operand).
+UPtr broadcast_u(const UPtr& x, const Shape& s) {
+  Shape padded(s.size() - x->shape.size(), 1);
+  padded.insert(padded.end(), x->shape.begin(), x->shape.end());
+  return expand_u(reshape_u(x, padded), s);
+}
+
+Shape broadcast_shape(const Shape& a, const Shape& b, const std::string& who) {
+  const size_t n = std::max(a.size(), b.size());
+  Shape out(n);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    if (da != db && da != 1 && db != 1) fail(who, "cannot broadcast " + shape_str(a) + " with " + shape_str(b));
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+UPtr cast_u(const UPtr& x, DType dt) { return x->dtype == dt ? x : mk(Op::CAST, dt, {x}); }
+
+// tinygrad's sum_acc_dtype: small ints and bool sum in int32, unsigned in uint32, floats in at least float32.
+DType sum_acc_dtype(DType dt) {
+  if (dt.is_unsigned()) return least_upper_dtype(dt, dtypes::uint32);
+  if (dt.is_int() || dt.is_bool()) return least_upper_dtype(dt, dtypes::int32);
+  return least_upper_dtype(dt, dtypes::float32);
+}
+
+DType least_upper_float(DType dt) { return dt.is_float() ? dt : least_upper_dtype(dt, dtypes::float32); }
+
+DType scalar_dtype(const Tensor::Number& s) {
+  return s.kind == Tensor::Number::Bool  ? dtypes::bool_
+         : s.kind == Tensor::Number::Int ? dtypes::int32
+                                         : dtypes::float32;
+}
+
+Pairs check_pads(const Pairs& padding, const Shape& shape, const std::string& who) {
+  if (padding.size() != shape.size())
+    fail(who,
+         "padding " + pairs_str(padding) + " needs one (before, after) pair per axis of shape " + shape_str(shape));
+  for (const auto& [b, a] : padding)
+    if (b < 0 || a < 0) fail(who, "negative padding " + pairs_str(padding) + " for shape " + shape_str(shape));
+  return padding;
+}
+
+std::vector<int64_t> flat(const Pairs& p) {
+  std::vector<int64_t> r;
+  for (const auto& [a, b] : p) {
+    r.push_back(a);
+    r.push_back(b);
+  }
+  return r;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- creation
+
+Tensor::Tensor(UPtr u) : node_(std::make_shared<Node>(Node{std::move(u)})) {
+  if (!node_->uop) throw Error("Tensor: null graph");
+  if (!node_->uop->has_shape) throw Error("Tensor: " + lower_name(node_->uop->op) + " is not a tensor-graph node");
+}
+
+Tensor Tensor::from_bytes(const void* data, size_t bytes, DType dt, const Shape& shape, const char* type_name) {
+  for (int64_t d : shape)
+    if (d < 0) fail("from_vector", "negative dimension in shape " + shape_str(shape));
+  const int64_t n = static_cast<int64_t>(bytes / dt.itemsize());
+  if (n != product(shape))
+    fail("from_vector", std::to_string(n) + " " + type_name + " values do not fill shape " + shape_str(shape) + " (" +
+                            std::to_string(product(shape)) + " elements)");
+  UPtr buf = backend::buffer_with_data(dt, n, data, bytes);
+  return Tensor(mk(Op::RESHAPE, dt, {buf}, shape));
+}
+
+Tensor Tensor::full(const Shape& shape, double value, DType dt) {
+  for (int64_t d : shape)
+    if (d < 0) fail("full", "negative dimension in shape " + shape_str(shape));
+  return Tensor(const_u(dt, value, shape));
+}
+
+Tensor Tensor::arange_impl(double start, double stop, double step, DType dt) {
+  if (step == 0) fail("arange", "step is 0");
+  const int64_t n = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((stop - start) / step)));
+  // The values are known now: computing them here keeps arange independent of cumsum in the compiler.
+  if (dt == dtypes::int32) {
+    std::vector<int32_t> v(n);
+    for (int64_t i = 0; i < n; ++i) v[i] = static_cast<int32_t>(start + double(i) * step);
+    return from_vector(v, {n});
+  }
+  std::vector<float> v(n);
+  for (int64_t i = 0; i < n; ++i) v[i] = static_cast<float>(start + double(i) * step);
+  return from_vector(v, {n});
+}
+
+Tensor Tensor::eye(int64_t n, int64_t m, DType dt) {
+  if (m < 0) m = n;
+  if (n < 0) fail("eye", "negative size " + std::to_string(n));
+  // (arange(n)[:, None] == arange(m)[None, :]).cast(dt), as tinygrad builds it.
+  Tensor r = arange(n).reshape({n, 1});
+  Tensor c = arange(m).reshape({1, m});
+  return (r == c).cast(dt);
+}
+
+// ---------------------------------------------------------------- realization
+
+Tensor& Tensor::realize() {
+  realize_all({this});
+  return *this;
+}
+
+void Tensor::realize_all(std::vector<Tensor*> tensors) {
+  std::vector<UPtr> roots;
+  std::vector<Tensor*> todo;
+  for (Tensor* t : tensors)
+    if (!backend::is_realized(t->uop())) {
+      roots.push_back(t->uop());
+      todo.push_back(t);
+    }
+  if (roots.empty()) return;
+  std::vector<UPtr> out = backend::realize(roots);
+  for (size_t i = 0; i < todo.size(); ++i) todo[i]->node_->uop = out[i];  // shared: every copy sees the value
+}
+
+void Tensor::read_bytes(void* out, size_t bytes, DType want, const char* type_name) const {
+  if (dtype() != want)
+    fail("to_vector", "tensor of shape " + shape_str(shape()) + " is " + dtype().name() + ", asked for " + type_name);
+  Tensor t = *this;
+  t.realize();
+  backend::read(t.uop(), out, bytes);
+}
+
+int64_t Tensor::numel() const { return product(shape()); }
+
+std::string Tensor::device() const {
+  for (const UPtr& u : toposort(uop()))
+    if (u->op == Op::DEVICE) return u->arg_str();
+  return "CPU";
+}
+
+// ---------------------------------------------------------------- movement
+
+Tensor Tensor::reshape(const Shape& new_shape) const {
+  Shape s = new_shape;
+  int infer = -1;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == -1) {
+      if (infer >= 0) fail("reshape", "only one -1 allowed in " + shape_str(new_shape));
+      infer = static_cast<int>(i);
+    } else if (s[i] < 0) {
+      fail("reshape", "negative dimension in " + shape_str(new_shape));
+    }
+  }
+  if (infer >= 0) {
+    int64_t rest = 1;
+    for (size_t i = 0; i < s.size(); ++i)
+      if (int(i) != infer) rest *= s[i];
+    if (rest == 0 || numel() % rest != 0)
+      fail("reshape", "cannot reshape " + shape_str(shape()) + " to " + shape_str(new_shape));
+    s[infer] = numel() / rest;
+  }
+  if (product(s) != numel())
+    fail("reshape", "cannot reshape " + shape_str(shape()) + " to " + shape_str(new_shape) + ": " +
+                        std::to_string(numel()) + " elements vs " + std::to_string(product(s)));
+  return Tensor(reshape_u(uop(), s));
+}
+
+Tensor Tensor::permute(const std::vector<int64_t>& order) const {
+  const int64_t n = ndim();
+  std::string why = ints_str(order) + " is not a permutation of the axes of " + shape_str(shape());
+  if (int64_t(order.size()) != n) fail("permute", why);
+  std::vector<int64_t> o;
+  std::vector<bool> seen(n, false);
+  for (int64_t a : order) {
+    if (a < -n || a >= n) fail("permute", why);
+    int64_t x = a < 0 ? a + n : a;
+    if (seen[x]) fail("permute", why);
+    seen[x] = true;
+    o.push_back(x);
+  }
+  bool identity = true;
+  for (int64_t i = 0; i < n; ++i) identity &= o[i] == i;
+  if (identity) return *this;
+  return Tensor(mk(Op::PERMUTE, dtype(), {uop()}, o));
+}
+
+Tensor Tensor::expand(const Shape& new_shape) const {
+  if (new_shape.size() < shape().size())
+    fail("expand", "cannot expand " + shape_str(shape()) + " to " + shape_str(new_shape) + ": fewer axes");
+  const size_t lead = new_shape.size() - shape().size();
+  Shape s = new_shape;
+  for (size_t i = 0; i < s.size(); ++i) {
+    int64_t old = i < lead ? 1 : shape()[i - lead];
+    if (s[i] == -1) {
+      if (i < lead) fail("expand", "-1 on a new axis in " + shape_str(new_shape));
+      s[i] = old;
+    }
+    if (s[i] < 0 || (s[i] != old && old != 1))
+      fail("expand", "cannot expand " + shape_str(shape()) + " to " + shape_str(new_shape));
+  }
+  return Tensor(broadcast_u(uop(), s));
+}
+
+Tensor Tensor::pad(const Pairs& padding, double value) const {
+  check_pads(padding, shape(), "pad");
+  if (std::all_of(padding.begin(), padding.end(), [](auto& p) { return p.first == 0 && p.second == 0; })) return *this;
+  // The internal PAD fills Invalid, which would poison any op applied later (pad(x) + 1 must read 1 in the padded
+  // region). So the fill is always explicit, even for 0: where(PAD(ones_bool), PAD(x), value) (DESIGN §6.1).
+  std::vector<int64_t> arg = flat(padding);
+  UPtr base = mk(Op::PAD, dtype(), {uop()}, arg);
+  UPtr mask = mk(Op::PAD, dtypes::bool_, {const_u(dtypes::bool_, 1, shape())}, arg);
+  return Tensor(mk(Op::WHERE, dtype(), {mask, base, const_u(dtype(), value, base->shape)}));
+}
+
+Tensor Tensor::pad(const Pairs& padding, PadMode mode) const {
+  if (mode == PadMode::constant) return pad(padding, 0.0);
+  const char* who = mode == PadMode::reflect     ? "pad(reflect)"
+                    : mode == PadMode::replicate ? "pad(replicate)"
+                                                 : "pad(circular)";
+  check_pads(padding, shape(), who);
+  Tensor x = *this;
+  for (int64_t d = 0; d < ndim(); ++d) {
+    const auto [pb, pa] = padding[d];
+    if (pb == 0 && pa == 0) continue;
+    const int64_t s = shape()[d];
+    auto slice = [&](int64_t start, int64_t end) {
+      Pairs b;
+      for (int64_t i = 0; i < x.ndim(); ++i)
+        b.push_back(i == d ? std::pair{start, end} : std::pair{int64_t(0), x.shape()[i]});
+      return x.shrink(b);
+    };
+    std::vector<Tensor> parts;
+    if (mode == PadMode::reflect) {
+      if (pb >= s || pa >= s)
+        fail(who, "padding " + pairs_str(padding) + " must be smaller than axis " + std::to_string(d) + " of shape " +
+                      shape_str(shape()));
+      if (pb) parts.push_back(slice(1, pb + 1).flip(d));
+      parts.push_back(x);
+      if (pa) parts.push_back(slice(s - 1 - pa, s - 1).flip(d));
+    } else if (mode == PadMode::replicate) {
+      if (s == 0) fail(who, "cannot replicate an empty axis " + std::to_string(d) + " of shape " + shape_str(shape()));
+      auto edge = [&](int64_t at, int64_t n) {
+        Shape e = x.shape();
+        e[d] = n;
+        return slice(at, at + 1).expand(e);
+      };
+      if (pb) parts.push_back(edge(0, pb));
+      parts.push_back(x);
+      if (pa) parts.push_back(edge(s - 1, pa));
+    } else {
+      if (pb > s || pa > s)
+        fail(who, "padding " + pairs_str(padding) + " wraps around axis " + std::to_string(d) + " of shape " +
+                      shape_str(shape()) + " more than once");
+      if (pb) parts.push_back(slice(s - pb, s));
+      parts.push_back(x);
+      if (pa) parts.push_back(slice(0, pa));
+    }
+    x = cat(parts, d);
+  }
+  return x;
+}
+
+Tensor Tensor::shrink(const Pairs& bounds) const {
+  if (bounds.size() != shape().size())
+    fail("shrink",
+         "bounds " + pairs_str(bounds) + " need one (start, end) pair per axis of shape " + shape_str(shape()));
+  bool full = true;
+  for (size_t i = 0; i < bounds.size(); ++i) {
+    auto [b, e] = bounds[i];
+    if (b < 0 || b > e || e > shape()[i])
+      fail("shrink", "bounds " + pairs_str(bounds) + " out of range for shape " + shape_str(shape()));
+    full &= b == 0 && e == shape()[i];
+  }
+  if (full) return *this;
+  return Tensor(mk(Op::SHRINK, dtype(), {uop()}, flat(bounds)));
+}
+
+Tensor Tensor::flip(const std::vector<int64_t>& axes) const {
+  std::vector<int64_t> flags(ndim(), 0);
+  for (int64_t a : axes) {
+    int64_t x = norm_axis(a, ndim(), "flip", shape());
+    if (flags[x]) fail("flip", "axis " + std::to_string(a) + " repeated in " + ints_str(axes));
+    flags[x] = 1;
+  }
+  // Flipping a length-1 axis changes nothing.
+  for (int64_t i = 0; i < ndim(); ++i)
+    if (shape()[i] <= 1) flags[i] = 0;
+  if (std::all_of(flags.begin(), flags.end(), [](int64_t f) { return f == 0; })) return *this;
+  return Tensor(mk(Op::FLIP, dtype(), {uop()}, flags));
+}
+
+Tensor Tensor::T() const {
+  if (ndim() < 2) fail("T", "needs at least 2 axes, got shape " + shape_str(shape()));
+  return transpose(1, 0);
+}
+
+Tensor Tensor::transpose(int64_t a, int64_t b) const {
+  a = norm_axis(a, ndim(), "transpose", shape());
+  b = norm_axis(b, ndim(), "transpose", shape());
+  std::vector<int64_t> order(ndim());
+  std::iota(order.begin(), order.end(), 0);
+  std::swap(order[a], order[b]);
+  return permute(order);
+}
+
+Tensor Tensor::squeeze() const {
+  Shape s;
+  for (int64_t d : shape())
+    if (d != 1) s.push_back(d);
+  return reshape(s);
+}
+
+Tensor Tensor::squeeze(int64_t axis) const {
+  if (ndim() == 0) return *this;
+  axis = norm_axis(axis, ndim(), "squeeze", shape());
+  if (shape()[axis] != 1) return *this;  // as in tinygrad and torch
+  Shape s = shape();
+  s.erase(s.begin() + axis);
+  return reshape(s);
+}
+
+Tensor Tensor::unsqueeze(int64_t axis) const {
+  axis = norm_axis(axis, ndim() + 1, "unsqueeze", shape());
+  Shape s = shape();
+  s.insert(s.begin() + axis, 1);
+  return reshape(s);
+}
+
+Tensor Tensor::flatten(int64_t start, int64_t end) const {
+  if (ndim() == 0) return reshape({1});
+  start = norm_axis(start, ndim(), "flatten", shape());
+  end = norm_axis(end, ndim(), "flatten", shape());
+  if (start > end) fail("flatten", "start axis " + std::to_string(start) + " after end axis " + std::to_string(end));
+  Shape s(shape().begin(), shape().begin() + start);
+  int64_t n = 1;
+  for (int64_t i = start; i <= end; ++i) n *= shape()[i];
+  s.push_back(n);
+  s.insert(s.end(), shape().begin() + end + 1, shape().end());
+  return reshape(s);
+}
+
+Tensor Tensor::contiguous() const { return Tensor(mk(Op::CONTIGUOUS, dtype(), {uop()})); }
+
+// ---------------------------------------------------------------- elementwise
+
+Tensor Tensor::scalar_like(Number s) const {
+  DType dt = dtype().is_float() || (s.kind == Number::Int && dtype().is_int()) ? dtype() : scalar_dtype(s);
+  return Tensor(const_u(dt, s.value, shape()));
+}
+
+Tensor Tensor::binary(Op op, const Tensor& o, const char* who) const {
+  Shape s = broadcast_shape(shape(), o.shape(), who);
+  DType dt = least_upper_dtype(dtype(), o.dtype());
+  if (op == Op::DIV) dt = least_upper_float(dt);
+  UPtr a = broadcast_u(cast_u(uop(), dt), s), b = broadcast_u(cast_u(o.uop(), dt), s);
+  return Tensor(mk(op, is(op, kComparison) ? dtypes::bool_ : dt, {a, b}));
+}
+
+Tensor Tensor::add(const Tensor& o) const { return binary(Op::ADD, o, "add"); }
+Tensor Tensor::sub(const Tensor& o) const { return binary(Op::SUB, o, "sub"); }
+Tensor Tensor::mul(const Tensor& o) const { return binary(Op::MUL, o, "mul"); }
+Tensor Tensor::div(const Tensor& o) const { return binary(Op::DIV, o, "div"); }
+Tensor Tensor::maximum(const Tensor& o) const { return binary(Op::MAX, o, "maximum"); }
+Tensor Tensor::lt(const Tensor& o) const { return binary(Op::CMPLT, o, "lt"); }
+Tensor Tensor::gt(const Tensor& o) const { return o.binary(Op::CMPLT, *this, "gt"); }
+Tensor Tensor::le(const Tensor& o) const { return gt(o).logical_not(); }
+Tensor Tensor::ge(const Tensor& o) const { return lt(o).logical_not(); }
+Tensor Tensor::eq(const Tensor& o) const { return binary(Op::CMPEQ, o, "eq"); }
+Tensor Tensor::ne(const Tensor& o) const { return binary(Op::CMPNE, o, "ne"); }
+
+namespace {
+// An order-reversing bijection, so that min(x) = inv(max(inv(x))) at every dtype (as tinygrad's _inverse):
+// floats negate, integers complement (~x also reverses unsigned order, where -x would not), bools invert.
+UPtr inverse_u(const UPtr& x) {
+  if (x->dtype.is_float()) return mk(Op::NEG, x->dtype, {x});
+  if (x->dtype.is_bool()) return mk(Op::CMPNE, dtypes::bool_, {x, const_u(dtypes::bool_, 1, x->shape)});
+  return mk(Op::XOR, x->dtype, {x, const_u(x->dtype, -1, x->shape)});
+}
+}  // namespace
+
+Tensor Tensor::minimum(const Tensor& o) const {
+  Shape s = broadcast_shape(shape(), o.shape(), "minimum");
+  DType dt = least_upper_dtype(dtype(), o.dtype());
+  UPtr a = broadcast_u(cast_u(uop(), dt), s), b = broadcast_u(cast_u(o.uop(), dt), s);
+  return Tensor(inverse_u(mk(Op::MAX, dt, {inverse_u(a), inverse_u(b)})));
+}
+
+Tensor Tensor::where(const Tensor& a, const Tensor& b) const {
+  Shape s = broadcast_shape(broadcast_shape(shape(), a.shape(), "where"), b.shape(), "where");
+  DType dt = least_upper_dtype(a.dtype(), b.dtype());
+  UPtr c = broadcast_u(cast_u(uop(), dtypes::bool_), s);
+  return Tensor(mk(Op::WHERE, dt, {c, broadcast_u(cast_u(a.uop(), dt), s), broadcast_u(cast_u(b.uop(), dt), s)}));
+}
+Tensor Tensor::where(const Tensor& a, Number b) const { return where(a, a.scalar_like(b)); }
+Tensor Tensor::where(Number a, const Tensor& b) const { return where(b.scalar_like(a), b); }
+Tensor Tensor::where(Number a, Number b) const {
+  return where(Tensor(const_u(scalar_dtype(a), a.value, {})), Tensor(const_u(scalar_dtype(b), b.value, {})));
+}
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) { return cond.where(a, b); }
+Tensor maximum(const Tensor& a, const Tensor& b) { return a.maximum(b); }
+Tensor minimum(const Tensor& a, const Tensor& b) { return a.minimum(b); }
+
+Tensor Tensor::logical_not() const {
+  UPtr x = cast_u(uop(), dtypes::bool_);
+  return Tensor(mk(Op::CMPNE, dtypes::bool_, {x, const_u(dtypes::bool_, 1, shape())}));
+}
+
+Tensor Tensor::operator-() const {
+  if (dtype().is_bool()) return logical_not();
+  return Tensor(mk(Op::NEG, dtype(), {uop()}));
+}
+
+namespace {
+// Transcendental ops compute in floating point: int and bool inputs become float32 first.
+UPtr unary_float(Op op, const UPtr& x) {
+  DType dt = least_upper_float(x->dtype);
+  return mk(op, dt, {cast_u(x, dt)});
+}
+}  // namespace
+
+Tensor Tensor::exp2() const { return Tensor(unary_float(Op::EXP2, uop())); }
+Tensor Tensor::log2() const { return Tensor(unary_float(Op::LOG2, uop())); }
+Tensor Tensor::sin() const { return Tensor(unary_float(Op::SIN, uop())); }
+Tensor Tensor::sqrt() const { return Tensor(unary_float(Op::SQRT, uop())); }
+Tensor Tensor::reciprocal() const { return Tensor(unary_float(Op::RECIPROCAL, uop())); }
+Tensor Tensor::exp() const { return (*this * (1.0 / std::log(2.0))).exp2(); }               // e^x = 2^(x / ln 2)
+Tensor Tensor::log() const { return log2() * std::log(2.0); }                               // ln x = log2(x) * ln 2
+Tensor Tensor::cos() const { return (M_PI / 2 - cast(least_upper_float(dtype()))).sin(); }  // cos x = sin(pi/2 - x)
+Tensor Tensor::relu() const { return (*this > 0).where(*this, 0); }
+Tensor Tensor::sigmoid() const { return (1 + (*this * (-1.0 / std::log(2.0))).exp2()).reciprocal(); }
+Tensor Tensor::tanh() const { return 2.0 * (2.0 * *this).sigmoid() - 1.0; }
+Tensor Tensor::abs() const {
+  if (dtype().is_bool() || dtype().is_unsigned()) return *this;
+  return (*this < 0).where(-*this, *this);
+}
+Tensor Tensor::cast(DType dt) const { return Tensor(cast_u(uop(), dt)); }
+
+Tensor operator+(const Tensor& a, const Tensor& b) { return a.add(b); }
+Tensor operator-(const Tensor& a, const Tensor& b) { return a.sub(b); }
+Tensor operator*(const Tensor& a, const Tensor& b) { return a.mul(b); }
+Tensor operator/(const Tensor& a, const Tensor& b) { return a.div(b); }
+Tensor operator<(const Tensor& a, const Tensor& b) { return a.lt(b); }
+Tensor operator<=(const Tensor& a, const Tensor& b) { return a.le(b); }
+Tensor operator>(const Tensor& a, const Tensor& b) { return a.gt(b); }
+Tensor operator>=(const Tensor& a, const Tensor& b) { return a.ge(b); }
+Tensor operator==(const Tensor& a, const Tensor& b) { return a.eq(b); }
+Tensor operator!=(const Tensor& a, const Tensor& b) { return a.ne(b); }
+
+// ---------------------------------------------------------------- reduce
+
+Tensor Tensor::reduce(Op op, const std::vector<int64_t>& axes, bool keepdim, const char* who) const {
+  std::vector<bool> reduced(ndim(), axes.empty());
+  for (int64_t a : axes) {
+    int64_t x = norm_axis(a, ndim(), who, shape());
+    if (reduced[x]) fail(who, "axis " + std::to_string(a) + " repeated in " + ints_str(axes));
+    reduced[x] = true;
+  }
+  // Axes of length 1 need no reduction (as tinygrad's UOp.r skips them).
+  std::vector<int64_t> arg{static_cast<int64_t>(op)};
+  Shape kept, out;
+  for (int64_t i = 0; i < ndim(); ++i) {
+    if (reduced[i] && shape()[i] != 1) arg.push_back(i);
+    kept.push_back(reduced[i] ? 1 : shape()[i]);
+    if (!reduced[i]) out.push_back(shape()[i]);
+  }
+  UPtr r = arg.size() > 1 ? mk(Op::REDUCE_AXIS, dtype(), {uop()}, arg) : uop();
+  return Tensor(reshape_u(r, keepdim ? kept : out));
+}
+
+Tensor Tensor::sum(const std::vector<int64_t>& axes, bool keepdim) const {
+  Tensor r = cast(sum_acc_dtype(dtype())).reduce(Op::ADD, axes, keepdim, "sum");
+  // Half-precision sums accumulate in float32 and return in their own dtype, as in tinygrad.
+  return dtype() == dtypes::float16 || dtype() == dtypes::bfloat16 ? r.cast(dtype()) : r;
+}
+Tensor Tensor::max(const std::vector<int64_t>& axes, bool keepdim) const {
+  return reduce(Op::MAX, axes, keepdim, "max");
+}
+Tensor Tensor::min(const std::vector<int64_t>& axes, bool keepdim) const {
+  Tensor inv(inverse_u(uop()));
+  return Tensor(inverse_u(inv.reduce(Op::MAX, axes, keepdim, "min").uop()));
+}
+Tensor Tensor::prod(const std::vector<int64_t>& axes, bool keepdim) const {
+  return reduce(Op::MUL, axes, keepdim, "prod");
+}
+Tensor Tensor::mean(const std::vector<int64_t>& axes, bool keepdim) const {
+  int64_t count = axes.empty() ? numel() : 1;
+  for (int64_t a : axes) count *= shape()[norm_axis(a, ndim(), "mean", shape())];
+  Tensor s = sum(axes, keepdim);
+  DType out = dtype().is_float() ? dtype() : dtypes::float32;
+  return (s / count).cast(out);
+}
+
+// ---------------------------------------------------------------- composites
+
+Tensor Tensor::matmul(const Tensor& w) const {
+  const int64_t dx = ndim(), dw = w.ndim();
+  if (dx == 0 || dw == 0)
+    fail("matmul", "both operands need at least 1 axis, got " + shape_str(shape()) + " and " + shape_str(w.shape()));
+  const int64_t axis_w = dw - std::min<int64_t>(dw, 2);  // the contracted axis of w
+  if (shape().back() != w.shape()[axis_w])
+    fail("matmul", "cannot multiply " + shape_str(shape()) + " and " + shape_str(w.shape()));
+  // x: (..., n, 1, k) and w: (..., 1, m, k) multiply and sum over k (tinygrad's dot).
+  const int64_t ones = std::min<int64_t>({dx - 1, dw - 1, 1});
+  Shape xs(shape().begin(), shape().end() - 1);
+  xs.insert(xs.end(), ones, 1);
+  xs.push_back(shape().back());
+  Shape ws(w.shape().begin(), w.shape().begin() + axis_w);
+  ws.insert(ws.end(), ones, 1);
+  ws.insert(ws.end(), w.shape().begin() + axis_w, w.shape().end());
+  Tensor x = reshape(xs), y = w.reshape(ws).transpose(-1, -std::min<int64_t>(dw, 2));
+  DType out = least_upper_dtype(dtype(), w.dtype());
+  return (x * y).sum(-1).cast(out);
+}
+
+Tensor Tensor::softmax(int64_t axis) const {
+  axis = norm_axis(axis, ndim(), "softmax", shape());
+  Tensor m = *this - max(axis, true);
+  Tensor e = m.exp();
+  return e / e.sum(axis, true);
+}
+
+Tensor Tensor::cat(const std::vector<Tensor>& tensors, int64_t axis) {
+  if (tensors.empty()) fail("cat", "empty list of tensors");
+  const Tensor& first = tensors[0];
+  const int64_t d = norm_axis(axis, first.ndim(), "cat", first.shape());
+  DType dt = first.dtype();
+  int64_t total = 0;
+  for (const Tensor& t : tensors) {
+    bool ok = t.ndim() == first.ndim();
+    for (int64_t i = 0; ok && i < t.ndim(); ++i) ok = i == d || t.shape()[i] == first.shape()[i];
+    if (!ok)
+      fail("cat", "shapes " + shape_str(first.shape()) + " and " + shape_str(t.shape()) + " differ outside axis " +
+                      std::to_string(axis));
+    dt = least_upper_dtype(dt, t.dtype());
+    total += t.shape()[d];
+  }
+  if (tensors.size() == 1) return first.cast(dt);
+  // Each piece is padded to the full size with 0 (the explicit-mask pad) and the pieces are added; bools are or-ed.
+  std::optional<Tensor> acc;
+  int64_t at = 0;
+  for (const Tensor& t : tensors) {
+    Pairs p(t.ndim(), {0, 0});
+    p[d] = {at, total - at - t.shape()[d]};
+    at += t.shape()[d];
+    Tensor piece = t.cast(dt).pad(p, 0.0);
+    if (!acc)
+      acc = piece;
+    else if (dt.is_bool())
+      acc = Tensor(mk(Op::OR, dt, {acc->uop(), piece.uop()}));
+    else
+      acc = *acc + piece;
+  }
+  return *acc;
+}
+
+Tensor Tensor::stack(const std::vector<Tensor>& tensors, int64_t axis) {
+  if (tensors.empty()) fail("stack", "empty list of tensors");
+  const int64_t a = norm_axis(axis, tensors[0].ndim() + 1, "stack", tensors[0].shape());
+  std::vector<Tensor> parts;
+  for (const Tensor& t : tensors) {
+    if (t.shape() != tensors[0].shape())
+      fail("stack", "shapes " + shape_str(tensors[0].shape()) + " and " + shape_str(t.shape()) + " differ");
+    parts.push_back(t.unsqueeze(a));
+  }
+  return cat(parts, a);
+}
+
+}  // namespace rg

@@ -1,0 +1,246 @@
+// The public lazy Tensor API. A Tensor is a handle to a tensor-graph UOp;
+// every method builds a new graph and nothing runs until realize() or
+// to_vector(). Names and semantics follow tinygrad where C++ allows.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "compiler/ir/dtype.h"
+#include "compiler/ir/uop.h"
+
+namespace rg {
+
+enum class PadMode { constant, reflect, replicate, circular };
+
+// (before, after) per axis for pad; (start, end) per axis for shrink.
+using Pairs = std::vector<std::pair<int64_t, int64_t>>;
+
+class Tensor {
+ public:
+  // A scalar operand: C++ integers act as Python ints (take the tensor's dtype when it is not bool),
+  // floating types as Python floats (give float32 on int/bool tensors), bool as a Python bool.
+  struct Number {
+    enum Kind { Bool, Int, Float } kind;
+    double value;
+    template <class T, class = std::enable_if_t<std::is_arithmetic_v<T>>>
+    Number(T v)  // implicit on purpose, so that `x + 1` and `x.where(0, 1.5)` read naturally
+        : kind(std::is_same_v<T, bool>       ? Bool
+               : std::is_floating_point_v<T> ? Float
+                                             : Int),
+          value(static_cast<double>(v)) {}
+  };
+
+  explicit Tensor(UPtr u);
+
+  // --- creation ---
+  template <class E>
+  static Tensor from_vector(const std::vector<E>& data, const Shape& shape);
+  template <class E>
+  static Tensor from_vector(const std::vector<E>& data) {
+    return from_vector(data, Shape{static_cast<int64_t>(data.size())});
+  }
+  static Tensor full(const Shape& shape, double value, DType dt = dtypes::float32);
+  static Tensor zeros(const Shape& shape, DType dt = dtypes::float32) { return full(shape, 0, dt); }
+  static Tensor ones(const Shape& shape, DType dt = dtypes::float32) { return full(shape, 1, dt); }
+  // Integer arguments give int32, any floating argument float32 (as in tinygrad).
+  template <class A, class = std::enable_if_t<std::is_arithmetic_v<A>>>
+  static Tensor arange(A stop) {
+    return arange_impl(0, double(stop), 1, std::is_floating_point_v<A> ? dtypes::float32 : dtypes::int32);
+  }
+  template <class A, class B, class C = int,
+            class = std::enable_if_t<std::is_arithmetic_v<A> && std::is_arithmetic_v<B> && std::is_arithmetic_v<C>>>
+  static Tensor arange(A start, B stop, C step = 1) {
+    bool f = std::is_floating_point_v<A> || std::is_floating_point_v<B> || std::is_floating_point_v<C>;
+    return arange_impl(double(start), double(stop), double(step), f ? dtypes::float32 : dtypes::int32);
+  }
+  static Tensor eye(int64_t n, int64_t m = -1, DType dt = dtypes::float32);
+
+  // --- realization and data ---
+  // Computes the value (once; copies of this Tensor share it) and returns this.
+  Tensor& realize();
+  static void realize_all(std::vector<Tensor*> tensors);  // one schedule for several tensors
+  // Flat, row-major; E must be the tensor's dtype (bool, float, double, int32_t, int64_t, uint8_t, ...).
+  template <class E>
+  std::vector<E> to_vector() const;
+
+  const Shape& shape() const { return uop()->shape; }
+  DType dtype() const { return uop()->dtype; }
+  int64_t ndim() const { return static_cast<int64_t>(shape().size()); }
+  int64_t numel() const;
+  std::string device() const;
+  const UPtr& uop() const { return node_->uop; }
+
+  // --- movement ---
+  Tensor reshape(const Shape& shape) const;  // one -1 allowed
+  Tensor permute(const std::vector<int64_t>& order) const;
+  Tensor expand(const Shape& shape) const;                   // -1 keeps an axis; new leading axes allowed
+  Tensor pad(const Pairs& padding, double value = 0) const;  // keeps the dtype
+  Tensor pad(const Pairs& padding, PadMode mode) const;
+  Tensor shrink(const Pairs& bounds) const;
+  Tensor flip(const std::vector<int64_t>& axes) const;
+  Tensor flip(int64_t axis) const { return flip(std::vector<int64_t>{axis}); }
+  Tensor T() const;  // swaps the first two axes
+  Tensor transpose(int64_t a = 1, int64_t b = 0) const;
+  Tensor squeeze() const;
+  Tensor squeeze(int64_t axis) const;
+  Tensor unsqueeze(int64_t axis) const;
+  Tensor flatten(int64_t start = 0, int64_t end = -1) const;
+  Tensor contiguous() const;
+
+  // --- elementwise ---
+  Tensor operator-() const;
+  Tensor add(const Tensor& o) const;
+  Tensor sub(const Tensor& o) const;
+  Tensor mul(const Tensor& o) const;
+  Tensor div(const Tensor& o) const;  // true division: int and bool operands give float32
+  Tensor maximum(const Tensor& o) const;
+  Tensor minimum(const Tensor& o) const;
+  Tensor lt(const Tensor& o) const;
+  Tensor le(const Tensor& o) const;
+  Tensor gt(const Tensor& o) const;
+  Tensor ge(const Tensor& o) const;
+  Tensor eq(const Tensor& o) const;
+  Tensor ne(const Tensor& o) const;
+  Tensor where(const Tensor& a, const Tensor& b) const;  // this is the condition
+  Tensor where(const Tensor& a, Number b) const;
+  Tensor where(Number a, const Tensor& b) const;
+  Tensor where(Number a, Number b) const;
+  Tensor logical_not() const;
+  Tensor exp() const;
+  Tensor exp2() const;
+  Tensor log() const;
+  Tensor log2() const;
+  Tensor sqrt() const;
+  Tensor reciprocal() const;
+  Tensor sin() const;
+  Tensor cos() const;
+  Tensor relu() const;
+  Tensor sigmoid() const;
+  Tensor tanh() const;
+  Tensor abs() const;
+  Tensor cast(DType dt) const;
+
+  // A scalar as a tensor of this tensor's shape, typed by the Python-scalar rules.
+  Tensor scalar_like(Number s) const;
+
+  // --- reduce ---
+  // axes: empty means all. Negative axes count from the end.
+  Tensor sum(const std::vector<int64_t>& axes = {}, bool keepdim = false) const;
+  Tensor sum(int64_t axis, bool keepdim = false) const { return sum(std::vector<int64_t>{axis}, keepdim); }
+  Tensor max(const std::vector<int64_t>& axes = {}, bool keepdim = false) const;
+  Tensor max(int64_t axis, bool keepdim = false) const { return max(std::vector<int64_t>{axis}, keepdim); }
+  Tensor min(const std::vector<int64_t>& axes = {}, bool keepdim = false) const;
+  Tensor min(int64_t axis, bool keepdim = false) const { return min(std::vector<int64_t>{axis}, keepdim); }
+  Tensor mean(const std::vector<int64_t>& axes = {}, bool keepdim = false) const;
+  Tensor mean(int64_t axis, bool keepdim = false) const { return mean(std::vector<int64_t>{axis}, keepdim); }
+  Tensor prod(const std::vector<int64_t>& axes = {}, bool keepdim = false) const;
+  Tensor prod(int64_t axis, bool keepdim = false) const { return prod(std::vector<int64_t>{axis}, keepdim); }
+
+  // --- composites ---
+  Tensor matmul(const Tensor& w) const;
+  Tensor dot(const Tensor& w) const { return matmul(w); }
+  Tensor softmax(int64_t axis = -1) const;
+  static Tensor cat(const std::vector<Tensor>& tensors, int64_t axis = 0);
+  static Tensor stack(const std::vector<Tensor>& tensors, int64_t axis = 0);
+
+ private:
+  struct Node {
+    UPtr uop;
+  };
+  std::shared_ptr<Node> node_;
+
+  static Tensor arange_impl(double start, double stop, double step, DType dt);
+  static Tensor from_bytes(const void* data, size_t bytes, DType dt, const Shape& shape, const char* type_name);
+  void read_bytes(void* out, size_t bytes, DType want, const char* type_name) const;
+  Tensor reduce(Op op, const std::vector<int64_t>& axes, bool keepdim, const char* who) const;
+  Tensor binary(Op op, const Tensor& o, const char* who) const;
+};
+
+// Scalars on either side; the scalar follows the Python-scalar promotion rules.
+Tensor operator+(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a, const Tensor& b);
+Tensor operator*(const Tensor& a, const Tensor& b);
+Tensor operator/(const Tensor& a, const Tensor& b);
+Tensor operator<(const Tensor& a, const Tensor& b);
+Tensor operator<=(const Tensor& a, const Tensor& b);
+Tensor operator>(const Tensor& a, const Tensor& b);
+Tensor operator>=(const Tensor& a, const Tensor& b);
+Tensor operator==(const Tensor& a, const Tensor& b);
+Tensor operator!=(const Tensor& a, const Tensor& b);
+#define RG_SCALAR_OPS(OP)                                                                        \
+  inline Tensor operator OP(const Tensor& a, Tensor::Number b) { return a OP a.scalar_like(b); } \
+  inline Tensor operator OP(Tensor::Number a, const Tensor& b) { return b.scalar_like(a) OP b; }
+RG_SCALAR_OPS(+)
+RG_SCALAR_OPS(-)
+RG_SCALAR_OPS(*)
+RG_SCALAR_OPS(/)
+RG_SCALAR_OPS(<)
+RG_SCALAR_OPS(<=)
+RG_SCALAR_OPS(>)
+RG_SCALAR_OPS(>=)
+RG_SCALAR_OPS(==)
+RG_SCALAR_OPS(!=)
+#undef RG_SCALAR_OPS
+
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
+inline Tensor where(const Tensor& cond, const Tensor& a, Tensor::Number b) { return cond.where(a, b); }
+inline Tensor where(const Tensor& cond, Tensor::Number a, const Tensor& b) { return cond.where(a, b); }
+inline Tensor where(const Tensor& cond, Tensor::Number a, Tensor::Number b) { return cond.where(a, b); }
+Tensor maximum(const Tensor& a, const Tensor& b);
+Tensor minimum(const Tensor& a, const Tensor& b);
+
+// The dtype of a C++ element type, for from_vector/to_vector.
+template <class E>
+constexpr DType dtype_of() {
+  if constexpr (std::is_same_v<E, bool>)
+    return dtypes::bool_;
+  else if constexpr (std::is_same_v<E, float>)
+    return dtypes::float32;
+  else if constexpr (std::is_same_v<E, double>)
+    return dtypes::float64;
+  else if constexpr (std::is_same_v<E, _Float16>)
+    return dtypes::float16;
+  else if constexpr (std::is_integral_v<E> && std::is_signed_v<E>)
+    return sizeof(E) == 1   ? dtypes::int8
+           : sizeof(E) == 2 ? dtypes::int16
+           : sizeof(E) == 4 ? dtypes::int32
+                            : dtypes::int64;
+  else if constexpr (std::is_integral_v<E> && std::is_unsigned_v<E>)
+    return sizeof(E) == 1   ? dtypes::uint8
+           : sizeof(E) == 2 ? dtypes::uint16
+           : sizeof(E) == 4 ? dtypes::uint32
+                            : dtypes::uint64;
+  else
+    static_assert(sizeof(E) == 0, "no rulegrad dtype for this C++ type");
+}
+
+template <class E>
+Tensor Tensor::from_vector(const std::vector<E>& data, const Shape& shape) {
+  if constexpr (std::is_same_v<E, bool>) {  // std::vector<bool> is packed: store one byte per element
+    std::vector<uint8_t> bytes(data.begin(), data.end());
+    return from_bytes(bytes.data(), bytes.size(), dtypes::bool_, shape, "bool");
+  } else {
+    return from_bytes(data.data(), data.size() * sizeof(E), dtype_of<E>(), shape, dtype_of<E>().name().c_str());
+  }
+}
+
+template <class E>
+std::vector<E> Tensor::to_vector() const {
+  const size_t n = static_cast<size_t>(numel());
+  if constexpr (std::is_same_v<E, bool>) {
+    std::vector<uint8_t> bytes(n);
+    read_bytes(bytes.data(), n, dtypes::bool_, "bool");
+    return std::vector<bool>(bytes.begin(), bytes.end());
+  } else {
+    std::vector<E> out(n);
+    read_bytes(out.data(), n * sizeof(E), dtype_of<E>(), dtype_of<E>().name().c_str());
+    return out;
+  }
+}
+
+}  // namespace rg

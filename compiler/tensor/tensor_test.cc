@@ -1,0 +1,314 @@
+// Graph-level tests of the Tensor API: shapes, dtypes, the tensor-graph
+// conventions the scheduler consumes, and every error message. Numeric results
+// are tested end to end in tests/.
+#include "compiler/tensor/tensor.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+
+namespace rg {
+namespace {
+
+Tensor data23() { return Tensor::from_vector(std::vector<float>{1, 2, 3, 4, 5, 6}, {2, 3}); }
+
+// Runs f and returns the rg::Error message it throws ("" if none).
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Tensor, FromVectorIsReshapeOfBuffer) {
+  Tensor x = data23();
+  EXPECT_EQ(x.shape(), (Shape{2, 3}));
+  EXPECT_EQ(x.dtype(), dtypes::float32);
+  EXPECT_EQ(x.numel(), 6);
+  EXPECT_EQ(x.device(), "CPU");
+  ASSERT_EQ(x.uop()->op, Op::RESHAPE);
+  const UPtr& buf = x.uop()->src[0];
+  ASSERT_EQ(buf->op, Op::BUFFER);
+  EXPECT_EQ(buf->arg_ints()[1], 6);
+  EXPECT_EQ(buf->shape, (Shape{6}));
+  EXPECT_EQ(buf->src[0]->op, Op::DEVICE);
+  EXPECT_EQ(buf->src[0]->arg_str(), "CPU");
+  // Two tensors from equal data are still two buffers.
+  EXPECT_NE(data23().uop(), x.uop());
+}
+
+TEST(Tensor, FromVectorDtypes) {
+  EXPECT_EQ(Tensor::from_vector(std::vector<double>{1, 2}).dtype(), dtypes::float64);
+  EXPECT_EQ(Tensor::from_vector(std::vector<int32_t>{1, 2}).dtype(), dtypes::int32);
+  EXPECT_EQ(Tensor::from_vector(std::vector<int64_t>{1, 2}).dtype(), dtypes::int64);
+  EXPECT_EQ(Tensor::from_vector(std::vector<uint8_t>{1, 2}).dtype(), dtypes::uint8);
+  EXPECT_EQ(Tensor::from_vector(std::vector<bool>{true, false}).dtype(), dtypes::bool_);
+}
+
+TEST(Tensor, DataRoundTripsWithoutCompute) {
+  EXPECT_EQ(data23().to_vector<float>(), (std::vector<float>{1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(Tensor::from_vector(std::vector<bool>{true, false, true}).to_vector<bool>(),
+            (std::vector<bool>{true, false, true}));
+  EXPECT_EQ(Tensor::from_vector(std::vector<int64_t>{-5, 1LL << 40}).to_vector<int64_t>(),
+            (std::vector<int64_t>{-5, 1LL << 40}));
+  EXPECT_EQ(Tensor::arange(5).to_vector<int32_t>(), (std::vector<int32_t>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(Tensor::arange(2, 11, 3).to_vector<int32_t>(), (std::vector<int32_t>{2, 5, 8}));
+  EXPECT_EQ(Tensor::arange(1.0, 2.0, 0.25).to_vector<float>(), (std::vector<float>{1, 1.25, 1.5, 1.75}));
+  EXPECT_EQ(Tensor::arange(5, 0, -2).to_vector<int32_t>(), (std::vector<int32_t>{5, 3, 1}));
+  EXPECT_EQ(Tensor::arange(0).numel(), 0);
+}
+
+TEST(Tensor, ConstantsAreReshapedAndExpanded) {
+  Tensor z = Tensor::full({2, 3}, 2.5);
+  EXPECT_EQ(z.shape(), (Shape{2, 3}));
+  ASSERT_EQ(z.uop()->op, Op::EXPAND);
+  ASSERT_EQ(z.uop()->src[0]->op, Op::RESHAPE);
+  EXPECT_EQ(z.uop()->src[0]->shape, (Shape{1, 1}));
+  const UPtr& c = z.uop()->src[0]->src[0];
+  ASSERT_EQ(c->op, Op::CONST);
+  EXPECT_EQ(c->as_float(), 2.5);
+  EXPECT_EQ(Tensor::zeros({4}, dtypes::int32).dtype(), dtypes::int32);
+  EXPECT_EQ(Tensor::ones({}).uop()->op, Op::CONST);
+  EXPECT_EQ(Tensor::eye(3).shape(), (Shape{3, 3}));
+  EXPECT_EQ(Tensor::eye(2, 4).dtype(), dtypes::float32);
+}
+
+TEST(Tensor, Movement) {
+  Tensor x = data23();
+  EXPECT_EQ(x.reshape({3, -1}).shape(), (Shape{3, 2}));
+  EXPECT_EQ(x.reshape({-1}).shape(), (Shape{6}));
+  EXPECT_EQ(x.reshape({2, 3}).uop(), x.uop());  // no-op reshape adds no node
+  EXPECT_EQ(x.permute({1, 0}).shape(), (Shape{3, 2}));
+  EXPECT_EQ(x.permute({-1, 0}).uop()->arg_ints(), (std::vector<int64_t>{1, 0}));
+  EXPECT_EQ(x.T().shape(), (Shape{3, 2}));
+  EXPECT_EQ(x.T().uop()->op, Op::PERMUTE);
+  EXPECT_EQ(x.reshape({2, 1, 3}).expand({2, 4, 3}).shape(), (Shape{2, 4, 3}));
+  EXPECT_EQ(x.expand({5, -1, -1}).shape(), (Shape{5, 2, 3}));
+  EXPECT_EQ(x.shrink({{0, 1}, {1, 3}}).shape(), (Shape{1, 2}));
+  EXPECT_EQ(x.shrink({{0, 1}, {1, 3}}).uop()->arg_ints(), (std::vector<int64_t>{0, 1, 1, 3}));
+  EXPECT_EQ(x.flip({-1}).uop()->arg_ints(), (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(x.flip(0).shape(), (Shape{2, 3}));
+  EXPECT_EQ(x.unsqueeze(0).shape(), (Shape{1, 2, 3}));
+  EXPECT_EQ(x.unsqueeze(-1).shape(), (Shape{2, 3, 1}));
+  EXPECT_EQ(x.unsqueeze(1).squeeze().shape(), (Shape{2, 3}));
+  EXPECT_EQ(x.unsqueeze(1).squeeze(1).shape(), (Shape{2, 3}));
+  EXPECT_EQ(x.squeeze(0).shape(), (Shape{2, 3}));
+  EXPECT_EQ(x.reshape({1, 2, 3, 1}).flatten().shape(), (Shape{6}));
+  EXPECT_EQ(x.reshape({1, 2, 3, 1}).flatten(1, 2).shape(), (Shape{1, 6, 1}));
+  EXPECT_EQ(x.transpose(0, 1).shape(), (Shape{3, 2}));
+  EXPECT_EQ(x.contiguous().uop()->op, Op::CONTIGUOUS);
+}
+
+TEST(Tensor, ExternalPadIsAlwaysAnExplicitMask) {
+  Tensor x = data23();
+  for (double v : {0.0, 3.5}) {
+    Tensor p = x.pad({{1, 1}, {0, 2}}, v);
+    EXPECT_EQ(p.shape(), (Shape{4, 5}));
+    ASSERT_EQ(p.uop()->op, Op::WHERE);
+    const UPtr& mask = p.uop()->src[0];
+    ASSERT_EQ(mask->op, Op::PAD);
+    EXPECT_EQ(mask->dtype, dtypes::bool_);
+    EXPECT_EQ(mask->arg_ints(), (std::vector<int64_t>{1, 1, 0, 2}));
+    ASSERT_EQ(p.uop()->src[1]->op, Op::PAD);
+    EXPECT_EQ(p.uop()->src[1]->src[0], x.uop());
+    EXPECT_EQ(p.uop()->src[2]->src[0]->src[0]->as_float(), v);
+  }
+  EXPECT_EQ(x.pad({{0, 0}, {0, 0}}).uop(), x.uop());
+}
+
+TEST(Tensor, PadModes) {
+  Tensor x = data23();
+  EXPECT_EQ(x.pad({{1, 1}, {2, 2}}, PadMode::reflect).shape(), (Shape{4, 7}));
+  EXPECT_EQ(x.pad({{2, 0}, {0, 3}}, PadMode::circular).shape(), (Shape{4, 6}));
+  EXPECT_EQ(x.pad({{3, 3}, {5, 0}}, PadMode::replicate).shape(), (Shape{8, 8}));
+  EXPECT_EQ(x.pad({{1, 0}, {0, 0}}, PadMode::constant).uop()->op, Op::WHERE);
+  // Modes are built from shrink, flip and cat: every value PAD is one of cat's masked pads.
+  int value_pads = 0, masked = 0;
+  for (const UPtr& u : toposort(x.pad({{1, 1}, {2, 2}}, PadMode::reflect).uop())) {
+    if (u->op == Op::PAD && u->dtype != dtypes::bool_) ++value_pads;
+    if (u->op == Op::WHERE && u->src[0]->op == Op::PAD && u->src[1]->op == Op::PAD) ++masked;
+  }
+  EXPECT_EQ(value_pads, 6);  // three pieces per axis
+  EXPECT_EQ(masked, 6);
+}
+
+TEST(Tensor, Elementwise) {
+  Tensor x = data23();
+  Tensor b = Tensor::from_vector(std::vector<float>{1, 2, 3});
+  Tensor y = x + b;
+  EXPECT_EQ(y.shape(), (Shape{2, 3}));
+  ASSERT_EQ(y.uop()->op, Op::ADD);
+  EXPECT_EQ(y.uop()->src[1]->op, Op::EXPAND);
+  EXPECT_EQ(y.uop()->src[1]->src[0]->shape, (Shape{1, 3}));
+  EXPECT_EQ((x.reshape({2, 1, 3}) * b.reshape({3, 1})).shape(), (Shape{2, 3, 3}));
+  EXPECT_EQ((x < 2).dtype(), dtypes::bool_);
+  EXPECT_EQ((2 < x).shape(), (Shape{2, 3}));
+  EXPECT_EQ((x == x).dtype(), dtypes::bool_);
+  EXPECT_EQ((x != 1).uop()->op, Op::CMPNE);
+  EXPECT_EQ((x > 1).uop()->op, Op::CMPLT);
+  EXPECT_EQ((-x).uop()->op, Op::NEG);
+  EXPECT_EQ((10 - x).uop()->op, Op::SUB);
+  EXPECT_EQ(where(x < 3, x, 0).dtype(), dtypes::float32);
+  EXPECT_EQ((x < 3).where(1, 2).dtype(), dtypes::int32);
+  EXPECT_EQ(maximum(x, b).uop()->op, Op::MAX);
+  EXPECT_EQ(x.exp().uop()->op, Op::EXP2);
+  EXPECT_EQ(x.log().uop()->op, Op::MUL);
+  EXPECT_EQ(x.log().uop()->src[0]->op, Op::LOG2);
+  EXPECT_EQ(x.cos().uop()->op, Op::SIN);
+  EXPECT_EQ(x.sqrt().uop()->op, Op::SQRT);
+  EXPECT_EQ(x.cast(dtypes::int32).uop()->op, Op::CAST);
+  EXPECT_EQ(x.cast(dtypes::float32).uop(), x.uop());
+  for (const Tensor& t : {x.relu(), x.sigmoid(), x.tanh(), x.abs(), x.exp2(), x.log2(), x.sin(), minimum(x, b)})
+    EXPECT_EQ(t.shape(), (Shape{2, 3}));
+}
+
+TEST(Tensor, Promotion) {
+  Tensor f = data23();
+  Tensor i = Tensor::from_vector(std::vector<int32_t>{1, 2, 3});
+  Tensor l = Tensor::from_vector(std::vector<int64_t>{1, 2, 3});
+  Tensor u = Tensor::from_vector(std::vector<uint8_t>{1, 2, 3});
+  Tensor bo = Tensor::from_vector(std::vector<bool>{true, false, true});
+  Tensor d = Tensor::from_vector(std::vector<double>{1, 2, 3});
+  EXPECT_EQ((f + i).dtype(), dtypes::float32);
+  EXPECT_EQ((i + l).dtype(), dtypes::int64);
+  EXPECT_EQ((u + i).dtype(), dtypes::int32);
+  EXPECT_EQ((u + bo).dtype(), dtypes::uint8);
+  EXPECT_EQ((f + d).dtype(), dtypes::float64);
+  EXPECT_EQ((l + f).dtype(), dtypes::float32);
+  // Python-scalar rules.
+  EXPECT_EQ((i + 1).dtype(), dtypes::int32);
+  EXPECT_EQ((u + 300).dtype(), dtypes::uint8);
+  EXPECT_EQ((i + 1.5).dtype(), dtypes::float32);
+  EXPECT_EQ((l * 2.0f).dtype(), dtypes::float32);
+  EXPECT_EQ((d + 1.5).dtype(), dtypes::float64);
+  EXPECT_EQ((bo + 1).dtype(), dtypes::int32);
+  EXPECT_EQ((bo + true).dtype(), dtypes::bool_);
+  EXPECT_EQ((bo * 2.0).dtype(), dtypes::float32);
+  // True division of ints gives float32.
+  EXPECT_EQ((i / i).dtype(), dtypes::float32);
+  EXPECT_EQ((i / 2).dtype(), dtypes::float32);
+  EXPECT_EQ((l / bo).dtype(), dtypes::float32);
+  EXPECT_EQ((d / 2).dtype(), dtypes::float64);
+  EXPECT_EQ(i.exp().dtype(), dtypes::float32);
+  EXPECT_EQ(i.sqrt().dtype(), dtypes::float32);
+  EXPECT_EQ(where(bo, i, f).dtype(), dtypes::float32);
+}
+
+TEST(Tensor, Reduce) {
+  Tensor x = data23();
+  Tensor s = x.sum(1);
+  EXPECT_EQ(s.shape(), (Shape{2}));
+  ASSERT_EQ(s.uop()->op, Op::RESHAPE);
+  const UPtr& r = s.uop()->src[0];
+  ASSERT_EQ(r->op, Op::REDUCE_AXIS);
+  EXPECT_EQ(r->arg_ints(), (std::vector<int64_t>{int64_t(Op::ADD), 1}));
+  EXPECT_EQ(r->shape, (Shape{2, 1}));
+  EXPECT_EQ(x.sum(-1, true).shape(), (Shape{2, 1}));
+  EXPECT_EQ(x.sum().shape(), (Shape{}));
+  EXPECT_EQ(x.sum({0, 1}, true).shape(), (Shape{1, 1}));
+  EXPECT_EQ(x.max(0).uop()->src[0]->arg_ints(), (std::vector<int64_t>{int64_t(Op::MAX), 0}));
+  EXPECT_EQ(x.prod().uop()->src[0]->arg_ints(), (std::vector<int64_t>{int64_t(Op::MUL), 0, 1}));
+  EXPECT_EQ(x.min(1).uop()->op, Op::NEG);  // min is -max(-x)
+  EXPECT_EQ(x.mean(0).shape(), (Shape{3}));
+  EXPECT_EQ(x.reshape({2, 1, 3}).sum(1).uop(), x.uop());  // length-1 axes need no reduce
+  // Accumulation dtypes follow tinygrad.
+  EXPECT_EQ(Tensor::from_vector(std::vector<bool>{true, true}).sum().dtype(), dtypes::int32);
+  EXPECT_EQ(Tensor::from_vector(std::vector<uint8_t>{200, 200}).sum().dtype(), dtypes::uint32);
+  EXPECT_EQ(Tensor::from_vector(std::vector<int64_t>{1, 2}).sum().dtype(), dtypes::int64);
+  EXPECT_EQ(Tensor::from_vector(std::vector<int32_t>{1, 2}).mean().dtype(), dtypes::float32);
+  EXPECT_EQ(Tensor::from_vector(std::vector<int32_t>{1, 2}).max().dtype(), dtypes::int32);
+  EXPECT_EQ(Tensor::from_vector(std::vector<uint8_t>{1, 2}).min().dtype(), dtypes::uint8);
+  EXPECT_EQ(Tensor::from_vector(std::vector<bool>{true, false}).min().dtype(), dtypes::bool_);
+}
+
+TEST(Tensor, Composites) {
+  Tensor a = Tensor::ones({3, 5}), b = Tensor::ones({5, 7});
+  EXPECT_EQ(a.matmul(b).shape(), (Shape{3, 7}));
+  EXPECT_EQ(Tensor::ones({5}).dot(b).shape(), (Shape{7}));
+  EXPECT_EQ(a.matmul(Tensor::ones({5})).shape(), (Shape{3}));
+  EXPECT_EQ(Tensor::ones({5}).matmul(Tensor::ones({5})).shape(), (Shape{}));
+  EXPECT_EQ(Tensor::ones({4, 3, 5}).matmul(b).shape(), (Shape{4, 3, 7}));
+  EXPECT_EQ(Tensor::ones({3, 5}, dtypes::int32).matmul(b).dtype(), dtypes::float32);
+  EXPECT_EQ(Tensor::cat({a, Tensor::ones({2, 5})}, 0).shape(), (Shape{5, 5}));
+  EXPECT_EQ(Tensor::cat({a, a, a}, -1).shape(), (Shape{3, 15}));
+  EXPECT_EQ(Tensor::stack({a, a}, 1).shape(), (Shape{3, 2, 5}));
+  EXPECT_EQ(Tensor::stack({a, a}, -1).shape(), (Shape{3, 5, 2}));
+  EXPECT_EQ(a.softmax().shape(), (Shape{3, 5}));
+  EXPECT_EQ(a.softmax(0).shape(), (Shape{3, 5}));
+}
+
+TEST(Tensor, CopiesShareRealization) {
+  Tensor x = data23();
+  Tensor y = x;
+  EXPECT_EQ(x.realize().uop(), y.uop());
+}
+
+TEST(Tensor, Errors) {
+  Tensor x = data23();
+  Tensor b4 = Tensor::ones({4});
+  EXPECT_EQ(error_of([&] { x + b4; }), "add: cannot broadcast (2, 3) with (4,)");
+  EXPECT_EQ(error_of([&] { x* b4; }), "mul: cannot broadcast (2, 3) with (4,)");
+  EXPECT_EQ(error_of([&] { x < b4; }), "lt: cannot broadcast (2, 3) with (4,)");
+  EXPECT_EQ(error_of([&] { where(x < 1, x, b4); }), "where: cannot broadcast (2, 3) with (4,)");
+  EXPECT_EQ(error_of([&] { x.sum(2); }), "sum: axis 2 out of range for shape (2, 3)");
+  EXPECT_EQ(error_of([&] { x.max(-3); }), "max: axis -3 out of range for shape (2, 3)");
+  EXPECT_EQ(error_of([&] { x.sum({0, 0}); }), "sum: axis 0 repeated in (0, 0)");
+  EXPECT_EQ(error_of([&] { x.reshape({4, 2}); }), "reshape: cannot reshape (2, 3) to (4, 2): 6 elements vs 8");
+  EXPECT_EQ(error_of([&] { x.reshape({-1, -1}); }), "reshape: only one -1 allowed in (-1, -1)");
+  EXPECT_EQ(error_of([&] { x.reshape({4, -1}); }), "reshape: cannot reshape (2, 3) to (4, -1)");
+  EXPECT_EQ(error_of([&] { x.permute({0, 0}); }), "permute: (0, 0) is not a permutation of the axes of (2, 3)");
+  EXPECT_EQ(error_of([&] { x.permute({0}); }), "permute: (0,) is not a permutation of the axes of (2, 3)");
+  EXPECT_EQ(error_of([&] { x.expand({4, 3}); }), "expand: cannot expand (2, 3) to (4, 3)");
+  EXPECT_EQ(error_of([&] { x.pad({{-1, 0}, {0, 0}}); }), "pad: negative padding ((-1, 0), (0, 0)) for shape (2, 3)");
+  EXPECT_EQ(error_of([&] {
+              x.pad({{1, 0}});
+            }),
+            "pad: padding ((1, 0),) needs one (before, after) pair per axis of shape (2, 3)");
+  EXPECT_EQ(error_of([&] {
+              x.pad({{2, 0}, {0, 0}}, PadMode::reflect);
+            }),
+            "pad(reflect): padding ((2, 0), (0, 0)) must be smaller than axis 0 of shape (2, 3)");
+  EXPECT_EQ(error_of([&] {
+              x.pad({{0, 0}, {0, 4}}, PadMode::circular);
+            }),
+            "pad(circular): padding ((0, 0), (0, 4)) wraps around axis 1 of shape (2, 3) more than once");
+  EXPECT_EQ(error_of([&] {
+              x.pad({{0, -1}, {0, 0}}, PadMode::replicate);
+            }),
+            "pad(replicate): negative padding ((0, -1), (0, 0)) for shape (2, 3)");
+  EXPECT_EQ(error_of([&] {
+              x.shrink({{0, 3}, {0, 3}});
+            }),
+            "shrink: bounds ((0, 3), (0, 3)) out of range for shape (2, 3)");
+  EXPECT_EQ(error_of([&] { x.flip(2); }), "flip: axis 2 out of range for shape (2, 3)");
+  EXPECT_EQ(error_of([&] { x.flip({0, -2}); }), "flip: axis -2 repeated in (0, -2)");
+  EXPECT_EQ(error_of([&] { b4.T(); }), "T: needs at least 2 axes, got shape (4,)");
+  EXPECT_EQ(error_of([&] { x.transpose(0, 2); }), "transpose: axis 2 out of range for shape (2, 3)");
+  EXPECT_EQ(error_of([&] { x.unsqueeze(4); }), "unsqueeze: axis 4 out of range for shape (2, 3)");
+  EXPECT_EQ(error_of([&] { Tensor::cat({}, 0); }), "cat: empty list of tensors");
+  EXPECT_EQ(error_of([&] { Tensor::stack({}, 0); }), "stack: empty list of tensors");
+  EXPECT_EQ(error_of([&] { Tensor::cat({x, b4}, 0); }), "cat: shapes (2, 3) and (4,) differ outside axis 0");
+  EXPECT_EQ(error_of([&] {
+              Tensor::cat({x, Tensor::ones({3, 2})}, 1);
+            }),
+            "cat: shapes (2, 3) and (3, 2) differ outside axis 1");
+  EXPECT_EQ(error_of([&] { Tensor::cat({x}, 2); }), "cat: axis 2 out of range for shape (2, 3)");
+  EXPECT_EQ(error_of([&] { Tensor::stack({x, x.T()}); }), "stack: shapes (2, 3) and (3, 2) differ");
+  EXPECT_EQ(error_of([&] { x.matmul(x); }), "matmul: cannot multiply (2, 3) and (2, 3)");
+  EXPECT_EQ(error_of([&] { x.matmul(Tensor::ones({})); }),
+            "matmul: both operands need at least 1 axis, got (2, 3) and ()");
+  EXPECT_EQ(error_of([&] {
+              Tensor::from_vector(std::vector<float>{1, 2, 3}, {2, 2});
+            }),
+            "from_vector: 3 float32 values do not fill shape (2, 2) (4 elements)");
+  EXPECT_EQ(error_of([&] { x.to_vector<int32_t>(); }), "to_vector: tensor of shape (2, 3) is float32, asked for int32");
+  EXPECT_EQ(error_of([&] { x.to_vector<bool>(); }), "to_vector: tensor of shape (2, 3) is float32, asked for bool");
+  EXPECT_EQ(error_of([&] { Tensor::arange(0, 5, 0); }), "arange: step is 0");
+  EXPECT_EQ(error_of([&] { Tensor::full({-1, 2}, 0); }), "full: negative dimension in shape (-1, 2)");
+}
+
+}  // namespace
+}  // namespace rg

@@ -1,0 +1,225 @@
+#include "rules/rangeify_helpers.h"
+
+#include <string>
+
+#include "compiler/ir/shape.h"
+
+namespace rg {
+
+namespace {
+
+UPtr ic(int64_t v) { return cnst_int(dtypes::index, v); }
+bool is_c(const UPtr& x, int64_t v) { return x->is_const() && !x->is_invalid() && x->as_int() == v; }
+bool known(const UPtr& x) { return x->is_const() && !x->is_invalid(); }
+
+// Index builders that skip the identities, so a kernel over plain shapes carries no dead arithmetic.
+UPtr add(const UPtr& a, const UPtr& b) {
+  if (is_c(b, 0)) return a;
+  if (is_c(a, 0)) return b;
+  if (known(a) && known(b)) return ic(a->as_int() + b->as_int());
+  return a + b;
+}
+UPtr mul(const UPtr& a, int64_t c) {
+  if (c == 0) return ic(0);
+  if (c == 1) return a;
+  if (known(a)) return ic(a->as_int() * c);
+  return a * ic(c);
+}
+UPtr div(const UPtr& a, int64_t c) {
+  if (c == 1) return a;
+  if (a->vmin >= 0 && a->vmax < c) return ic(0);
+  if (known(a)) return ic(a->as_int() / c);
+  return a / ic(c);
+}
+UPtr mod(const UPtr& a, int64_t c) {
+  if (c == 1) return ic(0);
+  if (a->vmin >= 0 && a->vmax < c) return a;
+  if (known(a)) return ic(a->as_int() % c);
+  return a % ic(c);
+}
+
+int64_t product(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+std::vector<UPtr> vec(USpan s) { return std::vector<UPtr>(s.begin(), s.end()); }
+
+void check_rank(const UPtr& m, size_t n) {
+  if (m->shape.size() != n)
+    throw Error("rangeify: " + lower_name(m->op) + " of shape " + shape_str(m->shape) + " indexed with " +
+                std::to_string(n) + " indices");
+}
+
+UPtr make_index(const UPtr& x, const std::vector<UPtr>& idx) {
+  std::vector<UPtr> src{x};
+  src.insert(src.end(), idx.begin(), idx.end());
+  return UOp::make(Op::INDEX, x->dtype, std::move(src));
+}
+
+}  // namespace
+
+UPtr RangeifyCtx::param(const UPtr& buffer) {
+  auto [it, fresh] = slot.emplace(buffer.get(), int64_t(buffers.size()));
+  if (fresh) buffers.push_back(buffer);
+  return UOp::make(Op::PARAM, buffer->dtype.ptr_to(buffer->arg_ints().at(1)), {}, it->second);
+}
+
+// Reshape keeps the row-major order, so both shapes split into groups of axes with equal products
+// (a merge, a split, or a general regroup); each group is flattened and unflattened on its own.
+// Axes of size 1 index nothing. Inside a group, the outermost source axis needs no modulo and the
+// innermost no division: a valid index is always inside the shape.
+std::vector<UPtr> reshape_indices(const Shape& in, const Shape& out, const std::vector<UPtr>& idx) {
+  std::vector<UPtr> res(in.size(), ic(0));
+  if (product(in) == 0) return res;  // nothing is ever read
+  size_t i = 0, o = 0;
+  while (i < in.size() || o < out.size()) {
+    if (i < in.size() && in[i] == 1) {
+      ++i;
+      continue;
+    }
+    if (o < out.size() && out[o] == 1) {
+      ++o;
+      continue;
+    }
+    std::vector<size_t> gi, go;
+    int64_t pi = 1, po = 1;
+    do {
+      if (pi <= po && i < in.size())
+        pi *= in[i], gi.push_back(i++);
+      else
+        po *= out[o], go.push_back(o++);
+    } while (pi != po);
+    std::vector<int64_t> group_shape;
+    std::vector<UPtr> group_idx;
+    for (size_t k : go) group_shape.push_back(out[k]), group_idx.push_back(idx[k]);
+    UPtr flat = flat_index(group_shape, group_idx);
+    int64_t stride = 1;
+    for (size_t k = gi.size(); k-- > 0;) {
+      size_t d = gi[k];
+      if (in[d] != 1) res[d] = k == 0 ? div(flat, stride) : mod(div(flat, stride), in[d]);
+      stride *= in[d];
+    }
+  }
+  return res;
+}
+
+std::vector<UPtr> permute_indices(const std::vector<int64_t>& order, const std::vector<UPtr>& idx) {
+  std::vector<UPtr> res(idx.size());
+  for (size_t j = 0; j < order.size(); ++j) res[order[j]] = idx[j];
+  return res;
+}
+
+std::vector<UPtr> expand_indices(const Shape& in, const std::vector<UPtr>& idx) {
+  std::vector<UPtr> res = idx;
+  for (size_t d = 0; d < in.size(); ++d)
+    if (in[d] == 1) res[d] = ic(0);  // a broadcast axis reads its single element
+  return res;
+}
+
+std::vector<UPtr> shrink_indices(const std::vector<int64_t>& arg, const std::vector<UPtr>& idx) {
+  std::vector<UPtr> res = idx;
+  for (size_t d = 0; d < idx.size(); ++d) res[d] = add(idx[d], ic(arg[2 * d]));
+  return res;
+}
+
+std::vector<UPtr> flip_indices(const Shape& in, const std::vector<int64_t>& flags, const std::vector<UPtr>& idx) {
+  std::vector<UPtr> res = idx;
+  for (size_t d = 0; d < idx.size(); ++d)
+    if (flags[d]) res[d] = known(idx[d]) ? ic(in[d] - 1 - idx[d]->as_int()) : ic(in[d] - 1) - idx[d];
+  return res;
+}
+
+std::vector<UPtr> pad_indices(const Shape& in, const std::vector<int64_t>& arg, const std::vector<UPtr>& idx,
+                              UPtr* valid) {
+  std::vector<UPtr> res = idx;
+  *valid = UPtr();
+  for (size_t d = 0; d < idx.size(); ++d) {
+    const int64_t before = arg[2 * d], end = before + in[d];
+    const UPtr& i = idx[d];
+    UPtr ok;  // i >= before, written as tinygrad's (i < before) != true
+    if (i->vmin < before) ok = ne(i < ic(before), cnst_int(dtypes::bool_, 1));
+    if (i->vmax >= end) ok = ok ? ok & (i < ic(end)) : (i < ic(end));
+    if (ok) *valid = *valid ? *valid & ok : ok;
+    UPtr shifted = add(i, ic(-before));
+    res[d] = ok ? where(ok, shifted, invalid(dtypes::index)) : shifted;
+  }
+  return res;
+}
+
+// Outer axes first, so a split reads as r0*3+r1.
+UPtr flat_index(const Shape& shape, const std::vector<UPtr>& idx) {
+  std::vector<int64_t> stride(shape.size(), 1);
+  for (size_t d = shape.size(); d-- > 1;) stride[d - 1] = stride[d] * shape[d];
+  UPtr flat = ic(0);
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (shape[d] != 1) flat = add(flat, mul(idx[d], stride[d]));
+  return flat;
+}
+
+UPtr index_reshape(const UPtr& m, USpan idx) {
+  check_rank(m, idx.size());
+  const UPtr& x = m->src[0];
+  return make_index(x, reshape_indices(x->shape, m->shape, vec(idx)));
+}
+
+UPtr index_permute(const UPtr& m, USpan idx) {
+  check_rank(m, idx.size());
+  return make_index(m->src[0], permute_indices(m->arg_ints(), vec(idx)));
+}
+
+UPtr index_expand(const UPtr& m, USpan idx) {
+  check_rank(m, idx.size());
+  return make_index(m->src[0], expand_indices(m->src[0]->shape, vec(idx)));
+}
+
+UPtr index_shrink(const UPtr& m, USpan idx) {
+  check_rank(m, idx.size());
+  return make_index(m->src[0], shrink_indices(m->arg_ints(), vec(idx)));
+}
+
+UPtr index_flip(const UPtr& m, USpan idx) {
+  check_rank(m, idx.size());
+  return make_index(m->src[0], flip_indices(m->shape, m->arg_ints(), vec(idx)));
+}
+
+UPtr index_pad(const UPtr& m, USpan idx) {
+  check_rank(m, idx.size());
+  const UPtr& x = m->src[0];
+  UPtr valid;
+  std::vector<UPtr> inner = pad_indices(x->shape, m->arg_ints(), vec(idx), &valid);
+  UPtr read = make_index(x, inner);
+  if (!valid) return read;
+  // The value is gated too: an Invalid index alone would vanish when x turns out to be a constant.
+  UPtr fill = x->dtype.is_bool() ? cnst_int(x->dtype, 0) : invalid(x->dtype);
+  if (valid->vmax == 0) return fill;  // every index lies in the padding
+  return where(valid, read, fill);
+}
+
+UPtr index_reduce(RangeifyCtx& ctx, const UPtr& m, USpan idx) {
+  check_rank(m, idx.size());
+  const UPtr& x = m->src[0];
+  const std::vector<int64_t>& arg = m->arg_ints();
+  Op op = Op(arg.at(0));
+  if (op != Op::ADD && op != Op::MUL && op != Op::MAX)
+    throw Error("rangeify: reduce_axis with op " + lower_name(op) + " on shape " + shape_str(x->shape) +
+                " (expected add, mul or max)");
+  std::vector<UPtr> inner = vec(idx), ranges;
+  for (size_t k = 1; k < arg.size(); ++k) {
+    int64_t d = arg[k];
+    if (x->shape[d] == 1) continue;  // reducing one element reads index 0, as the output did
+    UPtr r = range(x->shape[d], ctx.next_range++, AxisType::Reduce);
+    inner[d] = r;
+    ranges.push_back(r);
+  }
+  UPtr body = make_index(x, inner);
+  if (ranges.empty()) return body;
+  std::vector<UPtr> src{body};
+  src.insert(src.end(), ranges.begin(), ranges.end());
+  return UOp::make(Op::REDUCE, x->dtype, std::move(src), op);
+}
+
+UPtr buffer_param(RangeifyCtx& ctx, const UPtr& buffer) { return ctx.param(buffer); }
+
+}  // namespace rg

@@ -1,0 +1,53 @@
+// Helpers of rules/rangeify.rules: the index arithmetic of each movement op
+// and the context of one kernel's rangeify. Every helper gets the node being
+// indexed and the indices into its output (one per axis) and returns the INDEX
+// into its source, so a rule reads `index(m @ permute(_), idx...) => index_permute(m, idx)`.
+// Index arithmetic has dtype `index`; obvious identities (x*1, x+0, x%n with
+// x < n, a size-1 axis) are not emitted at all, the rest is left to symbolic.
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "compiler/ir/uop.h"
+
+namespace rg {
+
+// One kernel's state while its value is rangeified.
+struct RangeifyCtx {
+  int64_t next_range = 0;     // id of the next RANGE created for a reduced axis
+  std::vector<UPtr> buffers;  // PARAM slot i is bound to buffers[i]
+  std::unordered_map<const UOp*, int64_t> slot;
+  // The PARAM of `buffer` (a BUFFER node), giving it the next slot on first use.
+  UPtr param(const UPtr& buffer);
+};
+
+// --- index arithmetic on plain index lists (unit-tested on their own) ---
+// `idx` indexes the output of the op; the result indexes its source.
+std::vector<UPtr> reshape_indices(const Shape& in, const Shape& out, const std::vector<UPtr>& idx);
+std::vector<UPtr> permute_indices(const std::vector<int64_t>& order, const std::vector<UPtr>& idx);
+std::vector<UPtr> expand_indices(const Shape& in, const std::vector<UPtr>& idx);
+std::vector<UPtr> shrink_indices(const std::vector<int64_t>& arg, const std::vector<UPtr>& idx);
+std::vector<UPtr> flip_indices(const Shape& in, const std::vector<int64_t>& flags, const std::vector<UPtr>& idx);
+// Pad: each padded axis becomes `where(valid_d, i - before, Invalid)`; `valid` gets the AND of
+// the per-axis conditions (null when every index is known to be inside).
+std::vector<UPtr> pad_indices(const Shape& in, const std::vector<int64_t>& arg, const std::vector<UPtr>& idx,
+                              UPtr* valid);
+// Flat (row-major) offset of idx in shape.
+UPtr flat_index(const Shape& shape, const std::vector<UPtr>& idx);
+
+// --- helpers called from rules ---
+UPtr index_reshape(const UPtr& m, USpan idx);
+UPtr index_permute(const UPtr& m, USpan idx);
+UPtr index_expand(const UPtr& m, USpan idx);
+UPtr index_shrink(const UPtr& m, USpan idx);
+UPtr index_flip(const UPtr& m, USpan idx);
+// where(valid, INDEX(x, gated indices), fill): fill is Invalid, or false for bool (DESIGN §6.1).
+UPtr index_pad(const UPtr& m, USpan idx);
+// REDUCE[op](INDEX(x, idx with a new Reduce RANGE on each reduced axis), those ranges).
+UPtr index_reduce(RangeifyCtx& ctx, const UPtr& m, USpan idx);
+// A BUFFER becomes the kernel's PARAM for it.
+UPtr buffer_param(RangeifyCtx& ctx, const UPtr& buffer);
+
+}  // namespace rg

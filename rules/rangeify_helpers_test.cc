@@ -1,0 +1,229 @@
+// The index arithmetic of each movement op, evaluated at every position and
+// compared with the position computed by hand (plain loops over the shapes).
+#include "rules/rangeify_helpers.h"
+
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <unordered_map>
+
+#include "compiler/ir/shape.h"
+
+namespace rg {
+namespace {
+
+// Evaluates an index expression with the ranges bound to values; nullopt is Invalid.
+std::optional<int64_t> eval(const UPtr& e, const std::unordered_map<const UOp*, int64_t>& env) {
+  if (e->op == Op::RANGE) return env.at(e.get());
+  if (e->is_invalid()) return std::nullopt;
+  if (e->is_const()) return e->as_int();
+  if (e->op == Op::WHERE) {
+    std::optional<int64_t> c = eval(e->src[0], env);
+    if (!c) return std::nullopt;
+    return eval(e->src[*c ? 1 : 2], env);
+  }
+  std::vector<int64_t> v;
+  for (const UPtr& s : e->src) {
+    std::optional<int64_t> x = eval(s, env);
+    if (!x) return std::nullopt;  // Invalid poisons
+    v.push_back(*x);
+  }
+  switch (e->op) {
+    case Op::ADD:
+      return v[0] + v[1];
+    case Op::SUB:
+      return v[0] - v[1];
+    case Op::MUL:
+      return v[0] * v[1];
+    case Op::DIV:
+      return v[0] / v[1];
+    case Op::MOD:
+      return v[0] % v[1];
+    case Op::CMPLT:
+      return v[0] < v[1];
+    case Op::CMPNE:
+      return v[0] != v[1];
+    case Op::AND:
+      return v[0] & v[1];
+    default:
+      ADD_FAILURE() << "unexpected op " << lower_name(e->op);
+      return 0;
+  }
+}
+
+// Ranges r0..r(n-1) over shape, and every position of the shape.
+std::vector<UPtr> ranges_for(const Shape& s) {
+  std::vector<UPtr> r;
+  for (size_t d = 0; d < s.size(); ++d) r.push_back(range(s[d], int64_t(d)));
+  return r;
+}
+std::vector<std::vector<int64_t>> positions(const Shape& s) {
+  std::vector<std::vector<int64_t>> all{{}};
+  for (int64_t n : s) {
+    std::vector<std::vector<int64_t>> next;
+    for (const auto& p : all)
+      for (int64_t i = 0; i < n; ++i) {
+        next.push_back(p);
+        next.back().push_back(i);
+      }
+    all = next;
+  }
+  return all;
+}
+std::vector<std::optional<int64_t>> eval_all(const std::vector<UPtr>& idx, const std::vector<UPtr>& r,
+                                             const std::vector<int64_t>& pos) {
+  std::unordered_map<const UOp*, int64_t> env;
+  for (size_t d = 0; d < r.size(); ++d) env[r[d].get()] = pos[d];
+  std::vector<std::optional<int64_t>> out;
+  for (const UPtr& i : idx) out.push_back(eval(i, env));
+  return out;
+}
+int64_t flat(const Shape& s, const std::vector<int64_t>& p) {
+  int64_t f = 0;
+  for (size_t d = 0; d < s.size(); ++d) f = f * s[d] + p[d];
+  return f;
+}
+std::vector<int64_t> unflat(const Shape& s, int64_t f) {
+  std::vector<int64_t> p(s.size());
+  for (size_t d = s.size(); d-- > 0;) p[d] = f % s[d], f /= s[d];
+  return p;
+}
+
+void check_reshape(const Shape& in, const Shape& out) {
+  SCOPED_TRACE(shape_str(in) + " <- " + shape_str(out));
+  std::vector<UPtr> r = ranges_for(out);
+  std::vector<UPtr> idx = reshape_indices(in, out, r);
+  ASSERT_EQ(idx.size(), in.size());
+  for (const auto& p : positions(out)) {
+    std::vector<int64_t> want = unflat(in, flat(out, p));
+    auto got = eval_all(idx, r, p);
+    for (size_t d = 0; d < in.size(); ++d) EXPECT_EQ(got[d], want[d]) << "axis " << d << " at flat " << flat(out, p);
+  }
+}
+
+TEST(RangeifyHelpers, ReshapeEveryPosition) {
+  check_reshape({6}, {2, 3});
+  check_reshape({2, 3}, {6});
+  check_reshape({2, 3}, {3, 2});
+  check_reshape({4, 6}, {2, 12});
+  check_reshape({2, 1, 3}, {6});
+  check_reshape({6, 1}, {1, 2, 3});
+  check_reshape({2, 3, 4}, {4, 3, 2});
+  check_reshape({5, 1}, {5});
+  check_reshape({}, {1, 1});
+  check_reshape({1, 1}, {});
+  check_reshape({12}, {2, 2, 3});
+}
+
+TEST(RangeifyHelpers, ReshapeEmitsNoArithmeticForPlainSplits) {
+  // (6,) viewed as (2, 3): address 3*a + b, no division or modulo.
+  std::vector<UPtr> r = ranges_for({2, 3});
+  std::vector<UPtr> idx = reshape_indices({6}, {2, 3}, r);
+  EXPECT_EQ(render_expr(idx[0]), "r0*3+r1");
+  // Dropping a size-1 axis is free.
+  std::vector<UPtr> r5 = ranges_for({5});
+  std::vector<UPtr> i5 = reshape_indices({5, 1}, {5}, r5);
+  EXPECT_EQ(i5[0], r5[0]);
+  EXPECT_TRUE(i5[1]->is_const() && i5[1]->as_int() == 0);
+}
+
+TEST(RangeifyHelpers, PermuteEveryPosition) {
+  Shape out = {4, 2, 3};  // permute (2, 0, 1) of (2, 3, 4)
+  std::vector<UPtr> r = ranges_for(out);
+  std::vector<UPtr> idx = permute_indices({2, 0, 1}, r);
+  for (const auto& p : positions(out)) {
+    auto got = eval_all(idx, r, p);
+    // out[i][j][k] = in[j][k][i]
+    EXPECT_EQ(got[0], p[1]);
+    EXPECT_EQ(got[1], p[2]);
+    EXPECT_EQ(got[2], p[0]);
+  }
+}
+
+TEST(RangeifyHelpers, ExpandEveryPosition) {
+  Shape in = {3, 1}, out = {3, 4};
+  std::vector<UPtr> r = ranges_for(out);
+  std::vector<UPtr> idx = expand_indices(in, r);
+  for (const auto& p : positions(out)) {
+    auto got = eval_all(idx, r, p);
+    EXPECT_EQ(got[0], p[0]);
+    EXPECT_EQ(got[1], 0);
+  }
+}
+
+TEST(RangeifyHelpers, ShrinkEveryPosition) {
+  Shape out = {2, 3};  // shrink ((1, 3), (2, 5)) of (4, 6)
+  std::vector<UPtr> r = ranges_for(out);
+  std::vector<UPtr> idx = shrink_indices({1, 3, 2, 5}, r);
+  for (const auto& p : positions(out)) {
+    auto got = eval_all(idx, r, p);
+    EXPECT_EQ(got[0], p[0] + 1);
+    EXPECT_EQ(got[1], p[1] + 2);
+  }
+}
+
+TEST(RangeifyHelpers, FlipEveryPosition) {
+  Shape s = {3, 4};
+  std::vector<UPtr> r = ranges_for(s);
+  std::vector<UPtr> idx = flip_indices(s, {0, 1}, r);
+  for (const auto& p : positions(s)) {
+    auto got = eval_all(idx, r, p);
+    EXPECT_EQ(got[0], p[0]);
+    EXPECT_EQ(got[1], 3 - p[1]);
+  }
+}
+
+TEST(RangeifyHelpers, PadEveryPosition) {
+  Shape in = {3, 2}, out = {5, 4};  // pad ((1, 1), (1, 1)), as in seed 004
+  std::vector<UPtr> r = ranges_for(out);
+  UPtr valid;
+  std::vector<UPtr> idx = pad_indices(in, {1, 1, 1, 1}, r, &valid);
+  ASSERT_TRUE(valid);
+  for (const auto& p : positions(out)) {
+    auto got = eval_all(idx, r, p);
+    auto ok = eval_all({valid}, r, p)[0];
+    bool inside = p[0] >= 1 && p[0] < 4 && p[1] >= 1 && p[1] < 3;
+    EXPECT_EQ(*ok, inside);
+    if (p[0] >= 1 && p[0] < 4)
+      EXPECT_EQ(got[0], p[0] - 1);
+    else
+      EXPECT_EQ(got[0], std::nullopt);
+    if (p[1] >= 1 && p[1] < 3)
+      EXPECT_EQ(got[1], p[1] - 1);
+    else
+      EXPECT_EQ(got[1], std::nullopt);
+  }
+}
+
+TEST(RangeifyHelpers, PadSkipsAxesThatCannotLeave) {
+  std::vector<UPtr> r = ranges_for({3, 6});
+  UPtr valid;
+  std::vector<UPtr> idx = pad_indices({3, 2}, {0, 0, 0, 4}, r, &valid);
+  EXPECT_EQ(idx[0], r[0]);                // axis 0 is not padded
+  EXPECT_EQ(render_expr(valid), "r1<2");  // only the upper bound of axis 1 can fail
+}
+
+TEST(RangeifyHelpers, FlatIndex) {
+  Shape s = {2, 1, 3};
+  std::vector<UPtr> r = ranges_for(s);
+  UPtr f = flat_index(s, r);
+  for (const auto& p : positions(s)) EXPECT_EQ(eval_all({f}, r, p)[0], flat(s, p));
+}
+
+TEST(RangeifyHelpers, ParamSlotsInOrderOfFirstUse) {
+  UPtr dev = UOp::make(Op::DEVICE, dtypes::void_, {}, std::string("CPU"));
+  UPtr a = UOp::make(Op::BUFFER, dtypes::float32, {dev}, std::vector<int64_t>{9001, 5});
+  UPtr b = UOp::make(Op::BUFFER, dtypes::int32, {dev}, std::vector<int64_t>{9002, 6});
+  RangeifyCtx ctx;
+  UPtr pa = ctx.param(a), pb = ctx.param(b);
+  EXPECT_EQ(pa->arg_int(), 0);
+  EXPECT_EQ(pb->arg_int(), 1);
+  EXPECT_EQ(ctx.param(a), pa);
+  EXPECT_EQ(pa->dtype, dtypes::float32.ptr_to(5));
+  EXPECT_EQ(pb->dtype, dtypes::int32.ptr_to(6));
+  ASSERT_EQ(ctx.buffers.size(), 2u);
+  EXPECT_EQ(ctx.buffers[1], b);
+}
+
+}  // namespace
+}  // namespace rg

@@ -1,0 +1,156 @@
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "backends/cpu/compiler.h"
+#include "compiler/schedule/schedule.h"
+#include "runtime/buffer.h"
+#include "runtime/executor.h"
+
+namespace rg {
+namespace {
+
+const bool kPrivateCache = [] {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  setenv("XDG_CACHE_HOME", (std::string(tmp ? tmp : "/tmp") + "/rt_cache_" + std::to_string(getpid())).c_str(), 1);
+  return true;
+}();
+
+UPtr data(const std::vector<float>& v, const Shape& shape) {
+  UPtr b = new_buffer(dtypes::float32, int64_t(v.size()));
+  buffer_write(b, v.data(), v.size() * sizeof(float));
+  return UOp::make(Op::RESHAPE, dtypes::float32, {b}, shape);
+}
+std::vector<float> read(const UPtr& realized) {
+  std::vector<float> out(buffer_bytes(buffer_of(realized)) / sizeof(float));
+  buffer_read(realized, out.data(), out.size() * sizeof(float));
+  return out;
+}
+UPtr mv(Op op, const UPtr& x, const std::vector<int64_t>& arg) { return UOp::make(op, x->dtype, {x}, arg); }
+UPtr full(double v, const Shape& shape) {
+  return mv(Op::EXPAND, mv(Op::RESHAPE, cnst(dtypes::float32, v), Shape(shape.size(), 1)), shape);
+}
+UPtr sum(const UPtr& x, int64_t axis) {
+  return UOp::make(Op::REDUCE_AXIS, x->dtype, {x}, std::vector<int64_t>{int64_t(Op::ADD), axis});
+}
+UPtr pad_value(const UPtr& x, const std::vector<int64_t>& arg, double value) {
+  UPtr ones = mv(Op::EXPAND, mv(Op::RESHAPE, cnst(dtypes::bool_, 1), Shape(x->shape.size(), 1)), x->shape);
+  UPtr p = mv(Op::PAD, x, arg);
+  return where(mv(Op::PAD, ones, arg), p, full(value, p->shape));
+}
+
+TEST(Buffer, WriteReadCopyFree) {
+  UPtr a = new_buffer(dtypes::int32, 3), b = new_buffer(dtypes::int32, 3);
+  EXPECT_FALSE(buffer_allocated(a));
+  size_t before = buffer_live_bytes();
+  std::vector<int32_t> v{1, -2, 3}, out(3);
+  buffer_write(a, v.data(), 12);
+  EXPECT_TRUE(buffer_allocated(a));
+  EXPECT_EQ(buffer_live_bytes(), before + 12);
+  buffer_copy(b, a);
+  buffer_read(b, out.data(), 12);
+  EXPECT_EQ(out, v);
+  buffer_read(UOp::make(Op::RESHAPE, dtypes::int32, {b}, Shape{3, 1}), out.data(), 12);  // through a view
+  EXPECT_EQ(out, v);
+  buffer_free(a);
+  buffer_free(b);
+  EXPECT_EQ(buffer_live_bytes(), before);
+  buffer_read(a, out.data(), 12);  // allocated again, zero-filled
+  EXPECT_EQ(out, (std::vector<int32_t>{0, 0, 0}));
+  buffer_free(a);
+}
+
+TEST(Buffer, BadUseIsAnError) {
+  UPtr a = new_buffer(dtypes::float32, 2);
+  float x[3];
+  EXPECT_THROW(buffer_write(a, x, 12), Error);
+  EXPECT_THROW(buffer_read(a, x, 4), Error);
+  EXPECT_THROW(buffer_data(new_buffer(dtypes::float32, 2, "TPU")), Error);
+  EXPECT_THROW(buffer_data(cnst(dtypes::float32, 1)), Error);
+  EXPECT_THROW(buffer_copy(a, new_buffer(dtypes::float32, 3)), Error);
+}
+
+TEST(RunLinear, RunsCallsInOrderOnTheirBuffers) {
+  // Two CALLs: tmp = in * 2, then out = tmp + 1, over 4 floats.
+  auto kernel = [](const std::function<UPtr(const UPtr&)>& f) {
+    UPtr p0 = UOp::make(Op::PARAM, dtypes::float32.ptr_to(4), {}, int64_t(0));
+    UPtr p1 = UOp::make(Op::PARAM, dtypes::float32.ptr_to(4), {}, int64_t(1));
+    UPtr r = range(4, 0);
+    UPtr v = f(UOp::make(Op::INDEX, dtypes::float32, {p1, r}));
+    UPtr st = UOp::make(Op::STORE, dtypes::void_, {UOp::make(Op::INDEX, p0->dtype, {p0, r}), v});
+    return UOp::make(Op::SINK, dtypes::void_, {UOp::make(Op::END, dtypes::void_, {st, r})});
+  };
+  UPtr in = new_buffer(dtypes::float32, 4), tmp = new_buffer(dtypes::float32, 4), out = new_buffer(dtypes::float32, 4);
+  std::vector<float> x{1, 2, 3, 4};
+  buffer_write(in, x.data(), 16);
+  UPtr k1 = kernel([](const UPtr& v) { return v * cnst(dtypes::float32, 2); });
+  UPtr k2 = kernel([](const UPtr& v) { return v + cnst(dtypes::float32, 1); });
+  UPtr linear = UOp::make(
+      Op::LINEAR, dtypes::void_,
+      {UOp::make(Op::CALL, dtypes::void_, {k1, tmp, in}), UOp::make(Op::CALL, dtypes::void_, {k2, out, tmp})});
+  run_linear(linear);
+  EXPECT_EQ(read(out), (std::vector<float>{3, 5, 7, 9}));
+  EXPECT_EQ(last_timings().kernels, 2);
+
+  // The same kernels again: the program cache answers, nothing is built or compiled.
+  uint64_t compiles = compiler_invocations();
+  run_linear(linear);
+  EXPECT_EQ(last_timings().programs_built, 0);
+  EXPECT_EQ(compiler_invocations(), compiles);
+  EXPECT_NE(last_timings().str().find("2 kernels"), std::string::npos);
+
+  // A CALL whose buffers do not fit its kernel.
+  UPtr bad = UOp::make(Op::LINEAR, dtypes::void_, {UOp::make(Op::CALL, dtypes::void_, {k1, out})});
+  EXPECT_THROW(run_linear(bad), Error);
+  UPtr ints = new_buffer(dtypes::int32, 4);
+  EXPECT_THROW(run_linear(UOp::make(Op::LINEAR, dtypes::void_, {UOp::make(Op::CALL, dtypes::void_, {k1, out, ints})})),
+               Error);
+}
+
+TEST(Realize, Seed004) {
+  ASSERT_TRUE(kPrivateCache);
+  UPtr x = data({1, 2, 3, 4, 5, 6}, {2, 3});
+  UPtr xt = mv(Op::PERMUTE, x, {1, 0});
+  UPtr y = mv(Op::RESHAPE, sum(pad_value(xt, {1, 1, 1, 1}, 0) + full(10, {5, 4}), 1), {5});
+  std::vector<UPtr> out = realize({y});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(read(out[0]), (std::vector<float>{40, 45, 47, 49, 40}));
+  EXPECT_EQ(last_timings().kernels, 1);
+
+  UPtr z = mv(Op::RESHAPE, sum(pad_value(xt + full(10, {3, 2}), {1, 1, 1, 1}, 0), 1), {5});
+  EXPECT_EQ(read(realize({z})[0]), (std::vector<float>{0, 25, 27, 29, 0}));
+}
+
+TEST(Realize, Seed004Oracle) {
+  // The seed's 15 movement/broadcast/reduction cases: x.T.flip(0).pad((2,1),(1,2)) + bias[:, None], summed over axis 1.
+  for (int rows : {1, 2, 7}) {
+    for (int cols : {1, 3, 31, 32, 33}) {
+      std::vector<float> flat;
+      for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < cols; ++c) flat.push_back(float((r * 7 + c * 3) % 19 - 9));
+      std::vector<float> bias;
+      for (int i = 0; i < cols + 3; ++i) bias.push_back(float(i - 2));
+      // Expected, by plain loops: padded[i][j] over (cols+3) x (rows+3).
+      std::vector<float> want;
+      for (int i = 0; i < cols + 3; ++i) {
+        float s = 0;
+        for (int j = 0; j < rows + 3; ++j) {
+          int c = cols - 1 - (i - 2), r = j - 1;  // undo pad, then flip of the transposed first axis
+          float v = (i >= 2 && i < cols + 2 && j >= 1 && j < rows + 1) ? flat[r * cols + c] : 0.0f;
+          s += v + bias[i];
+        }
+        want.push_back(s);
+      }
+      UPtr x = data(flat, {rows, cols});
+      UPtr t = pad_value(mv(Op::FLIP, mv(Op::PERMUTE, x, {1, 0}), {1, 0}), {2, 1, 1, 2}, 0);
+      UPtr b = mv(Op::EXPAND, mv(Op::RESHAPE, data(bias, {cols + 3}), {cols + 3, 1}), {cols + 3, rows + 3});
+      UPtr y = mv(Op::RESHAPE, sum(t + b, 1), {cols + 3});
+      EXPECT_EQ(read(realize({y})[0]), want) << rows << "x" << cols;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace rg

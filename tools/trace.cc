@@ -1,0 +1,294 @@
+#include "tools/trace.h"
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <unordered_map>
+
+#include "compiler/codegen/codegen.h"
+#include "compiler/ir/shape.h"
+#include "compiler/schedule/schedule.h"
+#include "runtime/buffer.h"
+#include "runtime/executor.h"
+#include "tools/capture.pb.h"
+
+namespace rg::trace {
+
+namespace {
+
+Tensor x23() { return Tensor::from_vector(std::vector<float>{1, 2, 3, 4, 5, 6}, {2, 3}).realize(); }
+
+std::string arg_text(const Arg& a) {
+  return std::visit(
+      [](const auto& v) -> std::string {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, std::monostate>)
+          return "";
+        else if constexpr (std::is_same_v<T, int64_t>)
+          return std::to_string(v);
+        else if constexpr (std::is_same_v<T, double>) {
+          std::ostringstream s;
+          s << v;
+          return s.str();
+        } else if constexpr (std::is_same_v<T, InvalidT>)
+          return "Invalid";
+        else if constexpr (std::is_same_v<T, std::vector<int64_t>>)
+          return shape_str(v);
+        else if constexpr (std::is_same_v<T, std::string>)
+          return v;
+        else if constexpr (std::is_same_v<T, Op>)
+          return std::string(name(v));
+        else
+          return v.name + "[" + std::to_string(v.lo) + ", " + std::to_string(v.hi) + "]";
+      },
+      a);
+}
+
+// The nodes reachable from `roots`, in topological order (sources first), as a capture Graph.
+capture::Graph to_graph(const std::vector<UPtr>& roots, const std::string& text) {
+  capture::Graph g;
+  std::unordered_map<const UOp*, int> index;
+  for (const UPtr& r : roots)
+    for (const UPtr& u : toposort(r)) {
+      if (index.count(u.get())) continue;
+      index[u.get()] = g.nodes_size();
+      capture::Node* n = g.add_nodes();
+      n->set_op(std::string(name(u->op)));
+      n->set_dtype(u->dtype.name());
+      for (const UPtr& s : u->src) n->add_src(index.at(s.get()));
+      n->set_arg(arg_text(u->arg));
+      n->set_has_shape(u->has_shape);
+      for (int64_t d : u->shape) n->add_shape(d);
+    }
+  g.set_text(text);
+  return g;
+}
+
+// One line per instruction of a linear program; sources by their line number.
+std::string program_text(const Program& p) {
+  std::unordered_map<const UOp*, size_t> at;
+  std::ostringstream s;
+  for (size_t i = 0; i < p.uops.size(); ++i) {
+    const UPtr& u = p.uops[i];
+    at[u.get()] = i;
+    s << "  " << i << ": " << name(u->op) << " " << u->dtype.name();
+    for (const UPtr& x : u->src) {
+      auto it = at.find(x.get());
+      if (it != at.end())
+        s << " %" << it->second;
+      else
+        s << " (" << render_expr(x) << ")";
+    }
+    std::string a = arg_text(u->arg);
+    if (!a.empty()) s << " [" << a << "]";
+    s << "\n";
+  }
+  return s.str();
+}
+
+capture::Buffer to_buffer(const UPtr& b) {
+  capture::Buffer c;
+  c.set_id(b->arg_ints()[0]);
+  c.set_dtype(b->dtype.name());
+  c.set_size(b->arg_ints()[1]);
+  c.set_device(b->src[0]->arg_str());
+  return c;
+}
+
+std::string buffer_text(const UPtr& b) {
+  return "#" + std::to_string(b->arg_ints()[0]) + " " + b->dtype.name() + "[" + std::to_string(b->arg_ints()[1]) + "]";
+}
+
+double element(DType dt, const unsigned char* p) {
+  auto get = [&](auto x) {
+    std::memcpy(&x, p, sizeof(x));
+    return double(x);
+  };
+  switch (dt.scalar) {
+    case Scalar::Float32:
+      return get(float());
+    case Scalar::Float64:
+      return get(double());
+    case Scalar::Int8:
+      return get(int8_t());
+    case Scalar::Int16:
+      return get(int16_t());
+    case Scalar::Int32:
+      return get(int32_t());
+    case Scalar::Int64:
+      return get(int64_t());
+    case Scalar::Bool:
+    case Scalar::UInt8:
+      return get(uint8_t());
+    case Scalar::UInt16:
+      return get(uint16_t());
+    case Scalar::UInt32:
+      return get(uint32_t());
+    case Scalar::UInt64:
+      return get(uint64_t());
+    default:
+      throw Error("trace: cannot read " + dt.name());
+  }
+}
+
+class Writer {
+ public:
+  Writer(std::string dir, std::string expr) : dir_(std::move(dir)), expr_(std::move(expr)) {}
+  capture::Stage stage(const std::string& name) {
+    capture::Stage s;
+    s.set_expr(expr_);
+    s.set_name(name);
+    return s;
+  }
+  void write(const capture::Stage& s, const std::string& file) {
+    if (dir_.empty()) return;
+    std::ofstream f(path(file + ".pb"), std::ios::binary);
+    if (!f || !s.SerializeToOstream(&f)) throw Error("trace: cannot write " + path(file + ".pb"));
+  }
+  void write_text(const std::string& text, const std::string& file) {
+    if (dir_.empty()) return;
+    std::ofstream f(path(file));
+    if (!(f << text)) throw Error("trace: cannot write " + path(file));
+  }
+
+ private:
+  std::string path(const std::string& f) const { return dir_ + "/" + f; }
+  std::string dir_, expr_;
+};
+
+std::string two(int i) { return (i < 10 ? "0" : "") + std::to_string(i); }
+
+}  // namespace
+
+const std::vector<Example>& examples() {
+  static const std::vector<Example> all = {
+      {"seed004", "(x.T().pad({{1, 1}, {1, 1}}) + 10).sum(1), x = [[1, 2, 3], [4, 5, 6]]",
+       [] {
+         return (x23().T().pad({{1, 1}, {1, 1}}) + 10.0f).sum(1);
+       }},
+      {"seed004_inside", "(x.T() + 10).pad({{1, 1}, {1, 1}}).sum(1)",
+       [] {
+         return (x23().T() + 10.0f).pad({{1, 1}, {1, 1}}).sum(1);
+       }},
+      {"oracle", "(x.T().flip(0).pad({{2, 1}, {1, 2}}) + bias.reshape({-1, 1})).sum(1), x (2, 3), bias (6,)",
+       [] {
+         Tensor b = Tensor::from_vector(std::vector<float>{-2, -1, 0, 1, 2, 3});
+         return (x23().T().flip(0).pad({{2, 1}, {1, 2}}) + b.reshape({-1, 1})).sum(1);
+       }},
+      {"pad_max", "[[-3, -1], [-2, -5]].pad({{0, 1}, {1, 0}}).max(1)",
+       [] {
+         return Tensor::from_vector(std::vector<float>{-3, -1, -2, -5}, {2, 2}).pad({{0, 1}, {1, 0}}).max(1);
+       }},
+      {"matmul", "x.matmul(x.T())", [] { return x23().matmul(x23().T()); }},
+      {"softmax", "x.softmax(1)", [] { return x23().softmax(1); }},
+      {"cat", "Tensor::cat({x, x * 10}, 0).sum(0)",
+       [] {
+         return Tensor::cat({x23(), x23() * 10}, 0).sum(0);
+       }},
+      {"reflect", "x.pad({{1, 1}, {2, 2}}, PadMode::reflect)",
+       [] {
+         return x23().pad({{1, 1}, {2, 2}}, PadMode::reflect);
+       }},
+  };
+  return all;
+}
+
+std::vector<double> run(const std::string& expr, std::ostream& out, const std::string& out_dir) {
+  const Example* ex = nullptr;
+  std::string known;
+  for (const Example& e : examples()) {
+    if (e.name == expr) ex = &e;
+    known += (known.empty() ? "" : ", ") + e.name;
+  }
+  if (!ex) throw Error("trace: unknown example '" + expr + "' (known: " + known + ")");
+  Writer w(out_dir, expr);
+  int n = 0;
+
+  out << "=== " << ex->name << ": " << ex->what << "\n";
+  Tensor t = ex->build();
+  {
+    std::string text = render(t.uop());
+    out << "\n--- tensor graph: " << shape_str(t.shape()) << " " << t.dtype().name() << ", " << count_nodes(t.uop())
+        << " nodes\n"
+        << text;
+    capture::Stage s = w.stage("tensor_graph");
+    *s.mutable_graph() = to_graph({t.uop()}, text);
+    w.write(s, two(++n) + "_tensor_graph");
+  }
+
+  ScheduleResult sched = schedule({t.uop()});
+  const auto& calls = sched.linear->src;
+  {
+    std::string text = render(sched.linear);
+    out << "\n--- schedule: " << calls.size() << (calls.size() == 1 ? " call" : " calls") << "\n";
+    capture::Stage s = w.stage("schedule");
+    for (size_t i = 0; i < calls.size(); ++i) {
+      out << "call " << i << ":";
+      for (size_t k = 1; k < calls[i]->src.size(); ++k) {
+        out << (k > 1 ? "," : "") << " " << buffer_text(calls[i]->src[k]) << (k == 1 ? " (out)" : "");
+        *s.add_buffers() = to_buffer(calls[i]->src[k]);
+      }
+      out << "\n";
+    }
+    out << text;
+    *s.mutable_graph() = to_graph({sched.linear}, text);
+    w.write(s, two(++n) + "_schedule");
+  }
+
+  // Each kernel exactly as the runtime builds it (lowered, rendered, compiled; cached by kernel).
+  for (size_t i = 0; i < calls.size(); ++i) {
+    const UPtr& kernel = calls[i]->src[0];
+    std::shared_ptr<const CompiledProgram> compiled = get_program(kernel);
+    const Program& p = program_of(*compiled);
+    const std::string tag = "kernel" + std::to_string(i);
+    std::vector<UPtr> bufs(calls[i]->src.begin() + 1, calls[i]->src.end());
+
+    std::string ktext = render(kernel);
+    out << "\n--- kernel " << i << " (" << p.name << "): rangeified\n" << ktext;
+    capture::Stage ks = w.stage("kernel_rangeified");
+    ks.set_kernel(int(i));
+    ks.set_kernel_name(p.name);
+    *ks.mutable_graph() = to_graph({kernel}, ktext);
+    for (const UPtr& b : bufs) *ks.add_buffers() = to_buffer(b);
+    w.write(ks, two(++n) + "_" + tag + "_rangeified");
+
+    std::string ptext = program_text(p);
+    out << "\n--- kernel " << i << " (" << p.name << "): program, " << p.uops.size() << " instructions\n" << ptext;
+    capture::Stage ps = w.stage("kernel_program");
+    ps.set_kernel(int(i));
+    ps.set_kernel_name(p.name);
+    *ps.mutable_graph() = to_graph(p.uops, ptext);
+    for (const UPtr& b : bufs) *ps.add_buffers() = to_buffer(b);
+    w.write(ps, two(++n) + "_" + tag + "_program");
+
+    const std::string& src = source_of(*compiled);
+    out << "\n--- kernel " << i << " (" << p.name << "): C source\n" << src;
+    capture::Stage cs = w.stage("source");
+    cs.set_kernel(int(i));
+    cs.set_kernel_name(p.name);
+    cs.set_source(src);
+    w.write(cs, two(++n) + "_" + tag + "_source");
+    w.write_text(src, two(n) + "_" + tag + ".c");
+  }
+
+  run_linear(sched.linear);
+  out << "\n--- run: " << last_timings().str() << "\n";
+
+  // The answer: the output view's buffer, read as the root's dtype.
+  const UPtr& view = sched.outputs.at(0);
+  std::vector<unsigned char> bytes(t.numel() * t.dtype().itemsize());
+  buffer_read(view, bytes.data(), bytes.size());
+  std::vector<double> answer;
+  for (int64_t i = 0; i < t.numel(); ++i) answer.push_back(element(t.dtype(), bytes.data() + i * t.dtype().itemsize()));
+  out << "\n--- answer: " << shape_str(t.shape()) << " " << t.dtype().name() << "\n[";
+  for (size_t i = 0; i < answer.size(); ++i) out << (i ? ", " : "") << answer[i];
+  out << "]\n";
+  capture::Stage s = w.stage("answer");
+  for (int64_t d : t.shape()) s.mutable_answer()->add_shape(d);
+  s.mutable_answer()->set_dtype(t.dtype().name());
+  for (double v : answer) s.mutable_answer()->add_values(v);
+  w.write(s, two(++n) + "_answer");
+  return answer;
+}
+
+}  // namespace rg::trace

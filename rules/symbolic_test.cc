@@ -95,6 +95,8 @@ TEST(Symbolic, ComparisonsByBoundsAndMovingConstants) {
   EXPECT_SIMPLIFIES(x * 3 < 7, "x<3", "(x:index * #c) < #d");
   EXPECT_SIMPLIFIES(I(7) < x * 3, "2<x", "#d < x:index * #c");
   EXPECT_SIMPLIFIES(maximum(x + 10, y), "x+10", "max(x:int, y)");
+  EXPECT_SIMPLIFIES(ne(x < 5, cnst_int(dtypes::bool_, 1)), "4<x", "(x:index < #c) != true");
+  EXPECT_SIMPLIFIES(ne(I(5) < x, cnst_int(dtypes::bool_, 1)), "x<6", "(#c < x:index) != true");
 }
 
 TEST(Symbolic, BenchmarkTermsFold) {

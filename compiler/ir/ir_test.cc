@@ -71,6 +71,19 @@ TEST(UOp, DeepChainsFreeWithoutRecursion) {
   EXPECT_EQ(live_uops(), before);
 }
 
+// Regression: a handle in thread-local (or static) storage is destroyed after the
+// interner's thread-local state would have been; freeing it must not touch that
+// state (caught by --config=asan as a heap-use-after-free).
+TEST(UOp, HandlesInThreadLocalStorageFreeSafely) {
+  size_t before = live_uops();
+  std::thread([] {
+    thread_local UPtr keep;
+    keep = var("tls", 0, 3) * 5 + 1;
+    { UPtr temp = var("tmp", 0, 3) + 2; }  // a free on this thread before exit
+  }).join();
+  EXPECT_EQ(live_uops(), before);
+}
+
 TEST(UOp, ThreadsShareOneTable) {
   std::vector<UPtr> got(4);
   std::vector<std::thread> ts;

@@ -99,16 +99,21 @@ struct Interner {
     return nullptr;
   }
 
-  // Frees u and, iteratively, the sources that die with it.
+  // Frees u and, iteratively, the sources that die with it. The work list is a
+  // local of the outermost call; nested calls (a freed node releasing its
+  // sources) only append to it. A plain pointer, not a thread_local vector: its
+  // destructor would run before those of static handles at exit.
   void destroy(const UOp* u) {
-    thread_local std::vector<const UOp*> pending;
-    thread_local bool draining = false;
-    pending.push_back(u);
-    if (draining) return;
-    draining = true;
-    while (!pending.empty()) {
-      const UOp* q = pending.back();
-      pending.pop_back();
+    thread_local std::vector<const UOp*>* pending = nullptr;
+    if (pending) {
+      pending->push_back(u);
+      return;
+    }
+    std::vector<const UOp*> work{u};
+    pending = &work;
+    while (!work.empty()) {
+      const UOp* q = work.back();
+      work.pop_back();
       {
         Shard& s = shard(q->hash);
         std::lock_guard<std::mutex> lock(s.mu);
@@ -122,7 +127,7 @@ struct Interner {
       delete q;  // releasing q's sources may queue more
       live.fetch_sub(1, std::memory_order_relaxed);
     }
-    draining = false;
+    pending = nullptr;
   }
 };
 

@@ -7,6 +7,8 @@
 #include "compiler/ir/rewrite.h"
 #include "rules/codegen.h"
 #include "rules/codegen_helpers.h"
+#include "rules/expand.h"
+#include "rules/expand_helpers.h"
 #include "rules/invalid.h"
 #include "rules/symbolic.h"
 
@@ -31,7 +33,7 @@ std::string kernel_name(const UPtr& kernel) {
 
 }  // namespace
 
-Program lower(const UPtr& kernel) {
+Program lower(const UPtr& kernel, const LowerOptions& opts) {
   if (!kernel || kernel->op != Op::SINK) throw Error("lower: a kernel is a SINK");
   Program p;
   p.name = kernel_name(kernel);
@@ -39,6 +41,18 @@ Program lower(const UPtr& kernel) {
   UPtr k = graph_rewrite(kernel, rules::symbolic);
   k = graph_rewrite(k, rules::invalid);  // before accumulators: REDUCE(where(c, x, Invalid)) needs the REDUCE
   k = graph_rewrite(k, rules::symbolic);
+  // Small loops disappear: the plan's ranges become UPCAST/UNROLL axes, the expander replaces
+  // them by their values, and each copy's index and gate fold (after the REDUCE rule above).
+  UnrollPlan plan = plan_unrolls(k, opts.unroll_limit);
+  if (!plan.chosen.empty()) {
+    k = graph_rewrite(k, rules::choose_unrolls, &plan);
+    k = graph_rewrite(k, rules::expand);
+    for (int round = 0; round < 8; ++round) {  // a folded gate can expose more of either set
+      UPtr next = graph_rewrite(graph_rewrite(k, rules::invalid), rules::symbolic);
+      if (next == k) break;
+      k = next;
+    }
+  }
   ReduceCtx rctx;
   k = graph_rewrite(k, rules::remove_reduce, &rctx);
   k = graph_rewrite(k, rules::add_loads);

@@ -1,8 +1,9 @@
 // Lowers one kernel (a SINK from the schedule) through the codegen rule sets
-// into a linear program: symbolic, Invalid, remove reduce, add loads, index
-// dtype, linearize.
+// into a linear program: symbolic, Invalid, small loops unrolled, remove reduce,
+// add loads, index dtype, linearize.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,12 @@ struct Program {
   std::vector<UPtr> vars;
 };
 
-Program lower(const UPtr& kernel);
+struct LowerOptions {
+  // Ranges with a constant bound are unrolled fully, innermost first, while the product of
+  // the unrolled bounds of the kernel stays within this limit (0: nothing is unrolled).
+  int64_t unroll_limit = 32;
+};
+
+Program lower(const UPtr& kernel, const LowerOptions& opts = {});
 
 }  // namespace rg

@@ -1,5 +1,6 @@
 // Hand-built kernels in the schedule's format, lowered, rendered, compiled and
-// run; every result is compared with values computed by hand.
+// run; every result is compared with values computed by hand. Small kernels run
+// twice: with their small loops unrolled (the default) and with every loop kept.
 #include "compiler/codegen/codegen.h"
 
 #include <gtest/gtest.h>
@@ -30,38 +31,65 @@ UPtr reduce(Op op, const UPtr& x, std::vector<UPtr> ranges) {
 UPtr idx(int64_t v) { return cnst_int(dtypes::index, v); }
 UPtr f32(double v) { return cnst(dtypes::float32, v); }
 
-void run(const UPtr& kernel, std::vector<void*> bufs, std::string* source = nullptr) {
-  Program p = lower(kernel);
+void run(const UPtr& kernel, std::vector<void*> bufs, std::string* source = nullptr, const LowerOptions& opts = {}) {
+  Program p = lower(kernel, opts);
   std::string src = render_c(p);
   if (source) *source = src;
   auto k = compile_c(src, p.name);
   (*k)(bufs.data());
 }
 
+size_t count(const std::string& s, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
+  return n;
+}
+
+struct Mode {
+  const char* name;
+  LowerOptions opts;
+  bool unrolled;
+};
+const Mode kModes[] = {{"unrolled", {}, true}, {"loops", {.unroll_limit = 0}, false}};
+
+// Loops in the source: none when the small ranges were unrolled, `loops` otherwise.
+void expect_loops(const std::string& src, const Mode& m, size_t loops) {
+  EXPECT_EQ(count(src, "for ("), m.unrolled ? 0 : loops) << src;
+}
+
 TEST(Codegen, ElementwiseAdd) {
   UPtr out = param(0, dtypes::float32, 5), a = param(1, dtypes::float32, 5), b = param(2, dtypes::float32, 5);
   UPtr r0 = range(5, 0);
   UPtr k = sink(end(store(out, r0, load(a, r0) + load(b, r0)), {r0}));
-  std::vector<float> o(5, -1), x{1, 2, 3, 4, 5}, y{10, 20, 30, 40, 50.5f};
-  std::string src;
-  run(k, {o.data(), x.data(), y.data()}, &src);
-  EXPECT_EQ(o, (std::vector<float>{11, 22, 33, 44, 55.5f})) << src;
-  Program p = lower(k);
-  EXPECT_EQ(p.name, "E_5");
-  EXPECT_EQ(p.params.size(), 3u);
-  for (const UPtr& u : p.uops) EXPECT_FALSE(u->dtype.is_index()) << u;  // index lowered to int32
+  for (const Mode& m : kModes) {
+    SCOPED_TRACE(m.name);
+    std::vector<float> o(5, -1), x{1, 2, 3, 4, 5}, y{10, 20, 30, 40, 50.5f};
+    std::string src;
+    run(k, {o.data(), x.data(), y.data()}, &src, m.opts);
+    EXPECT_EQ(o, (std::vector<float>{11, 22, 33, 44, 55.5f})) << src;
+    expect_loops(src, m, 1);
+    Program p = lower(k, m.opts);
+    EXPECT_EQ(p.name, "E_5");
+    EXPECT_EQ(p.params.size(), 3u);
+    for (const UPtr& u : p.uops) EXPECT_FALSE(u->dtype.is_index()) << u;  // index lowered to int32
+  }
 }
 
 TEST(Codegen, ReduceSumOverRange) {
   UPtr out = param(0, dtypes::float32, 1), in = param(1, dtypes::float32, 6);
   UPtr r0 = range(6, 0, AxisType::Reduce);
   UPtr k = sink(store(out, idx(0), reduce(Op::ADD, load(in, r0), {r0})));
-  std::vector<float> o{-1}, x{1, 2, 3, 4, 5, 6.5f};
-  std::string src;
-  run(k, {o.data(), x.data()}, &src);
-  EXPECT_EQ(o[0], 21.5f) << src;
-  EXPECT_NE(src.find("for ("), std::string::npos);
-  EXPECT_EQ(lower(k).name, "r_6");
+  for (const Mode& m : kModes) {
+    SCOPED_TRACE(m.name);
+    std::vector<float> o{-1}, x{1, 2, 3, 4, 5, 6.5f};
+    std::string src;
+    run(k, {o.data(), x.data()}, &src, m.opts);
+    EXPECT_EQ(o[0], 21.5f) << src;
+    expect_loops(src, m, 1);
+    // The accumulator: declared, initialised, read and written in the loop, read after it.
+    EXPECT_EQ(count(src, "acc0"), m.unrolled ? 0u : 5u) << src;
+    EXPECT_EQ(lower(k, m.opts).name, "r_6");
+  }
 }
 
 TEST(Codegen, RowReductionsMaxMulAdd) {
@@ -73,19 +101,34 @@ TEST(Codegen, RowReductionsMaxMulAdd) {
     UPtr out = param(0, dtypes::float32, 2);
     UPtr r0 = range(2, 0, AxisType::Loop), r1 = range(3, 1, AxisType::Reduce);
     UPtr k = sink(end(store(out, r0, reduce(op, load(in, r0 * 3 + r1), {r1})), {r0}));
-    std::vector<float> o(2, 99);
-    std::string src;
-    run(k, {o.data(), x.data()}, &src);
-    EXPECT_EQ(o, want) << src;
+    for (const Mode& m : kModes) {
+      SCOPED_TRACE(m.name);
+      std::vector<float> o(2, 99);
+      std::string src;
+      run(k, {o.data(), x.data()}, &src, m.opts);
+      EXPECT_EQ(o, want) << src;
+      expect_loops(src, m, 2);
+    }
   }
 }
 
 TEST(Codegen, IntReductionMaxStartsAtTheDtypeMinimum) {
   UPtr out = param(0, dtypes::int32, 1), in = param(1, dtypes::int32, 3);
   UPtr r0 = range(3, 0, AxisType::Reduce);
-  std::vector<int32_t> o{0}, x{-7, -9, -8};
-  run(sink(store(out, idx(0), reduce(Op::MAX, load(in, r0), {r0}))), {o.data(), x.data()});
-  EXPECT_EQ(o[0], -7);
+  for (const Mode& m : kModes) {
+    SCOPED_TRACE(m.name);
+    std::vector<int32_t> o{0}, x{-7, -9, -8};
+    run(sink(store(out, idx(0), reduce(Op::MAX, load(in, r0), {r0}))), {o.data(), x.data()}, nullptr, m.opts);
+    EXPECT_EQ(o[0], -7);
+  }
+  // An empty reduction is its identity, unrolled or not.
+  UPtr e = range(0, 0, AxisType::Reduce);
+  for (const Mode& m : kModes) {
+    SCOPED_TRACE(m.name);
+    std::vector<int32_t> o{0}, x{-7, -9, -8};
+    run(sink(store(out, idx(0), reduce(Op::MAX, load(in, e), {e}))), {o.data(), x.data()}, nullptr, m.opts);
+    EXPECT_EQ(o[0], INT32_MIN);
+  }
 }
 
 TEST(Codegen, TwoDimensionalPermutedIndex) {
@@ -93,11 +136,15 @@ TEST(Codegen, TwoDimensionalPermutedIndex) {
   UPtr out = param(0, dtypes::float32, 6), in = param(1, dtypes::float32, 6);
   UPtr r0 = range(3, 0), r1 = range(2, 1);
   UPtr k = sink(end(store(out, r0 * 2 + r1, load(in, r1 * 3 + r0)), {r0, r1}));
-  std::vector<float> o(6, 0), x{1, 2, 3, 4, 5, 6};
-  std::string src;
-  run(k, {o.data(), x.data()}, &src);
-  EXPECT_EQ(o, (std::vector<float>{1, 4, 2, 5, 3, 6})) << src;
-  EXPECT_EQ(lower(k).name, "E_3_2");
+  for (const Mode& m : kModes) {
+    SCOPED_TRACE(m.name);
+    std::vector<float> o(6, 0), x{1, 2, 3, 4, 5, 6};
+    std::string src;
+    run(k, {o.data(), x.data()}, &src, m.opts);
+    EXPECT_EQ(o, (std::vector<float>{1, 4, 2, 5, 3, 6})) << src;
+    expect_loops(src, m, 2);
+    EXPECT_EQ(lower(k, m.opts).name, "E_3_2");
+  }
 }
 
 TEST(Codegen, PaddedIndexReadsZero) {
@@ -106,10 +153,32 @@ TEST(Codegen, PaddedIndexReadsZero) {
   UPtr r0 = range(5, 0);
   UPtr valid = (idx(0) < r0) & (r0 < idx(4));
   UPtr k = sink(end(store(out, r0, load(in, where(valid, r0 - idx(1), invalid(dtypes::index)))), {r0}));
-  std::vector<float> o(5, -1), x{7, 8, 9};
-  std::string src;
-  run(k, {o.data(), x.data()}, &src);
-  EXPECT_EQ(o, (std::vector<float>{0, 7, 8, 9, 0})) << src;
+  for (const Mode& m : kModes) {
+    SCOPED_TRACE(m.name);
+    std::vector<float> o(5, -1), x{7, 8, 9};
+    std::string src;
+    run(k, {o.data(), x.data()}, &src, m.opts);
+    EXPECT_EQ(o, (std::vector<float>{0, 7, 8, 9, 0})) << src;
+    expect_loops(src, m, 1);
+    EXPECT_EQ(count(src, "?"), m.unrolled ? 0u : 1u) << src;  // the gate: at run time, or known per lane
+  }
+}
+
+TEST(Codegen, PaddedStoreWritesOnlyInside) {
+  // out[i - 1] = in[i] where 0 < i < 4, for i < 5: the gated store of a padded write.
+  UPtr out = param(0, dtypes::float32, 3), in = param(1, dtypes::float32, 5);
+  UPtr r0 = range(5, 0);
+  UPtr valid = (idx(0) < r0) & (r0 < idx(4));
+  UPtr k = sink(end(store(out, where(valid, r0 - idx(1), invalid(dtypes::index)), load(in, r0)), {r0}));
+  for (const Mode& m : kModes) {
+    SCOPED_TRACE(m.name);
+    std::vector<float> o(3, -1), x{1, 2, 3, 4, 5};
+    std::string src;
+    run(k, {o.data(), x.data()}, &src, m.opts);
+    EXPECT_EQ(o, (std::vector<float>{2, 3, 4})) << src;
+    EXPECT_EQ(count(src, "if ("), m.unrolled ? 0u : 1u) << src;
+    EXPECT_EQ(count(src, "*(data0+"), m.unrolled ? 3u : 1u) << src;  // the padding lanes store nothing
+  }
 }
 
 // Seed 004: (x.T.pad((1,1),(1,1)) + 10).sum(1) over [[1,2,3],[4,5,6]] and the pad-after-add variant.
@@ -119,28 +188,142 @@ struct Seed004 {
   UPtr valid = (idx(0) < r0) & (r0 < idx(4)) & (idx(0) < r1) & (r1 < idx(3));
   UPtr x = load(in, where(valid, r1 * 3 + r0 - idx(4), invalid(dtypes::index)));
   UPtr kernel(const UPtr& value) { return sink(end(store(out, r0, reduce(Op::ADD, value, {r1})), {r0})); }
+  // The external pad's mask: where(valid, x_padded, 0) + 10.
+  UPtr pad_then_add() { return kernel(where(valid, x, f32(0)) + f32(10)); }
+  // Internal pad of (x + 10): Invalid outside, the reduce's identity inside a reduction.
+  UPtr add_then_pad() { return kernel(where(valid, x + f32(10), invalid(dtypes::float32))); }
 };
 
+// The seed's CPU source (DESIGN §6.4): no loop, no run-time padding predicate. The compiler
+// knows which lanes are padding: output[0] and output[4] are constants, and each of the others
+// reads exactly its two input elements, in[i - 1] and in[i + 2], from inside the allocation.
+void expect_loop_free_seed_source(const std::string& src, float padded) {
+  EXPECT_EQ(count(src, "for ("), 0u) << src;
+  for (const char* predicate : {"?", "<", ">", "==", "!=", "if (", "&&", "&", "|"})
+    EXPECT_EQ(count(src, predicate), 0u) << predicate << "\n" << src;
+  const std::string c = padded == 0 ? "0.0f" : "40.0f";
+  EXPECT_EQ(count(src, "*(data0+0) = " + c + ";"), 1u) << src;
+  EXPECT_EQ(count(src, "*(data0+4) = " + c + ";"), 1u) << src;
+  EXPECT_EQ(count(src, "*(data0+"), 5u) << src;  // five stores, one per output
+  EXPECT_EQ(count(src, "*(data1+"), 6u) << src;  // six loads, one per input element
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(count(src, "*(data1+" + std::to_string(i) + ")"), 1u) << i << "\n" << src;
+}
+
 TEST(Codegen, Seed004PadThenAdd) {
-  Seed004 s;
-  // The external pad's mask: where(valid, x_padded, 0) + 10.
-  UPtr k = s.kernel(where(s.valid, s.x, f32(0)) + f32(10));
-  std::vector<float> o(5, -1), x{1, 2, 3, 4, 5, 6};
-  std::string src;
-  run(k, {o.data(), x.data()}, &src);
-  EXPECT_EQ(o, (std::vector<float>{40, 45, 47, 49, 40})) << src;
+  for (const Mode& m : kModes) {
+    SCOPED_TRACE(m.name);
+    Seed004 s;
+    std::vector<float> o(5, -1), x{1, 2, 3, 4, 5, 6};
+    std::string src;
+    run(s.pad_then_add(), {o.data(), x.data()}, &src, m.opts);
+    EXPECT_EQ(o, (std::vector<float>{40, 45, 47, 49, 40})) << src;
+    if (m.unrolled)
+      expect_loop_free_seed_source(src, 40);
+    else
+      EXPECT_EQ(count(src, "for ("), 2u) << src;
+  }
 }
 
 TEST(Codegen, Seed004AddThenPad) {
+  for (const Mode& m : kModes) {
+    SCOPED_TRACE(m.name);
+    Seed004 s;
+    std::vector<float> o(5, -1), x{1, 2, 3, 4, 5, 6};
+    std::string src;
+    run(s.add_then_pad(), {o.data(), x.data()}, &src, m.opts);
+    EXPECT_EQ(o, (std::vector<float>{0, 25, 27, 29, 0})) << src;
+    if (m.unrolled)
+      expect_loop_free_seed_source(src, 0);
+    else
+      EXPECT_EQ(count(src, "for ("), 2u) << src;
+    Program p = lower(s.add_then_pad(), m.opts);
+    for (const UPtr& u : p.uops) EXPECT_FALSE(u->is_invalid());
+  }
+}
+
+TEST(Codegen, Seed004OtherInputsExactValues) {
+  // The unrolled program is the same function: another input, values worked out by hand.
+  // x = [[-1.5, 2, 0.25], [8, -3, 100]]: x.T = [[-1.5, 8], [2, -3], [0.25, 100]].
   Seed004 s;
-  // Internal pad of (x + 10): Invalid outside, the reduce's identity inside a reduction.
-  UPtr k = s.kernel(where(s.valid, s.x + f32(10), invalid(dtypes::float32)));
-  std::vector<float> o(5, -1), x{1, 2, 3, 4, 5, 6};
-  std::string src;
-  run(k, {o.data(), x.data()}, &src);
-  EXPECT_EQ(o, (std::vector<float>{0, 25, 27, 29, 0})) << src;
-  Program p = lower(k);
-  for (const UPtr& u : p.uops) EXPECT_FALSE(u->is_invalid());
+  std::vector<float> x{-1.5f, 2, 0.25f, 8, -3, 100}, o(5, -1);
+  run(s.pad_then_add(), {o.data(), x.data()}, nullptr);
+  EXPECT_EQ(o, (std::vector<float>{40, 46.5f, 39, 140.25f, 40}));
+  run(s.add_then_pad(), {o.data(), x.data()}, nullptr);
+  EXPECT_EQ(o, (std::vector<float>{0, 26.5f, 19, 120.25f, 0}));
+}
+
+// out[i] = sum_j in[i*cols + j] over a rows x cols input of small integers (sums exact in float).
+struct RowSum {
+  int64_t rows, cols;
+  UPtr kernel() const {
+    UPtr out = param(0, dtypes::float32, rows), in = param(1, dtypes::float32, rows * cols);
+    UPtr i = range(rows, 0, AxisType::Loop), j = range(cols, 1, AxisType::Reduce);
+    return sink(end(store(out, i, reduce(Op::ADD, load(in, i * cols + j), {j})), {i}));
+  }
+  std::vector<float> input() const {
+    std::vector<float> x;
+    for (int64_t n = 0; n < rows * cols; ++n) x.push_back(float((n * 7 + n / cols * 3) % 19 - 9));
+    return x;
+  }
+  std::vector<float> expected() const {
+    std::vector<float> x = input(), want;
+    for (int64_t i = 0; i < rows; ++i) {
+      int64_t sum = 0;
+      for (int64_t j = 0; j < cols; ++j) sum += static_cast<int64_t>(x[i * cols + j]);
+      want.push_back(static_cast<float>(sum));
+    }
+    return want;
+  }
+  // Runs the kernel; returns the source.
+  std::string check(const LowerOptions& opts = {}) const {
+    std::vector<float> x = input(), o(rows, -1);
+    std::string src;
+    run(kernel(), {o.data(), x.data()}, &src, opts);
+    EXPECT_EQ(o, expected()) << src;
+    return src;
+  }
+};
+
+TEST(Codegen, LargeKernelsKeepTheirLoops) {
+  std::string src = RowSum{64, 64}.check();  // 64 > 32: nothing unrolled
+  EXPECT_EQ(count(src, "for ("), 2u) << src;
+  EXPECT_EQ(count(src, "acc0"), 5u) << src;
+  EXPECT_EQ(count(src, "acc1"), 0u) << src;
+  src = RowSum{1, 100}.check();  // one output, a loop over 100
+  EXPECT_EQ(count(src, "for ("), 1u) << src;
+  src = RowSum{33, 1}.check();  // 33 outputs of one element: the reduce unrolls, the output loop stays
+  EXPECT_EQ(count(src, "for ("), 1u) << src;
+  EXPECT_EQ(count(src, "acc"), 0u) << src;
+}
+
+TEST(Codegen, SmallReduceUnrolledInsideAnOutputLoop) {
+  // 64 x 4: the reduction becomes a chain of three adds, the loop over the outputs stays.
+  std::string src = RowSum{64, 4}.check();
+  EXPECT_EQ(count(src, "for ("), 1u) << src;
+  EXPECT_EQ(count(src, "acc"), 0u) << src;
+  EXPECT_EQ(count(src, "*(data1+"), 4u) << src;
+}
+
+TEST(Codegen, SmallOutputUnrolledAroundAReduceLoop) {
+  // 4 x 64: four outputs, one loop over the reduction updating four accumulators.
+  std::string src = RowSum{4, 64}.check();
+  EXPECT_EQ(count(src, "for ("), 1u) << src;
+  for (int a = 0; a < 4; ++a) EXPECT_EQ(count(src, "acc" + std::to_string(a)), 5u) << src;
+  EXPECT_EQ(count(src, "acc4"), 0u) << src;
+  EXPECT_EQ(count(src, "*(data0+"), 4u) << src;
+}
+
+TEST(Codegen, UnrollLimitIsAProductPerKernel) {
+  // 8 x 4 = 32 unrolls fully; 8 x 8 = 64 keeps the output loop and unrolls the reduction.
+  std::string src = RowSum{8, 4}.check();
+  EXPECT_EQ(count(src, "for ("), 0u) << src;
+  EXPECT_EQ(count(src, "*(data0+"), 8u) << src;
+  src = RowSum{8, 8}.check();
+  EXPECT_EQ(count(src, "for ("), 1u) << src;
+  src = RowSum{8, 8}.check({.unroll_limit = 64});
+  EXPECT_EQ(count(src, "for ("), 0u) << src;
+  src = RowSum{8, 4}.check({.unroll_limit = 0});
+  EXPECT_EQ(count(src, "for ("), 2u) << src;
 }
 
 TEST(Codegen, IntegerDivisionIsC) {
@@ -150,10 +333,13 @@ TEST(Codegen, IntegerDivisionIsC) {
   UPtr k = sink(end(
       store(out, r0, v / cnst_int(dtypes::int32, 2) + v % cnst_int(dtypes::int32, 3) * cnst_int(dtypes::int32, 100)),
       {r0}));
-  std::vector<int32_t> o(4, 0), x{-7, 7, -1, 5};
-  run(k, {o.data(), x.data()}, nullptr);
-  // -7/2 = -3, -7%3 = -1; 7/2 = 3, 7%3 = 1; -1/2 = 0, -1%3 = -1; 5/2 = 2, 5%3 = 2.
-  EXPECT_EQ(o, (std::vector<int32_t>{-103, 103, -100, 202}));
+  for (const Mode& m : kModes) {
+    SCOPED_TRACE(m.name);
+    std::vector<int32_t> o(4, 0), x{-7, 7, -1, 5};
+    run(k, {o.data(), x.data()}, nullptr, m.opts);
+    // -7/2 = -3, -7%3 = -1; 7/2 = 3, 7%3 = 1; -1/2 = 0, -1%3 = -1; 5/2 = 2, 5%3 = 2.
+    EXPECT_EQ(o, (std::vector<int32_t>{-103, 103, -100, 202}));
+  }
 }
 
 TEST(Codegen, ScalarKernelHasNoLoop) {
@@ -171,11 +357,14 @@ TEST(Codegen, HalfRoundsToNearestEven) {
   UPtr out = param(0, dtypes::float16, 4), in = param(1, dtypes::float16, 4);
   UPtr r0 = range(4, 0);
   UPtr k = sink(end(store(out, r0, load(in, r0) * cnst(dtypes::float16, 3)), {r0}));
-  std::vector<uint16_t> o(4, 0), x{0x3C00, 0x2E66, 0x7BFF, 0x0001};  // 1, 0.0999756, 65504, 2^-24
-  std::string src;
-  run(k, {o.data(), x.data()}, &src);
-  // 3; 0.2999267578125 is halfway between two halves: the even one, 0x34CC; overflow to inf; a subnormal.
-  EXPECT_EQ(o, (std::vector<uint16_t>{0x4200, 0x34CC, 0x7C00, 0x0003})) << src;
+  for (const Mode& m : kModes) {
+    SCOPED_TRACE(m.name);
+    std::vector<uint16_t> o(4, 0), x{0x3C00, 0x2E66, 0x7BFF, 0x0001};  // 1, 0.0999756, 65504, 2^-24
+    std::string src;
+    run(k, {o.data(), x.data()}, &src, m.opts);
+    // 3; 0.2999267578125 is halfway between two halves: the even one, 0x34CC; overflow to inf; a subnormal.
+    EXPECT_EQ(o, (std::vector<uint16_t>{0x4200, 0x34CC, 0x7C00, 0x0003})) << src;
+  }
 }
 
 TEST(Codegen, BadKernelIsAnError) { EXPECT_THROW(lower(f32(1)), Error); }

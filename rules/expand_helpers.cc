@@ -1,0 +1,108 @@
+#include "rules/expand_helpers.h"
+
+#include <algorithm>
+
+#include "rules/codegen_helpers.h"
+#include "rules/invalid_helpers.h"
+
+namespace rg {
+
+namespace {
+
+AxisType axis_type(const UPtr& r) {
+  const auto& a = r->arg_ints();
+  return a.size() > 1 ? static_cast<AxisType>(a[1]) : AxisType::Loop;
+}
+
+bool const_bound(const UPtr& r) { return r->src.size() == 1 && r->src[0]->is_const(); }
+
+// Splits the ranges of an END or REDUCE (sources 1..n) into expanded and kept ones.
+void split_ranges(const UPtr& u, std::vector<UPtr>& expanded, std::vector<UPtr>& kept) {
+  for (size_t i = 1; i < u->src.size(); ++i) (is_expanded_axis(u->src[i]) ? expanded : kept).push_back(u->src[i]);
+}
+
+}  // namespace
+
+UnrollPlan plan_unrolls(const UPtr& kernel, int64_t limit) {
+  UnrollPlan plan;
+  if (limit <= 0) return plan;
+  std::vector<UPtr> candidates;
+  int64_t product = 1;
+  for (const UPtr& u : toposort(kernel)) {
+    if (u->op != Op::RANGE || !const_bound(u)) continue;
+    const AxisType t = axis_type(u);
+    if (t == AxisType::Loop || t == AxisType::Reduce) candidates.push_back(u);
+    if (is_expanded_axis(u)) product *= std::max<int64_t>(u->src[0]->as_int(), 0);
+  }
+  std::sort(candidates.begin(), candidates.end(),
+            [](const UPtr& a, const UPtr& b) { return range_key(a) > range_key(b); });
+  for (const UPtr& r : candidates) {
+    const int64_t bound = std::max<int64_t>(r->src[0]->as_int(), 0);
+    if (bound > limit || product * bound > limit) continue;
+    product *= bound;
+    plan.chosen.insert(r);
+  }
+  return plan;
+}
+
+UPtr unrolled_axis(const UPtr& r) {
+  std::vector<int64_t> a = r->arg_ints();
+  if (a.size() < 2) a.resize(2, static_cast<int64_t>(AxisType::Loop));
+  a[1] = static_cast<int64_t>(axis_type(r) == AxisType::Reduce ? AxisType::Unroll : AxisType::Upcast);
+  return UOp::make(Op::RANGE, r->dtype, std::vector<UPtr>(r->src.begin(), r->src.end()), std::move(a));
+}
+
+bool is_expanded_axis(const UPtr& r) {
+  if (r->op != Op::RANGE) return false;
+  const AxisType t = axis_type(r);
+  return t == AxisType::Upcast || t == AxisType::Unroll;
+}
+
+bool any_expanded_axis(USpan ranges) {
+  return std::any_of(ranges.begin(), ranges.end(), [](const UPtr& r) { return is_expanded_axis(r); });
+}
+
+std::vector<UPtr> expand_copies(const UPtr& x, const std::vector<UPtr>& ranges) {
+  std::vector<int64_t> bound;
+  for (const UPtr& r : ranges) {
+    if (!const_bound(r)) throw Error("expand: range " + render_expr(r) + " has no constant bound");
+    bound.push_back(r->src[0]->as_int());
+    if (bound.back() <= 0) return {};
+  }
+  std::vector<UPtr> copies;
+  std::vector<int64_t> at(ranges.size(), 0);  // an odometer over the values, the last range fastest
+  while (true) {
+    UMap values;
+    for (size_t i = 0; i < ranges.size(); ++i) values[ranges[i]] = cnst_int(ranges[i]->dtype, at[i]);
+    copies.push_back(substitute(x, values));
+    size_t i = ranges.size();
+    while (i > 0 && ++at[i - 1] == bound[i - 1]) at[--i] = 0;
+    if (i == 0) return copies;
+  }
+}
+
+UPtr expand_reduce(const UPtr& red) {
+  std::vector<UPtr> expanded, kept;
+  split_ranges(red, expanded, kept);
+  if (expanded.empty()) return {};
+  const Op op = red->arg_op();
+  std::vector<UPtr> copies = expand_copies(red->src[0], expanded);
+  UPtr acc = copies.empty() ? identity(op, red) : copies[0];
+  for (size_t i = 1; i < copies.size(); ++i) acc = UOp::make(op, red->dtype, {acc, copies[i]});
+  if (kept.empty()) return acc;
+  kept.insert(kept.begin(), acc);
+  return UOp::make(Op::REDUCE, red->dtype, std::move(kept), red->arg);
+}
+
+UPtr expand_end(const UPtr& end) {
+  std::vector<UPtr> expanded, kept;
+  split_ranges(end, expanded, kept);
+  if (expanded.empty()) return {};
+  std::vector<UPtr> copies = expand_copies(end->src[0], expanded);
+  UPtr body = copies.size() == 1 ? copies[0] : UOp::make(Op::NOOP, dtypes::void_, std::move(copies));
+  if (kept.empty()) return body;
+  kept.insert(kept.begin(), body);
+  return UOp::make(Op::END, end->dtype, std::move(kept));
+}
+
+}  // namespace rg

@@ -1,0 +1,53 @@
+// C++ helpers for rules/expand.rules: full unrolling of small constant ranges.
+// Unit-tested in expand_test.cc.
+//
+// Two steps, as in tinygrad's optimizer and expander. First a plan retypes the
+// chosen ranges (an output range becomes UPCAST, a reduce range UNROLL); then the
+// expander replaces every UPCAST/UNROLL range by its values: an END over one
+// replicates its value once per value, a REDUCE over one becomes a chain of the
+// reduce op over the copies. Today the copies are separate scalar values; vector
+// lanes can later take their place behind the same axis types.
+#pragma once
+
+#include <cstdint>
+#include <unordered_set>
+#include <vector>
+
+#include "compiler/ir/uop.h"
+
+namespace rg {
+
+// The ranges of one kernel chosen for full unrolling (context of the choose_unrolls rule set).
+struct UnrollPlan {
+  std::unordered_set<UPtr, UPtrHash> chosen;
+  bool has(const UPtr& r) const { return chosen.count(r) > 0; }
+};
+
+// Chooses the ranges of a kernel to unroll fully: ranges of type Loop or Reduce with a
+// constant bound, innermost first (by range_key, reduce ranges before output ranges), each
+// taken while the product of the bounds taken so far (counting ranges already typed UPCAST or
+// UNROLL) stays within `limit`. A limit of 0 or less chooses nothing.
+UnrollPlan plan_unrolls(const UPtr& kernel, int64_t limit);
+
+// A chosen range retyped for expansion: a Reduce range becomes Unroll, any other Upcast.
+UPtr unrolled_axis(const UPtr& r);
+
+// Is r a RANGE the expander replaces by its values (type Upcast or Unroll)?
+bool is_expanded_axis(const UPtr& r);
+bool any_expanded_axis(USpan ranges);
+
+// x once per value of the ranges, in loop order: the first range (the outer one) varies
+// slowest. Each copy is x with every range replaced by a constant of its dtype. No copy
+// when a bound is 0.
+std::vector<UPtr> expand_copies(const UPtr& x, const std::vector<UPtr>& ranges);
+
+// REDUCE[op](x, ranges...) over expanded ranges: op(op(x0, x1), x2)... over the copies (the
+// identity when there are none), still reduced over the ranges that are not expanded. Null
+// when no range is expanded.
+UPtr expand_reduce(const UPtr& red);
+
+// END(x, ranges...) over expanded ranges: the copies of x grouped in a NOOP (one copy is
+// itself), still closed by the ranges that are not expanded. Null when no range is expanded.
+UPtr expand_end(const UPtr& end);
+
+}  // namespace rg

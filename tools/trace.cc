@@ -1,5 +1,6 @@
 #include "tools/trace.h"
 
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -216,7 +217,10 @@ std::vector<double> run(const std::string& expr, std::ostream& out, const std::s
     w.write(s, two(++n) + "_tensor_graph");
   }
 
+  Timings timings;  // this trace's own stages; the runtime's cache makes later runs cheaper
+  auto t0 = std::chrono::steady_clock::now();
   ScheduleResult sched = schedule({t.uop()});
+  timings.schedule_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   const auto& calls = sched.linear->src;
   {
     std::string text = render(sched.linear);
@@ -238,7 +242,7 @@ std::vector<double> run(const std::string& expr, std::ostream& out, const std::s
   // Each kernel exactly as the runtime builds it (lowered, rendered, compiled; cached by kernel).
   for (size_t i = 0; i < calls.size(); ++i) {
     const UPtr& kernel = calls[i]->src[0];
-    std::shared_ptr<const CompiledProgram> compiled = get_program(kernel);
+    std::shared_ptr<const CompiledProgram> compiled = get_program(kernel, &timings);
     const Program& p = program_of(*compiled);
     const std::string tag = "kernel" + std::to_string(i);
     std::vector<UPtr> bufs(calls[i]->src.begin() + 1, calls[i]->src.end());
@@ -272,7 +276,9 @@ std::vector<double> run(const std::string& expr, std::ostream& out, const std::s
   }
 
   run_linear(sched.linear);
-  out << "\n--- run: " << last_timings().str() << "\n";
+  timings.run_ms = last_timings().run_ms;
+  timings.kernels = last_timings().kernels;
+  out << "\n--- timings: " << timings.str() << "\n";
 
   // The answer: the output view's buffer, read as the root's dtype.
   const UPtr& view = sched.outputs.at(0);

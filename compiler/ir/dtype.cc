@@ -26,7 +26,7 @@ int DType::itemsize() const {
 
 int64_t DType::min_int() const {
   if (is_bool() || is_unsigned()) return 0;
-  if (scalar == Scalar::Index) return std::numeric_limits<int64_t>::min();
+  if (bits() >= 64) return std::numeric_limits<int64_t>::min();
   return -(int64_t(1) << (bits() - 1));
 }
 int64_t DType::max_int() const {

@@ -28,6 +28,9 @@ TEST(DType, PromotionFollowsTheLattice) {
   EXPECT_EQ(least_upper_dtype(dtypes::float32, dtypes::float64), dtypes::float64);
   EXPECT_EQ(dtype_from_name("i32"), dtypes::int32);
   EXPECT_EQ(dtypes::float32.ptr_to(6).name(), "float32*");
+  EXPECT_EQ(dtypes::int64.min_int(), INT64_MIN);  // regression: computed by an overflowing negation (--config=ubsan)
+  EXPECT_EQ(dtypes::int8.min_int(), -128);
+  EXPECT_EQ(dtypes::uint64.max_int(), INT64_MAX);
 }
 
 TEST(UOp, HashConsingMakesEqualNodesIdentical) {

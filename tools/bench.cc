@@ -1,4 +1,4 @@
-// bazel run -c opt //tools:bench -- rewrite | seed
+// bazel run -c opt //tools:bench -- rewrite | seed | compile [reps]
 // rewrite: per workload, input nodes, output nodes, seconds, input nodes per
 //   second, and the reference time (tinygrad's simplifier, measured on the same
 //   expressions on this class of machine) with our speed-up over it.
@@ -7,13 +7,16 @@
 //   the kernel is in the disk cache; later passes hit the in-memory cache).
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <algorithm>
 #include <random>
 #include <string>
 
 #include "compiler/ir/rewrite.h"
 #include "compiler/tensor/tensor.h"
 #include "rules/symbolic.h"
+#include "tools/bench.h"
 #include "runtime/executor.h"
 
 namespace rg {
@@ -66,6 +69,8 @@ UPtr random_graph(int n) {
   return UOp::make(Op::SINK, dtypes::void_, pool);
 }
 
+}  // namespace
+
 int bench_rewrite() {
   std::printf("%-9s %6s %9s %9s %11s %12s   %s\n", "workload", "n", "nodes in", "nodes out", "seconds", "nodes/s",
               "tinygrad (speed-up)");
@@ -94,13 +99,13 @@ int bench_seed() {
   return 0;
 }
 
-}  // namespace
 }  // namespace rg
 
 int main(int argc, char** argv) {
   std::string what = argc > 1 ? argv[1] : "";
   if (what == "rewrite") return rg::bench_rewrite();
   if (what == "seed") return rg::bench_seed();
-  std::fprintf(stderr, "usage: bench rewrite|seed\n");
+  if (what == "compile") return rg::bench_compile(argc > 2 ? std::max(1, std::atoi(argv[2])) : 5);
+  std::fprintf(stderr, "usage: bench rewrite | seed | compile [reps]\n");
   return 2;
 }

@@ -1,0 +1,180 @@
+#include "backends/llvm/jit.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <string>
+
+#include "compiler/ir/uop.h"
+
+namespace rg {
+namespace {
+
+// a[i] += b[i] for i < 4, in the kernel ABI: void add(i8** bufs).
+const char* kAdd = R"(define void @add(i8** %bufs) {
+entry:
+  %pa = load i8*, i8** %bufs
+  %a = bitcast i8* %pa to float*
+  %sb = getelementptr i8*, i8** %bufs, i64 1
+  %pb = load i8*, i8** %sb
+  %b = bitcast i8* %pb to float*
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %next, %loop ]
+  %ga = getelementptr float, float* %a, i64 %i
+  %gb = getelementptr float, float* %b, i64 %i
+  %x = load float, float* %ga
+  %y = load float, float* %gb
+  %s = fadd float %x, %y
+  store float %s, float* %ga
+  %next = add i64 %i, 1
+  %more = icmp slt i64 %next, 4
+  br i1 %more, label %loop, label %done
+done:
+  ret void
+}
+)";
+
+TEST(CompileLlvm, RunsTheKernel) {
+  auto k = compile_llvm(kAdd, "add");
+  float a[4] = {1, 2, 3, 4}, b[4] = {10, 20, 30, 40.5f};
+  void* bufs[] = {a, b};
+  (*k)(bufs);
+  EXPECT_EQ(a[0], 11);
+  EXPECT_EQ(a[3], 44.5f);
+}
+
+TEST(CompileLlvm, IdenticalIrCompilesOnce) {
+  const std::string ir = std::string(kAdd) + "; once\n";
+  uint64_t before = llvm_compilations();
+  auto k1 = compile_llvm(ir, "add");
+  EXPECT_EQ(llvm_compilations(), before + 1);
+  auto t0 = std::chrono::steady_clock::now();
+  auto k2 = compile_llvm(ir, "add");
+  double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(llvm_compilations(), before + 1);
+  EXPECT_EQ(k1, k2);
+  EXPECT_LT(us, 10000.0);  // a hash and a lookup
+  compile_llvm(std::string(kAdd) + "; twice\n", "add");
+  EXPECT_EQ(llvm_compilations(), before + 2);
+}
+
+TEST(CompileLlvm, KernelsOfOneNameAndDifferentIrCoexist) {
+  auto three = compile_llvm(
+      "define void @k(i8** %b) {\n  %p = load i8*, i8** %b\n  %q = bitcast i8* %p to i32*\n"
+      "  store i32 3, i32* %q\n  ret void\n}\n",
+      "k");
+  auto four = compile_llvm(
+      "define void @k(i8** %b) {\n  %p = load i8*, i8** %b\n  %q = bitcast i8* %p to i32*\n"
+      "  store i32 4, i32* %q\n  ret void\n}\n",
+      "k");
+  int32_t v = 0;
+  void* bufs[] = {&v};
+  (*three)(bufs);
+  EXPECT_EQ(v, 3);
+  (*four)(bufs);
+  EXPECT_EQ(v, 4);
+  (*three)(bufs);
+  EXPECT_EQ(v, 3);
+}
+
+TEST(CompileLlvm, MathIntrinsicsCallThisProcesssLibm) {
+  // llvm.sin and llvm.exp2 lower to sinf/exp2f, found in this process: the same values as here.
+  auto k = compile_llvm(R"(declare float @llvm.sin.f32(float)
+declare float @llvm.exp2.f32(float)
+define void @m(i8** %b) {
+  %p = load i8*, i8** %b
+  %f = bitcast i8* %p to float*
+  %x = load float, float* %f
+  %s = call float @llvm.sin.f32(float %x)
+  %e = call float @llvm.exp2.f32(float %x)
+  store float %s, float* %f
+  %g = getelementptr float, float* %f, i64 1
+  store float %e, float* %g
+  ret void
+}
+)",
+                        "m");
+  volatile float x = 0.7f;
+  float io[2] = {x, 0};
+  void* bufs[] = {io};
+  (*k)(bufs);
+  EXPECT_EQ(io[0], std::sin(static_cast<float>(x)));
+  EXPECT_EQ(io[1], std::exp2(static_cast<float>(x)));
+}
+
+// The message of the rg::Error `f` throws.
+template <typename F>
+std::string error_of(F f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(CompileLlvm, BadIrIsAnErrorWithLlvmsMessage) {
+  std::string msg = error_of([] { compile_llvm("define void @f(i8** %b) {\n  %x = fadd float 1.0, \n}\n", "f"); });
+  EXPECT_NE(msg.find("bad IR"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("kernel:3:"), std::string::npos) << msg;  // LLVM's line:column
+  EXPECT_NE(msg.find("error:"), std::string::npos) << msg;
+}
+
+TEST(CompileLlvm, InvalidIrIsAnErrorWithTheVerifiersMessage) {
+  // Parses, but a value is used before it is defined.
+  std::string msg = error_of(
+      [] { compile_llvm("define i32 @f() {\n  %a = add i32 %b, 1\n  %b = add i32 1, 2\n  ret i32 %a\n}\n", "f"); });
+  EXPECT_NE(msg.find("invalid IR"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("Instruction does not dominate all uses"), std::string::npos) << msg;
+}
+
+TEST(CompileLlvm, MissingFunctionIsAnError) {
+  std::string msg = error_of([] { compile_llvm(kAdd, "not_there"); });
+  EXPECT_NE(msg.find("Symbols not found"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("not_there"), std::string::npos) << msg;
+  // A function of this process is no kernel: only the module's own definitions count.
+  msg = error_of([] { compile_llvm(kAdd, "sqrtf"); });
+  EXPECT_NE(msg.find("Symbols not found"), std::string::npos) << msg;
+}
+
+TEST(CompileLlvm, UnresolvedCallIsAnErrorNamingTheSymbol) {
+  std::string msg = error_of([] {
+    compile_llvm(
+        "declare void @rg_no_such_function()\ndefine void @f(i8** %b) {\n  call void @rg_no_such_function()\n"
+        "  ret void\n}\n",
+        "f");
+  });
+  EXPECT_NE(msg.find("rg_no_such_function"), std::string::npos) << msg;
+  // The JIT still works afterwards.
+  auto k = compile_llvm(std::string(kAdd) + "; after an error\n", "add");
+  float a[4] = {1, 1, 1, 1}, b[4] = {1, 2, 3, 4};
+  void* bufs[] = {a, b};
+  (*k)(bufs);
+  EXPECT_EQ(a[3], 5);
+}
+
+TEST(OptimizeLlvm, PromotesAllocasAndKeepsTheFunction) {
+  std::string out = optimize_llvm(R"(define void @acc(i8** %b) {
+entry:
+  %m = alloca float
+  store float 0.0, float* %m
+  %p = load i8*, i8** %b
+  %f = bitcast i8* %p to float*
+  %x = load float, float* %f
+  %a = load float, float* %m
+  %s = fadd float %a, %x
+  store float %s, float* %m
+  %r = load float, float* %m
+  store float %r, float* %f
+  ret void
+}
+)");
+  EXPECT_EQ(out.find("alloca"), std::string::npos) << out;
+  EXPECT_NE(out.find("define void @acc"), std::string::npos) << out;
+  EXPECT_THROW(optimize_llvm("not IR"), Error);
+}
+
+}  // namespace
+}  // namespace rg

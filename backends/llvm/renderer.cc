@@ -1,0 +1,675 @@
+#include "backends/llvm/renderer.h"
+
+#include <cctype>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <set>
+#include <unordered_map>
+#include <vector>
+
+namespace rg {
+
+namespace {
+
+bool is_half(DType dt) { return dt.scalar == Scalar::Float16; }
+bool is_bhalf(DType dt) { return dt.scalar == Scalar::BFloat16; }
+bool is_16bit_float(DType dt) { return is_half(dt) || is_bhalf(dt); }
+
+// float16 and bfloat16 are stored as their bits and computed in float, rounded to nearest even
+// after every operation, exactly as the C renderer does (so both backends give the same bits).
+// The conversions are integer IR, not LLVM's half/bfloat types: those lower to library calls
+// that a JIT'ed process may not have on CPUs without F16C, and LLVM 14 cannot convert bfloat
+// on x86. Only the helpers a kernel uses are emitted; O2 inlines them.
+constexpr const char* kHalfHelpers = R"(define internal float @rg_h2f(i16 %h) alwaysinline {
+  %x = zext i16 %h to i32
+  %s0 = and i32 %x, 32768
+  %sign = shl i32 %s0, 16
+  %em = and i32 %x, 32767
+  %m = and i32 %em, 1023
+  %m13 = shl i32 %m, 13
+  %inf0 = or i32 %sign, 2139095040
+  %inf = or i32 %inf0, %m13
+  %em13 = shl i32 %em, 13
+  %nrm0 = add i32 %em13, 939524096
+  %nrm = or i32 %sign, %nrm0
+  %emf = uitofp i32 %em to float
+  %subf = fmul float %emf, 0x3E70000000000000
+  %subb = bitcast float %subf to i32
+  %sub = or i32 %subb, %sign
+  %isinf = icmp uge i32 %em, 31744
+  %isnrm = icmp uge i32 %em, 1024
+  %u0 = select i1 %isnrm, i32 %nrm, i32 %sub
+  %u = select i1 %isinf, i32 %inf, i32 %u0
+  %f = bitcast i32 %u to float
+  ret float %f
+}
+define internal i16 @rg_f2h(float %f) alwaysinline {
+  %u = bitcast float %f to i32
+  %u16 = lshr i32 %u, 16
+  %sign = and i32 %u16, 32768
+  %a = and i32 %u, 2147483647
+  %isnan = icmp ugt i32 %a, 2139095040
+  %big = select i1 %isnan, i32 32256, i32 31744
+  %af = bitcast i32 %a to float
+  %t = fadd float %af, 0x3FE0000000000000
+  %tb = bitcast float %t to i32
+  %small = sub i32 %tb, 1056964608
+  %a13 = lshr i32 %a, 13
+  %odd = and i32 %a13, 1
+  %r0 = add i32 %a, -939520001
+  %r1 = add i32 %r0, %odd
+  %norm = lshr i32 %r1, 13
+  %isbig = icmp uge i32 %a, 1199570944
+  %issmall = icmp ult i32 %a, 947912704
+  %o0 = select i1 %issmall, i32 %small, i32 %norm
+  %o1 = select i1 %isbig, i32 %big, i32 %o0
+  %o = or i32 %o1, %sign
+  %h = trunc i32 %o to i16
+  ret i16 %h
+}
+define internal float @rg_rh(float %f) alwaysinline {
+  %h = call i16 @rg_f2h(float %f)
+  %r = call float @rg_h2f(i16 %h)
+  ret float %r
+}
+)";
+constexpr const char* kBHalfHelpers = R"(define internal float @rg_bf2f(i16 %h) alwaysinline {
+  %x = zext i16 %h to i32
+  %u = shl i32 %x, 16
+  %f = bitcast i32 %u to float
+  ret float %f
+}
+define internal i16 @rg_f2bf(float %f) alwaysinline {
+  %u = bitcast float %f to i32
+  %a = and i32 %u, 2147483647
+  %isnan = icmp ugt i32 %a, 2139095040
+  %hi = lshr i32 %u, 16
+  %qnan = or i32 %hi, 64
+  %odd = and i32 %hi, 1
+  %r0 = add i32 %u, 32767
+  %r1 = add i32 %r0, %odd
+  %rnd = lshr i32 %r1, 16
+  %o = select i1 %isnan, i32 %qnan, i32 %rnd
+  %h = trunc i32 %o to i16
+  ret i16 %h
+}
+define internal float @rg_rbf(float %f) alwaysinline {
+  %h = call i16 @rg_f2bf(float %f)
+  %r = call float @rg_bf2f(i16 %h)
+  ret float %r
+}
+)";
+
+bool is_c_identifier(const std::string& s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  for (char c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  return true;
+}
+
+void require_scalar(DType dt) {
+  if (dt.count != 1) throw Error("render_llvm: vector type " + dt.name() + " (the LLVM backend renders scalars only)");
+}
+
+// The register type of a scalar.
+std::string reg_type(DType dt) {
+  require_scalar(dt);
+  switch (dt.scalar) {
+    case Scalar::Void:
+      return "void";
+    case Scalar::Bool:
+      return "i1";
+    case Scalar::Int8:
+    case Scalar::UInt8:
+      return "i8";
+    case Scalar::Int16:
+    case Scalar::UInt16:
+      return "i16";
+    case Scalar::Int32:
+    case Scalar::UInt32:
+      return "i32";
+    case Scalar::Int64:
+    case Scalar::UInt64:
+    case Scalar::Index:
+      return "i64";  // index: only when lowering was skipped
+    case Scalar::Float16:
+    case Scalar::BFloat16:
+    case Scalar::Float32:
+      return "float";
+    case Scalar::Float64:
+      return "double";
+  }
+  throw Error("render_llvm: unknown dtype " + dt.name());
+}
+
+// The type of one element of memory a pointer dtype points at. Registers (DEFINE_REG) hold the
+// register type; buffers hold bool as a byte and the 16-bit floats as their bits.
+std::string elem_type(DType ptr) {
+  DType e = ptr.base();
+  if (ptr.space == AddrSpace::Reg) return reg_type(e);
+  if (e.is_bool()) return "i8";
+  if (is_16bit_float(e)) return "i16";
+  return reg_type(e);
+}
+
+// "f32" / "f64": the suffix of a float intrinsic computing dt.
+const char* intrinsic_suffix(DType dt) { return dt.scalar == Scalar::Float64 ? "f64" : "f32"; }
+
+int int_bits(DType dt) { return dt.is_bool() ? 1 : dt.bits(); }
+
+class Renderer {
+ public:
+  explicit Renderer(const Program& p) : p_(p) {}
+
+  std::string run() {
+    if (!is_c_identifier(p_.name)) throw Error("render_llvm: kernel name '" + p_.name + "' is not an identifier");
+    for (size_t i = 0; i < p_.vars.size(); ++i) {
+      const UPtr& v = p_.vars[i];
+      const std::string& n = v->arg_var().name;
+      if (!is_c_identifier(n)) throw Error("render_llvm: variable name '" + n + "' is not an identifier");
+      std::string raw = buffer_slot(p_.params.size() + i, "var." + n);
+      entry_ += "  %var." + n + ".p = bitcast i8* " + raw + " to i64*\n";
+      entry_ += "  %var." + n + ".v = load i64, i64* %var." + n + ".p\n";
+      std::string t = reg_type(v->dtype);
+      if (t == "i64") {
+        names_[v.get()] = "%var." + n + ".v";
+      } else {
+        entry_ += "  %var." + n + " = trunc i64 %var." + n + ".v to " + t + "\n";
+        names_[v.get()] = "%var." + n;
+      }
+    }
+    for (const UPtr& u : p_.uops) line(u);
+    while (!open_.empty()) close_block();
+    std::string out =
+        "define void @" + p_.name + "(i8** %bufs) nounwind {\nentry:\n" + entry_ + body_ + "  ret void\n}\n";
+    for (const std::string& d : decls_) out += d;
+    if (need_half_) out += kHalfHelpers;
+    if (need_bhalf_) out += kBHalfHelpers;
+    return out;
+  }
+
+ private:
+  // An open loop (RANGE) or conditional block (IF) and the labels that close it.
+  struct Open {
+    const UOp* u;
+    int id;
+    std::string iv, type;  // loops: the induction variable and its type
+  };
+
+  const Program& p_;
+  std::unordered_map<const UOp*, std::string> names_;  // SSA value (or literal) of each rendered node
+  std::vector<Open> open_;                             // innermost last
+  std::set<std::string> decls_;
+  std::string entry_, body_;
+  std::string block_ = "entry";  // the basic block being written: phi nodes name their predecessors
+  int counter_ = 0;
+  bool need_half_ = false, need_bhalf_ = false;
+
+  void emit(const std::string& s) { body_ += "  " + s + "\n"; }
+  void start_block(const std::string& label) {
+    body_ += label + ":\n";
+    block_ = label;
+  }
+  // Emits `%<prefix><n> = rhs` and returns the new name.
+  std::string ins(const char* prefix, const std::string& rhs) {
+    std::string n = "%" + std::string(prefix) + std::to_string(counter_++);
+    emit(n + " = " + rhs);
+    return n;
+  }
+
+  // The pointer in bufs[slot], as i8*.
+  std::string buffer_slot(size_t slot, const std::string& name) {
+    std::string s = std::to_string(slot);
+    entry_ += "  %" + name + ".slot = getelementptr inbounds i8*, i8** %bufs, i64 " + s + "\n";
+    entry_ += "  %" + name + ".raw = load i8*, i8** %" + name + ".slot\n";
+    return "%" + name + ".raw";
+  }
+
+  std::string declare(const std::string& ret, const std::string& fn, const std::string& args) {
+    decls_.insert("declare " + ret + " @" + fn + "(" + args + ")\n");
+    return fn;
+  }
+  // A call of an llvm.<base> intrinsic of one float operand.
+  std::string math(const char* base, DType dt, const std::string& x) {
+    std::string t = reg_type(dt), fn = std::string("llvm.") + base + "." + intrinsic_suffix(dt);
+    declare(t, fn, t);
+    return rounded(dt, ins("alu", "call " + t + " @" + fn + "(" + t + " " + x + ")"));
+  }
+
+  // The 16-bit floats round after every operation.
+  std::string rounded(DType dt, const std::string& x) {
+    if (is_half(dt)) {
+      need_half_ = true;
+      return ins("rnd", "call float @rg_rh(float " + x + ")");
+    }
+    if (is_bhalf(dt)) {
+      need_bhalf_ = true;
+      return ins("rnd", "call float @rg_rbf(float " + x + ")");
+    }
+    return x;
+  }
+
+  // The operand naming a node's value.
+  std::string val(const UPtr& u) {
+    if (auto it = names_.find(u.get()); it != names_.end()) return it->second;
+    switch (u->op) {
+      case Op::CONST:
+        return llvm_const(u);
+      case Op::AFTER:
+        return val(u->src[0]);
+      default:
+        throw Error("render_llvm: " + std::string(name(u->op)) + " used before it is defined");
+    }
+  }
+
+  // The buffer an address points into (through AFTER).
+  static const UOp* base_buffer(const UPtr& addr) {
+    const UOp* b = addr->op == Op::INDEX ? addr->src[0].get() : addr.get();
+    while (b->op == Op::AFTER) b = b->src[0].get();
+    return b;
+  }
+  // An INDEX may carry a gate as its third source: the access happens only where it holds.
+  static const UPtr* gate_of(const UPtr& addr) {
+    return addr->op == Op::INDEX && addr->src.size() == 3 && addr->src[2]->dtype.is_bool() ? &addr->src[2] : nullptr;
+  }
+
+  // The element address of an INDEX. Emitted at each access, inside its gate: an address that
+  // is only valid under a gate is never computed where another access could use it.
+  std::string address(const UPtr& addr, std::string& et) {
+    const UOp* buf = base_buffer(addr);
+    if (!buf->dtype.ptr) throw Error("render_llvm: access through a non-pointer " + buf->dtype.name());
+    et = elem_type(buf->dtype);
+    if (addr->op != Op::INDEX) return val(addr);
+    if (addr->src.size() < 2 || (addr->src.size() > 2 && !gate_of(addr)))
+      throw Error("render_llvm: INDEX needs one index (and an optional gate)");
+    const UPtr& i = addr->src[1];
+    return ins("gep", "getelementptr inbounds " + et + ", " + et + "* " + val(addr->src[0]) + ", " +
+                          reg_type(i->dtype) + " " + val(i));
+  }
+
+  // Loads one element; converts the memory form to the register form.
+  std::string load_value(const UPtr& addr, DType dt) {
+    std::string et;
+    std::string a = address(addr, et);
+    std::string v = ins("val", "load " + et + ", " + et + "* " + a);
+    if (et == reg_type(dt)) return v;
+    if (dt.is_bool()) return ins("val", "icmp ne i8 " + v + ", 0");
+    if (is_half(dt)) {
+      need_half_ = true;
+      return ins("val", "call float @rg_h2f(i16 " + v + ")");
+    }
+    if (is_bhalf(dt)) {
+      need_bhalf_ = true;
+      return ins("val", "call float @rg_bf2f(i16 " + v + ")");
+    }
+    throw Error("render_llvm: cannot load " + dt.name() + " from " + et + " memory");
+  }
+
+  void store_value(const UPtr& addr, const UPtr& value) {
+    std::string et;
+    std::string a = address(addr, et);
+    std::string v = val(value);
+    const DType dt = value->dtype;
+    if (et != reg_type(dt)) {
+      if (dt.is_bool()) {
+        v = ins("st", "zext i1 " + v + " to i8");
+      } else if (is_half(dt)) {
+        need_half_ = true;
+        v = ins("st", "call i16 @rg_f2h(float " + v + ")");
+      } else if (is_bhalf(dt)) {
+        need_bhalf_ = true;
+        v = ins("st", "call i16 @rg_f2bf(float " + v + ")");
+      } else {
+        throw Error("render_llvm: cannot store " + dt.name() + " into " + et + " memory");
+      }
+    }
+    emit("store " + et + " " + v + ", " + et + "* " + a);
+  }
+
+  // Opens a block that runs only where `gate` holds; returns its number for close_gate.
+  int open_gate(const std::string& gate, const char* what) {
+    int id = counter_++;
+    std::string n = std::to_string(id);
+    emit("br i1 " + gate + ", label %" + what + n + ", label %" + what + n + ".end");
+    start_block(what + n);
+    return id;
+  }
+  void close_gate(int id, const char* what) {
+    std::string n = what + std::to_string(id) + ".end";
+    emit("br label %" + n);
+    start_block(n);
+  }
+
+  void close_block() {
+    Open o = open_.back();
+    open_.pop_back();
+    std::string n = std::to_string(o.id);
+    if (o.u->op == Op::IF) {
+      close_gate(o.id, "if");
+      return;
+    }
+    emit("br label %latch" + n);
+    start_block("latch" + n);
+    emit(o.iv + ".next = add nsw " + o.type + " " + o.iv + ", 1");
+    emit("br label %loop" + n);
+    start_block("exit" + n);
+  }
+
+  std::string icmp_or_fcmp(DType in, const char* fpred, const char* spred, const char* upred, const std::string& a,
+                           const std::string& b) {
+    std::string t = reg_type(in);
+    if (in.is_float()) return ins("alu", std::string("fcmp ") + fpred + " " + t + " " + a + ", " + b);
+    bool uns = in.is_unsigned() || in.is_bool();
+    return ins("alu", std::string("icmp ") + (uns ? upred : spred) + " " + t + " " + a + ", " + b);
+  }
+
+  std::string alu(const UPtr& u) {
+    const DType dt = u->dtype;
+    const DType in = u->src[0]->dtype;  // operand type (comparisons give bool, WHERE's first is bool)
+    require_scalar(dt);
+    for (const UPtr& x : u->src) require_scalar(x->dtype);
+    std::vector<std::string> s;
+    for (const UPtr& x : u->src) s.push_back(val(x));
+    const std::string t = reg_type(in);
+    const bool f = in.is_float(), b = in.is_bool(), uns = in.is_unsigned() || b;
+    auto bin = [&](const std::string& op) { return ins("alu", op + " " + t + " " + s[0] + ", " + s[1]); };
+    auto fbin = [&](const char* op) { return rounded(dt, bin(op)); };
+    auto zero = [&] { return f ? llvm_const(cnst(in, 0)) : std::string("0"); };
+    switch (u->op) {
+      case Op::NEG:
+        if (f) return rounded(dt, ins("alu", "fneg " + t + " " + s[0]));
+        return b ? ins("alu", "xor i1 " + s[0] + ", true") : ins("alu", "sub " + t + " 0, " + s[0]);
+      case Op::EXP2:
+        return math("exp2", dt, s[0]);
+      case Op::LOG2:
+        return math("log2", dt, s[0]);
+      case Op::SIN:
+        return math("sin", dt, s[0]);
+      case Op::SQRT:
+        return math("sqrt", dt, s[0]);
+      case Op::TRUNC:
+        return f ? math("trunc", dt, s[0]) : s[0];
+      case Op::RECIPROCAL:
+        if (f) return rounded(dt, ins("alu", "fdiv " + t + " " + llvm_const(cnst(in, 1)) + ", " + s[0]));
+        return ins("alu", std::string(uns ? "udiv " : "sdiv ") + t + " 1, " + s[0]);
+      // bool arithmetic is C's: computed in int, converted back to bool (nonzero is true).
+      case Op::ADD:
+        return f ? fbin("fadd") : bin(b ? "or" : "add");
+      case Op::SUB:
+        return f ? fbin("fsub") : bin(b ? "xor" : "sub");
+      case Op::MUL:
+        return f ? fbin("fmul") : bin(b ? "and" : "mul");
+      case Op::DIV:
+        return f ? fbin("fdiv") : bin(uns ? "udiv" : "sdiv");
+      case Op::MOD:
+        return f ? fbin("frem") : bin(uns ? "urem" : "srem");  // frem is C's fmod
+      case Op::FLOORDIV: {
+        if (f) {
+          std::string q = ins("alu", "fdiv " + t + " " + s[0] + ", " + s[1]);
+          return math("floor", dt, q);
+        }
+        if (uns) return bin("udiv");
+        // q - 1 where the division was inexact and the signs differ (C truncates toward zero).
+        std::string q = bin("sdiv");
+        std::string back = ins("alu", "mul " + t + " " + q + ", " + s[1]);
+        std::string inexact = ins("alu", "icmp ne " + t + " " + back + ", " + s[0]);
+        std::string na = ins("alu", "icmp slt " + t + " " + s[0] + ", 0");
+        std::string nb = ins("alu", "icmp slt " + t + " " + s[1] + ", 0");
+        std::string diff = ins("alu", "xor i1 " + na + ", " + nb);
+        std::string fix = ins("alu", "and i1 " + inexact + ", " + diff);
+        std::string q1 = ins("alu", "sub " + t + " " + q + ", 1");
+        return ins("alu", "select i1 " + fix + ", " + t + " " + q1 + ", " + t + " " + q);
+      }
+      case Op::FLOORMOD: {
+        if (uns && !f) return bin("urem");
+        // m + b where the remainder is nonzero and its sign differs from the divisor's.
+        std::string m = bin(f ? "frem" : "srem");
+        std::string nz =
+            f ? ins("alu", "fcmp une " + t + " " + m + ", " + zero()) : ins("alu", "icmp ne " + t + " " + m + ", 0");
+        std::string nm =
+            f ? ins("alu", "fcmp olt " + t + " " + m + ", " + zero()) : ins("alu", "icmp slt " + t + " " + m + ", 0");
+        std::string nb = f ? ins("alu", "fcmp olt " + t + " " + s[1] + ", " + zero())
+                           : ins("alu", "icmp slt " + t + " " + s[1] + ", 0");
+        std::string diff = ins("alu", "xor i1 " + nm + ", " + nb);
+        std::string fix = ins("alu", "and i1 " + nz + ", " + diff);
+        std::string mb = ins("alu", std::string(f ? "fadd " : "add ") + t + " " + m + ", " + s[1]);
+        return rounded(dt, ins("alu", "select i1 " + fix + ", " + t + " " + mb + ", " + t + " " + m));
+      }
+      case Op::MAX: {  // C's a > b ? a : b (NaN in a gives b)
+        std::string gt = icmp_or_fcmp(in, "ogt", "sgt", "ugt", s[0], s[1]);
+        return ins("alu", "select i1 " + gt + ", " + t + " " + s[0] + ", " + t + " " + s[1]);
+      }
+      case Op::POW: {
+        if (f) {
+          std::string fn = std::string("llvm.pow.") + intrinsic_suffix(dt);
+          declare(t, fn, t + ", " + t);
+          return rounded(dt, ins("alu", "call " + t + " @" + fn + "(" + t + " " + s[0] + ", " + t + " " + s[1] + ")"));
+        }
+        // Integers: through double, as the C renderer's __builtin_pow.
+        const char* to_fp = uns ? "uitofp " : "sitofp ";
+        std::string a = ins("alu", to_fp + t + " " + s[0] + " to double");
+        std::string e = ins("alu", to_fp + t + " " + s[1] + " to double");
+        declare("double", "llvm.pow.f64", "double, double");
+        std::string p = ins("alu", "call double @llvm.pow.f64(double " + a + ", double " + e + ")");
+        return ins("alu", std::string(uns ? "fptoui" : "fptosi") + " double " + p + " to " + t);
+      }
+      // C's comparisons: ordered <, ==; unordered != (true when either side is NaN).
+      case Op::CMPLT:
+        return icmp_or_fcmp(in, "olt", "slt", "ult", s[0], s[1]);
+      case Op::CMPNE:
+        return icmp_or_fcmp(in, "une", "ne", "ne", s[0], s[1]);
+      case Op::CMPEQ:
+        return icmp_or_fcmp(in, "oeq", "eq", "eq", s[0], s[1]);
+      case Op::AND:
+      case Op::OR:
+      case Op::XOR:
+      case Op::SHL:
+      case Op::SHR: {
+        if (f) throw Error("render_llvm: " + std::string(name(u->op)) + " on " + in.name());
+        const char* op = u->op == Op::AND   ? "and"
+                         : u->op == Op::OR  ? "or"
+                         : u->op == Op::XOR ? "xor"
+                         : u->op == Op::SHL ? "shl"
+                         : uns              ? "lshr"
+                                            : "ashr";
+        return bin(op);
+      }
+      case Op::WHERE: {
+        std::string rt = reg_type(dt);
+        return ins("alu", "select i1 " + s[0] + ", " + rt + " " + s[1] + ", " + rt + " " + s[2]);
+      }
+      case Op::MULACC: {  // no fused multiply-add: the product rounds, as C with -ffp-contract=off
+        std::string m = ins("alu", std::string(f ? "fmul " : "mul ") + t + " " + s[0] + ", " + s[1]);
+        return rounded(dt, ins("alu", std::string(f ? "fadd " : "add ") + t + " " + m + ", " + s[2]));
+      }
+      case Op::CAST:
+        return cast_value(in, dt, s[0]);
+      case Op::BITCAST:
+        return bitcast_value(in, dt, s[0]);
+      default:
+        throw Error("render_llvm: unsupported op " + std::string(name(u->op)));
+    }
+  }
+
+  // C's conversions, one LLVM instruction each; bool is `x != 0` one way and 0/1 the other.
+  std::string cast_value(DType from, DType to, const std::string& x) {
+    const std::string ft = reg_type(from), tt = reg_type(to);
+    if (to.is_bool()) {
+      if (from.is_bool()) return x;
+      if (from.is_float()) return ins("cast", "fcmp une " + ft + " " + x + ", " + llvm_const(cnst(from, 0)));
+      return ins("cast", "icmp ne " + ft + " " + x + ", 0");
+    }
+    const bool from_uns = from.is_unsigned() || from.is_bool();
+    if (from.is_float() && to.is_float()) {
+      std::string v = x;
+      if (ft != tt)
+        v = ins("cast", std::string(ft == "float" ? "fpext" : "fptrunc") + " " + ft + " " + x + " to " + tt);
+      return is_16bit_float(to) && !(from == to) ? rounded(to, v) : v;
+    }
+    if (to.is_float())
+      return rounded(to, ins("cast", std::string(from_uns ? "uitofp " : "sitofp ") + ft + " " + x + " to " + tt));
+    if (from.is_float())
+      return ins("cast", std::string(to.is_unsigned() ? "fptoui " : "fptosi ") + ft + " " + x + " to " + tt);
+    const int fb = int_bits(from), tb = int_bits(to);
+    if (fb == tb) return x;
+    if (tb < fb) return ins("cast", "trunc " + ft + " " + x + " to " + tt);
+    return ins("cast", std::string(from_uns ? "zext " : "sext ") + ft + " " + x + " to " + tt);
+  }
+
+  std::string bitcast_value(DType from, DType to, const std::string& x) {
+    if (from.is_bool() || to.is_bool() || from.itemsize() != to.itemsize())
+      throw Error("render_llvm: BITCAST between " + from.name() + " and " + to.name());
+    const std::string bits = "i" + std::to_string(from.bits());
+    std::string v = x;
+    if (is_half(from)) {
+      need_half_ = true;
+      v = ins("cast", "call i16 @rg_f2h(float " + x + ")");
+    } else if (is_bhalf(from)) {
+      need_bhalf_ = true;
+      v = ins("cast", "call i16 @rg_f2bf(float " + x + ")");
+    } else if (from.is_float()) {
+      v = ins("cast", "bitcast " + reg_type(from) + " " + x + " to " + bits);
+    }
+    if (is_half(to)) {
+      need_half_ = true;
+      return ins("cast", "call float @rg_h2f(i16 " + v + ")");
+    }
+    if (is_bhalf(to)) {
+      need_bhalf_ = true;
+      return ins("cast", "call float @rg_bf2f(i16 " + v + ")");
+    }
+    if (to.is_float()) return ins("cast", "bitcast " + bits + " " + v + " to " + reg_type(to));
+    return v;
+  }
+
+  void line(const UPtr& u) {
+    switch (u->op) {
+      case Op::CONST:
+        if (u->is_invalid()) throw Error("render_llvm: Invalid reached the program (codegen must remove it)");
+        return;        // inlined where used
+      case Op::INDEX:  // addresses are computed at each access
+      case Op::AFTER:
+      case Op::SINK:
+      case Op::NOOP:
+      case Op::BARRIER:  // one thread: nothing to wait for
+      case Op::DEFINE_VAR:
+        return;
+      case Op::PARAM: {
+        std::string n = "data" + std::to_string(u->arg_int());
+        std::string raw = buffer_slot(static_cast<size_t>(u->arg_int()), n);
+        entry_ += "  %" + n + " = bitcast i8* " + raw + " to " + llvm_type(u->dtype) + "\n";
+        names_[u.get()] = "%" + n;
+        return;
+      }
+      case Op::DEFINE_REG: {
+        // In the entry block wherever the program declares it, so mem2reg turns it into SSA values.
+        std::string n = "%acc" + std::to_string(u->arg_int());
+        int64_t size = u->dtype.size > 0 ? u->dtype.size : 1;
+        std::string et = elem_type(u->dtype), arr = "[" + std::to_string(size) + " x " + et + "]";
+        entry_ += "  " + n + ".mem = alloca " + arr + "\n";
+        entry_ += "  " + n + " = getelementptr inbounds " + arr + ", " + arr + "* " + n + ".mem, i64 0, i64 0\n";
+        names_[u.get()] = n;
+        return;
+      }
+      case Op::RANGE: {
+        const int id = counter_++;
+        const std::string n = std::to_string(id), t = reg_type(u->dtype);
+        const std::string iv = "%ridx" + n, pre = block_;
+        emit("br label %loop" + n);
+        start_block("loop" + n);
+        emit(iv + " = phi " + t + " [ 0, %" + pre + " ], [ " + iv + ".next, %latch" + n + " ]");
+        std::string more = ins("alu", "icmp slt " + t + " " + iv + ", " + val(u->src[0]));
+        emit("br i1 " + more + ", label %body" + n + ", label %exit" + n);
+        start_block("body" + n);
+        names_[u.get()] = iv;
+        open_.push_back(Open{u.get(), id, iv, t});
+        return;
+      }
+      case Op::END: {
+        // Closes its ranges that are still open; sibling ENDs of one loop close it once.
+        std::set<const UOp*> mine;
+        for (size_t i = 1; i < u->src.size(); ++i) mine.insert(u->src[i].get());
+        while (!open_.empty() && mine.count(open_.back().u)) close_block();
+        return;
+      }
+      case Op::IF: {
+        int id = open_gate(val(u->src[0]), "if");
+        open_.push_back(Open{u.get(), id, "", ""});
+        return;
+      }
+      case Op::ENDIF:
+        if (!open_.empty() && open_.back().u == u->src[0].get()) close_block();
+        return;
+      case Op::LOAD: {
+        require_scalar(u->dtype);
+        const UPtr& addr = u->src[0];
+        if (u->src.size() != 3) {
+          names_[u.get()] = load_value(addr, u->dtype);
+          return;
+        }
+        // A gated load reads memory only inside its gate; outside it is the alternative.
+        const std::string alt = val(u->src[1]), pre = block_;
+        const int id = open_gate(val(u->src[2]), "load");
+        std::string v = load_value(addr, u->dtype);
+        const std::string from = block_;
+        close_gate(id, "load");
+        const std::string t = reg_type(u->dtype);
+        names_[u.get()] = ins("val", "phi " + t + " [ " + v + ", %" + from + " ], [ " + alt + ", %" + pre + " ]");
+        return;
+      }
+      case Op::STORE: {
+        require_scalar(u->src[1]->dtype);
+        const UPtr& addr = u->src[0];
+        if (const UPtr* g = gate_of(addr)) {
+          int id = open_gate(val(*g), "store");
+          store_value(addr, u->src[1]);
+          close_gate(id, "store");
+        } else {
+          store_value(addr, u->src[1]);
+        }
+        return;
+      }
+      default:
+        if (is(u->op, kALU) || u->op == Op::CAST || u->op == Op::BITCAST) {
+          names_[u.get()] = alu(u);
+          return;
+        }
+        throw Error("render_llvm: the LLVM backend cannot run " + std::string(name(u->op)));
+    }
+  }
+};
+
+}  // namespace
+
+std::string llvm_type(DType dt) {
+  if (dt.ptr) return elem_type(dt) + "*";
+  return reg_type(dt);
+}
+
+std::string llvm_const(const UPtr& c) {
+  if (!c->is_const()) throw Error("llvm_const: not a CONST");
+  if (c->is_invalid()) throw Error("render_llvm: Invalid reached the program (codegen must remove it)");
+  const DType dt = c->dtype;
+  require_scalar(dt);
+  if (dt.is_float()) {
+    // LLVM writes float constants as the bits of the equal double; a float must be exact.
+    double v = c->as_float();
+    if (dt.scalar != Scalar::Float64) v = static_cast<double>(static_cast<float>(v));
+    uint64_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "0x%016" PRIX64, bits);
+    return buf;
+  }
+  if (dt.is_bool()) return c->as_int() ? "true" : "false";
+  // Integers as the signed value of their bits (LLVM integers have no signedness).
+  int64_t v = c->as_int();
+  const int shift = 64 - dt.bits();
+  if (shift > 0) v = static_cast<int64_t>(static_cast<uint64_t>(v) << shift) >> shift;
+  return std::to_string(v);
+}
+
+std::string render_llvm(const Program& p) { return Renderer(p).run(); }
+
+}  // namespace rg

@@ -1,0 +1,254 @@
+#include "backends/llvm/renderer.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace rg {
+namespace {
+
+UPtr param(int64_t slot, DType dt, int64_t n) { return UOp::make(Op::PARAM, dt.ptr_to(n), {}, slot); }
+UPtr i32(int64_t v) { return cnst_int(dtypes::int32, v); }
+UPtr index(const UPtr& p, const UPtr& i) { return UOp::make(Op::INDEX, p->dtype, {p, i}); }
+UPtr load(const UPtr& p, const UPtr& i) { return UOp::make(Op::LOAD, p->dtype.base(), {index(p, i)}); }
+UPtr store(const UPtr& addr, const UPtr& v) { return UOp::make(Op::STORE, dtypes::void_, {addr, v}); }
+
+bool has(const std::string& src, const std::string& what) { return src.find(what) != std::string::npos; }
+
+TEST(LlvmType, RegistersAndMemory) {
+  EXPECT_EQ(llvm_type(dtypes::float32), "float");
+  EXPECT_EQ(llvm_type(dtypes::float64), "double");
+  EXPECT_EQ(llvm_type(dtypes::bool_), "i1");
+  EXPECT_EQ(llvm_type(dtypes::uint8), "i8");
+  EXPECT_EQ(llvm_type(dtypes::int16), "i16");
+  EXPECT_EQ(llvm_type(dtypes::uint32), "i32");
+  EXPECT_EQ(llvm_type(dtypes::int64), "i64");
+  EXPECT_EQ(llvm_type(dtypes::index), "i64");
+  EXPECT_EQ(llvm_type(dtypes::float16), "float");  // computed in float
+  EXPECT_EQ(llvm_type(dtypes::bfloat16), "float");
+  EXPECT_EQ(llvm_type(dtypes::bool_.ptr_to(4)), "i8*");                       // a byte in memory
+  EXPECT_EQ(llvm_type(dtypes::float16.ptr_to(4)), "i16*");                    // stored as bits
+  EXPECT_EQ(llvm_type(dtypes::float16.ptr_to(1, AddrSpace::Reg)), "float*");  // registers hold the computed form
+  EXPECT_EQ(llvm_type(dtypes::int32.ptr_to(4)), "i32*");
+  EXPECT_THROW(llvm_type(dtypes::float32.vec(4)), Error);
+}
+
+TEST(LlvmConst, Literals) {
+  EXPECT_EQ(llvm_const(cnst(dtypes::float32, 1.5)), "0x3FF8000000000000");
+  EXPECT_EQ(llvm_const(cnst(dtypes::float32, 0.1)), "0x3FB99999A0000000");  // the float nearest 0.1, exactly
+  EXPECT_EQ(llvm_const(cnst(dtypes::float64, 0.1)), "0x3FB999999999999A");
+  EXPECT_EQ(llvm_const(cnst(dtypes::float32, -0.0)), "0x8000000000000000");
+  EXPECT_EQ(llvm_const(cnst(dtypes::float32, -INFINITY)), "0xFFF0000000000000");
+  EXPECT_EQ(llvm_const(cnst(dtypes::float64, NAN)), "0x7FF8000000000000");
+  EXPECT_EQ(llvm_const(cnst(dtypes::float16, 3)), "0x4008000000000000");
+  EXPECT_EQ(llvm_const(i32(-3)), "-3");
+  EXPECT_EQ(llvm_const(i32(INT32_MIN)), "-2147483648");
+  EXPECT_EQ(llvm_const(cnst_int(dtypes::uint32, 4000000000LL)), "-294967296");  // the same 32 bits
+  EXPECT_EQ(llvm_const(cnst_int(dtypes::uint8, 200)), "-56");
+  EXPECT_EQ(llvm_const(cnst_int(dtypes::uint64, -1)), "-1");
+  EXPECT_EQ(llvm_const(cnst_int(dtypes::int64, INT64_MIN)), "-9223372036854775808");
+  EXPECT_EQ(llvm_const(cnst_int(dtypes::bool_, 1)), "true");
+  EXPECT_EQ(llvm_const(cnst_int(dtypes::bool_, 0)), "false");
+  EXPECT_THROW(llvm_const(invalid(dtypes::float32)), Error);
+}
+
+// out[i] = in[i] + 1 over 10 elements, written as the linearizer would.
+Program add_one() {
+  UPtr p0 = param(0, dtypes::float32, 10), p1 = param(1, dtypes::float32, 10);
+  UPtr bound = i32(10);
+  UPtr r = UOp::make(Op::RANGE, dtypes::int32, {bound}, std::vector<int64_t>{0, int64_t(AxisType::Loop)});
+  UPtr i1 = index(p1, r);
+  UPtr ld = UOp::make(Op::LOAD, dtypes::float32, {i1});
+  UPtr one = cnst(dtypes::float32, 1);
+  UPtr add = ld + one;
+  UPtr i0 = index(p0, r);
+  UPtr st = store(i0, add);
+  UPtr end = UOp::make(Op::END, dtypes::void_, {st, r});
+  UPtr sink = UOp::make(Op::SINK, dtypes::void_, {end});
+  return Program{"add_one", {p0, p1, bound, r, i1, ld, one, add, i0, st, end, sink}, {p0->dtype, p1->dtype}, {}};
+}
+
+TEST(RenderLlvm, ElementwiseLoop) {
+  EXPECT_EQ(render_llvm(add_one()),
+            "define void @add_one(i8** %bufs) nounwind {\n"
+            "entry:\n"
+            "  %data0.slot = getelementptr inbounds i8*, i8** %bufs, i64 0\n"
+            "  %data0.raw = load i8*, i8** %data0.slot\n"
+            "  %data0 = bitcast i8* %data0.raw to float*\n"
+            "  %data1.slot = getelementptr inbounds i8*, i8** %bufs, i64 1\n"
+            "  %data1.raw = load i8*, i8** %data1.slot\n"
+            "  %data1 = bitcast i8* %data1.raw to float*\n"
+            "  br label %loop0\n"
+            "loop0:\n"
+            "  %ridx0 = phi i32 [ 0, %entry ], [ %ridx0.next, %latch0 ]\n"
+            "  %alu1 = icmp slt i32 %ridx0, 10\n"
+            "  br i1 %alu1, label %body0, label %exit0\n"
+            "body0:\n"
+            "  %gep2 = getelementptr inbounds float, float* %data1, i32 %ridx0\n"
+            "  %val3 = load float, float* %gep2\n"
+            "  %alu4 = fadd float %val3, 0x3FF0000000000000\n"
+            "  %gep5 = getelementptr inbounds float, float* %data0, i32 %ridx0\n"
+            "  store float %alu4, float* %gep5\n"
+            "  br label %latch0\n"
+            "latch0:\n"
+            "  %ridx0.next = add nsw i32 %ridx0, 1\n"
+            "  br label %loop0\n"
+            "exit0:\n"
+            "  ret void\n"
+            "}\n");
+}
+
+TEST(RenderLlvm, GatedLoadBranchesAroundTheRead) {
+  // out[0] = gate ? in[5] : -1, gate read from memory; then a store gated the same way.
+  UPtr out = param(0, dtypes::int32, 1), in = param(1, dtypes::int32, 4), g = param(2, dtypes::bool_, 1);
+  UPtr gate = load(g, i32(0));
+  UPtr ld = UOp::make(Op::LOAD, dtypes::int32, {index(in, i32(5)), i32(-1), gate});
+  UPtr st = store(UOp::make(Op::INDEX, out->dtype, {out, i32(0), gate}), ld);
+  std::string src = render_llvm(Program{"g", {out, in, g, gate, ld, st}, {out->dtype, in->dtype, g->dtype}, {}});
+  EXPECT_TRUE(has(src,
+                  "  %gep0 = getelementptr inbounds i8, i8* %data2, i32 0\n"
+                  "  %val1 = load i8, i8* %gep0\n"
+                  "  %val2 = icmp ne i8 %val1, 0\n"  // bool is a byte in memory, i1 in registers
+                  "  br i1 %val2, label %load3, label %load3.end\n"
+                  "load3:\n"
+                  "  %gep4 = getelementptr inbounds i32, i32* %data1, i32 5\n"  // the address only exists inside
+                  "  %val5 = load i32, i32* %gep4\n"
+                  "  br label %load3.end\n"
+                  "load3.end:\n"
+                  "  %val6 = phi i32 [ %val5, %load3 ], [ -1, %entry ]\n"
+                  "  br i1 %val2, label %store7, label %store7.end\n"
+                  "store7:\n"
+                  "  %gep8 = getelementptr inbounds i32, i32* %data0, i32 0\n"
+                  "  store i32 %val6, i32* %gep8\n"
+                  "  br label %store7.end\n"
+                  "store7.end:\n"
+                  "  ret void\n"))
+      << src;
+}
+
+TEST(RenderLlvm, IntegerDivisionComparisonsAndCasts) {
+  UPtr x = param(0, dtypes::int32, 1), u = param(1, dtypes::uint32, 1);
+  UPtr v = load(x, i32(0)), w = load(u, i32(0));
+  std::vector<UPtr> uops{x, u, v, w};
+  auto add = [&](const UPtr& n) {
+    uops.push_back(n);
+    return n;
+  };
+  add(v / i32(-2));
+  add(v % i32(3));
+  add(w / cnst_int(dtypes::uint32, 2));
+  add(w % cnst_int(dtypes::uint32, 3));
+  add(v < i32(0));
+  add(w < cnst_int(dtypes::uint32, 7));
+  UPtr f = add(cast(v, dtypes::float32));
+  add(f < cnst(dtypes::float32, 0));
+  add(ne(f, cnst(dtypes::float32, 0)));
+  add(eq(f, cnst(dtypes::float32, 0)));
+  add(cast(w, dtypes::float64));
+  add(cast(f, dtypes::int8));
+  add(cast(f, dtypes::uint16));
+  add(cast(f, dtypes::bool_));
+  UPtr b = add(cast(v, dtypes::bool_));
+  add(cast(b, dtypes::int64));
+  add(cast(v, dtypes::int64));
+  add(cast(w, dtypes::int64));
+  add(cast(v, dtypes::int8));
+  add(cast(f, dtypes::float64));
+  add(cast(cast(f, dtypes::float64), dtypes::float32));
+  add(UOp::make(Op::SQRT, dtypes::float32, {f}));
+  add(UOp::make(Op::EXP2, dtypes::float32, {f}));
+  add(maximum(v, i32(4)));
+  add(where(b, v, i32(9)));
+  std::string src = render_llvm(Program{"k", uops, {x->dtype, u->dtype}, {}});
+  for (const char* want : {"sdiv i32 %val1, -2",
+                           "srem i32 %val1, 3",  // C's truncating division on signed ints
+                           "udiv i32 %val3, 2",
+                           "urem i32 %val3, 3",
+                           "icmp slt i32 %val1, 0",
+                           "icmp ult i32 %val3, 7",
+                           "= sitofp i32 %val1 to float",
+                           "fcmp olt float %cast10, 0x0000000000000000",  // ordered <
+                           "fcmp une float %cast10, 0x0000000000000000",  // != holds for NaN
+                           "fcmp oeq float %cast10, 0x0000000000000000",
+                           "uitofp i32 %val3 to double",
+                           "fptosi float %cast10 to i8",
+                           "fptoui float %cast10 to i16",
+                           "sext i32 %val1 to i64",
+                           "zext i32 %val3 to i64",
+                           "trunc i32 %val1 to i8",
+                           "zext i1 %cast",
+                           "fpext float %cast10 to double",
+                           "fptrunc double",
+                           "call float @llvm.sqrt.f32(float %cast10)",
+                           "call float @llvm.exp2.f32(float %cast10)",
+                           "declare float @llvm.exp2.f32(float)\n",
+                           "icmp sgt i32 %val1, 4",
+                           "select i1"})
+    EXPECT_TRUE(has(src, want)) << want << "\n" << src;
+  EXPECT_FALSE(has(src, "rg_h2f")) << src;  // no 16-bit float helpers unless used
+}
+
+TEST(RenderLlvm, AccumulatorIsAnAllocaInTheEntryBlock) {
+  // acc = 0; for r < 4: acc += in[r]; out[0] = acc (as remove_reduce builds it).
+  UPtr out = param(0, dtypes::float32, 1), in = param(1, dtypes::float32, 4);
+  UPtr acc = UOp::make(Op::DEFINE_REG, dtypes::float32.ptr_to(1, AddrSpace::Reg), {}, int64_t(0));
+  UPtr r = UOp::make(Op::RANGE, dtypes::int32, {i32(4)}, std::vector<int64_t>{0, int64_t(AxisType::Reduce)});
+  UPtr init = store(index(acc, i32(0)), cnst(dtypes::float32, 0));
+  UPtr cur = UOp::make(Op::LOAD, dtypes::float32, {index(UOp::make(Op::AFTER, acc->dtype, {acc, init, r}), i32(0))});
+  UPtr x = load(in, r);
+  UPtr upd = store(index(acc, i32(0)), cur + x);
+  UPtr end = UOp::make(Op::END, dtypes::void_, {upd, r});
+  UPtr fin = UOp::make(Op::LOAD, dtypes::float32, {index(UOp::make(Op::AFTER, acc->dtype, {acc, end}), i32(0))});
+  UPtr st = store(index(out, i32(0)), fin);
+  std::vector<UPtr> uops{out, in, acc, init, r, cur, x, cur + x, upd, end, fin, st};
+  std::string src = render_llvm(Program{"r_4", uops, {out->dtype, in->dtype}, {}});
+  // The alloca sits in the entry block, before the loop.
+  size_t alloca = src.find("  %acc0.mem = alloca [1 x float]\n"), loop = src.find("loop");
+  ASSERT_NE(alloca, std::string::npos) << src;
+  EXPECT_LT(alloca, loop) << src;
+  EXPECT_TRUE(has(src, "%acc0 = getelementptr inbounds [1 x float], [1 x float]* %acc0.mem, i64 0, i64 0")) << src;
+}
+
+TEST(RenderLlvm, HalfIsStoredAsBitsAndRounded) {
+  UPtr p = param(0, dtypes::float16, 2);
+  UPtr a = index(p, i32(0));
+  UPtr ld = UOp::make(Op::LOAD, dtypes::float16, {a});
+  UPtr sum = ld + ld;
+  UPtr st = store(a, sum);
+  std::string src = render_llvm(Program{"h", {p, ld, sum, st}, {p->dtype}, {}});
+  EXPECT_TRUE(has(src, "%data0 = bitcast i8* %data0.raw to i16*")) << src;
+  EXPECT_TRUE(has(src, "  %val1 = load i16, i16* %gep0\n  %val2 = call float @rg_h2f(i16 %val1)\n")) << src;
+  EXPECT_TRUE(has(src, "  %alu3 = fadd float %val2, %val2\n  %rnd4 = call float @rg_rh(float %alu3)\n")) << src;
+  EXPECT_TRUE(has(src, "  %st6 = call i16 @rg_f2h(float %rnd4)\n  store i16 %st6, i16* %gep5\n")) << src;
+  EXPECT_TRUE(has(src, "define internal i16 @rg_f2h(float %f) alwaysinline {")) << src;
+  EXPECT_FALSE(has(src, "rg_bf2f")) << src;
+}
+
+TEST(RenderLlvm, VariablesComeAfterTheBuffers) {
+  UPtr p = param(0, dtypes::int32, 1);
+  UPtr n = var("n", 0, 100, dtypes::int32);
+  UPtr st = store(index(p, i32(0)), n);
+  std::string src = render_llvm(Program{"v", {p, n, st}, {p->dtype}, {n}});
+  EXPECT_TRUE(has(src,
+                  "  %var.n.slot = getelementptr inbounds i8*, i8** %bufs, i64 1\n"
+                  "  %var.n.raw = load i8*, i8** %var.n.slot\n"
+                  "  %var.n.p = bitcast i8* %var.n.raw to i64*\n"
+                  "  %var.n.v = load i64, i64* %var.n.p\n"
+                  "  %var.n = trunc i64 %var.n.v to i32\n"))
+      << src;
+  EXPECT_TRUE(has(src, "store i32 %var.n, i32* %gep0")) << src;
+}
+
+TEST(RenderLlvm, RejectsWhatTheCpuCannotRun) {
+  Program p = add_one();
+  p.name = "1bad";
+  EXPECT_THROW(render_llvm(p), Error);
+  UPtr sp = UOp::make(Op::SPECIAL, dtypes::int32, {i32(4)}, std::string("gidx0"));
+  EXPECT_THROW(render_llvm(Program{"k", {sp}, {}, {}}), Error);
+  EXPECT_THROW(render_llvm(Program{"k", {invalid(dtypes::float32)}, {}, {}}), Error);
+  UPtr vec = UOp::make(Op::VECTORIZE, dtypes::float32.vec(2), {cnst(dtypes::float32, 1), cnst(dtypes::float32, 2)});
+  EXPECT_THROW(render_llvm(Program{"k", {vec}, {}, {}}), Error);
+}
+
+}  // namespace
+}  // namespace rg

@@ -1,0 +1,10 @@
+// The benchmarks of tools/bench, one function per mode; each prints a table.
+#pragma once
+
+namespace rg {
+
+int bench_rewrite();         // the symbolic simplifier on index chains, against tinygrad's times
+int bench_seed();            // the seed example: schedule, codegen, compile, run; cold and cached
+int bench_compile(int reps);  // LLVM JIT against clang on a few kernels
+
+}  // namespace rg

@@ -89,7 +89,7 @@ struct Stmt {
 struct RuleSetDecl {
   std::string name;
   Loc loc;
-  std::string ctx;  // C++ context type, "" if none
+  std::string ctx;                                 // C++ context type, "" if none
   std::vector<std::pair<std::string, Loc>> parts;  // ruleset a = b + c + {...}
   std::optional<Block> block;
 };

@@ -12,10 +12,18 @@ namespace rg::dsl {
 std::string show(const Expr& e) {
   std::string s;
   switch (e.kind) {
-    case Expr::Wild: s = "_"; break;
-    case Expr::Name: s = e.name; break;
-    case Expr::OpRef: s = e.name; break;
-    case Expr::ConstVar: s = "#" + e.name; break;
+    case Expr::Wild:
+      s = "_";
+      break;
+    case Expr::Name:
+      s = e.name;
+      break;
+    case Expr::OpRef:
+      s = e.name;
+      break;
+    case Expr::ConstVar:
+      s = "#" + e.name;
+      break;
     case Expr::Number: {
       if (e.is_int) {
         s = std::to_string(static_cast<int64_t>(e.num));
@@ -27,11 +35,21 @@ std::string show(const Expr& e) {
       }
       break;
     }
-    case Expr::Bool: s = e.num ? "true" : "false"; break;
-    case Expr::Invalid: s = "Invalid"; break;
-    case Expr::Span: s = e.name + "..."; break;
-    case Expr::Rest: s = "..."; break;
-    case Expr::Bind: s = e.name + " @ " + show(e.kids[0]); break;
+    case Expr::Bool:
+      s = e.num ? "true" : "false";
+      break;
+    case Expr::Invalid:
+      s = "Invalid";
+      break;
+    case Expr::Span:
+      s = e.name + "...";
+      break;
+    case Expr::Rest:
+      s = "...";
+      break;
+    case Expr::Bind:
+      s = e.name + " @ " + show(e.kids[0]);
+      break;
     case Expr::Call: {
       s = e.name;
       if (e.arg) s += "[" + (e.arg->kind == ArgPat::String ? "\"" + e.arg->text + "\"" : e.arg->text) + "]";
@@ -154,8 +172,9 @@ class Checker {
     cands.insert(cands.end(), extra.begin(), extra.end());
     std::string dym = did_you_mean(name, cands);
     bool upper = !name.empty() && std::isupper(static_cast<unsigned char>(name[0]));
-    std::string what = upper && class_by_name(name) ? "op class '" + name + "' cannot be matched directly; use 'for op in " + name + "'"
-                                                    : "unknown op '" + name + "'";
+    std::string what = upper && class_by_name(name)
+                           ? "op class '" + name + "' cannot be matched directly; use 'for op in " + name + "'"
+                           : "unknown op '" + name + "'";
     error(loc, what + (dym.empty() || (upper && class_by_name(name)) ? "" : "; did you mean '" + dym + "'?"));
   }
 
@@ -178,7 +197,8 @@ class Checker {
         continue;
       }
       if (!found->ctx.empty()) {
-        if (out.ctx.empty()) out.ctx = found->ctx;
+        if (out.ctx.empty())
+          out.ctx = found->ctx;
         else if (out.ctx != found->ctx)
           error(loc, "rule set '" + part + "' takes a context '" + found->ctx + "', this one '" + out.ctx + "'");
       }
@@ -300,17 +320,26 @@ class Checker {
   void pattern(const Expr& e) {
     if (e.dtype) dtype_spec(*e.dtype);
     switch (e.kind) {
-      case Expr::Name: bind(e.name, {Binding::Node, ArgKind::None, e.loc}); return;
-      case Expr::ConstVar: bind(e.name, {Binding::Node, ArgKind::None, e.loc}); return;
+      case Expr::Name:
+        bind(e.name, {Binding::Node, ArgKind::None, e.loc});
+        return;
+      case Expr::ConstVar:
+        bind(e.name, {Binding::Node, ArgKind::None, e.loc});
+        return;
       case Expr::Bind:
         bind(e.name, {Binding::Node, ArgKind::None, e.loc});
         pattern(e.kids[0]);
         return;
       case Expr::Span:
-      case Expr::Rest: error(e.loc, "'" + show(e) + "' stands only for the last sources of a variadic op"); return;
-      case Expr::OpRef: return;
-      case Expr::Call: break;
-      default: return;
+      case Expr::Rest:
+        error(e.loc, "'" + show(e) + "' stands only for the last sources of a variadic op");
+        return;
+      case Expr::OpRef:
+        return;
+      case Expr::Call:
+        break;
+      default:
+        return;
     }
     std::optional<Op> op = op_by_name(e.name);
     if (!op) {
@@ -325,8 +354,10 @@ class Checker {
     for (size_t i = 0; i < e.kids.size(); ++i) {
       const Expr& k = e.kids[i];
       if (k.kind == Expr::Span || k.kind == Expr::Rest) {
-        if (i + 1 != e.kids.size()) error(k.loc, "'" + show(k) + "' must be the last source");
-        else if (oi.arity >= 0) error(k.loc, "'" + e.name + "' is not variadic; '" + show(k) + "' needs an op with any number of sources");
+        if (i + 1 != e.kids.size())
+          error(k.loc, "'" + show(k) + "' must be the last source");
+        else if (oi.arity >= 0)
+          error(k.loc, "'" + e.name + "' is not variadic; '" + show(k) + "' needs an op with any number of sources");
         fixed = i;
         if (k.kind == Expr::Span) bind(k.name, {Binding::Span, ArgKind::None, k.loc});
         continue;
@@ -403,16 +434,26 @@ class Checker {
           std::vector<std::string> cands = all_dtype_names();
           for (auto& [bn, bb] : bindings_) cands.push_back(bn);
           std::string dym = did_you_mean(n, cands);
-          error(e.dtype->loc, "unknown dtype or name '" + n + "'" + (dym.empty() ? "" : "; did you mean '" + dym + "'?"));
+          error(e.dtype->loc,
+                "unknown dtype or name '" + n + "'" + (dym.empty() ? "" : "; did you mean '" + dym + "'?"));
         }
       }
     }
     switch (e.kind) {
-      case Expr::Wild: error(e.loc, "'_' is not a value; a result needs a term"); return;
-      case Expr::Rest: error(e.loc, "'...' is not a value; splice a bound span with 'xs...'"); return;
-      case Expr::Bind: error(e.loc, "'@' binds only in patterns"); return;
-      case Expr::ConstVar: error(e.loc, "write '" + e.name + "', not '#" + e.name + "', in a result"); return;
-      case Expr::OpRef: return;
+      case Expr::Wild:
+        error(e.loc, "'_' is not a value; a result needs a term");
+        return;
+      case Expr::Rest:
+        error(e.loc, "'...' is not a value; splice a bound span with 'xs...'");
+        return;
+      case Expr::Bind:
+        error(e.loc, "'@' binds only in patterns");
+        return;
+      case Expr::ConstVar:
+        error(e.loc, "write '" + e.name + "', not '#" + e.name + "', in a result");
+        return;
+      case Expr::OpRef:
+        return;
       case Expr::Name:
       case Expr::Span: {
         if (e.name == "root") return;
@@ -437,8 +478,10 @@ class Checker {
           error(e.loc, "'" + e.name + "' is an arg, not a node");
         return;
       }
-      case Expr::Call: break;
-      default: return;
+      case Expr::Call:
+        break;
+      default:
+        return;
     }
     if (e.name == "fold") {
       fallible_ = true;
@@ -489,7 +532,8 @@ class Checker {
     if (oi.arity >= 0 && !splice && static_cast<int>(e.kids.size()) != oi.arity)
       error(e.loc, "'" + e.name + "' takes " + std::to_string(oi.arity) + " source" + (oi.arity == 1 ? "" : "s") +
                        ", result has " + std::to_string(e.kids.size()));
-    if (e.arg) arg(*e.arg, *op, false);
+    if (e.arg)
+      arg(*e.arg, *op, false);
     else if (oi.arg != ArgKind::None)
       error(e.loc, "'" + e.name + "' needs an arg in a result: " + e.name + "[...](...)");
   }
@@ -573,12 +617,18 @@ class Checker {
     }
     if (p.dtype && dkey(p) != dkey(qq) && dkey(p) != dkey(q)) return false;
     switch (p.kind) {
-      case Expr::Wild: return true;
-      case Expr::Name: return name_ok(p.name, path, qp, pbound);
-      case Expr::ConstVar: return is_const_pattern(qq) && name_ok(p.name, path, qp, pbound);
-      case Expr::Number: return qq.kind == Expr::Number && qq.num == p.num;
-      case Expr::Bool: return qq.kind == Expr::Bool && qq.num == p.num;
-      case Expr::Invalid: return qq.kind == Expr::Invalid;
+      case Expr::Wild:
+        return true;
+      case Expr::Name:
+        return name_ok(p.name, path, qp, pbound);
+      case Expr::ConstVar:
+        return is_const_pattern(qq) && name_ok(p.name, path, qp, pbound);
+      case Expr::Number:
+        return qq.kind == Expr::Number && qq.num == p.num;
+      case Expr::Bool:
+        return qq.kind == Expr::Bool && qq.num == p.num;
+      case Expr::Invalid:
+        return qq.kind == Expr::Invalid;
       case Expr::Call: {
         if (qq.kind != Expr::Call || qq.name != p.name) return false;
         if (p.arg && p.arg->kind != ArgPat::Wild) {
@@ -595,7 +645,8 @@ class Checker {
           if (!subsumes(p.kids[i], qq.kids[i], path + "." + std::to_string(i), qp, pbound)) return false;
         return true;
       }
-      default: return false;
+      default:
+        return false;
     }
   }
   // p binds `name` at `path`; a repeat needs q to force the two nodes equal.

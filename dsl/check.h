@@ -29,7 +29,7 @@ struct Inst {
   std::vector<std::pair<std::string, Op>> env;  // `for` variables
   Expr pattern;                                 // after `for` substitution
   Expr result;
-  std::vector<Expr> variants;                   // commutative variants of pattern, deduplicated
+  std::vector<Expr> variants;  // commutative variants of pattern, deduplicated
   std::vector<std::pair<std::string, Binding>> bindings;
   bool fallible = false;  // the result calls a helper or fold, so it may decline
 };
@@ -46,9 +46,9 @@ struct SourceRule {
 };
 
 struct Program {
-  std::vector<SourceRule> rules;          // by id
-  std::vector<std::string> files;         // input paths, in order
-  std::vector<int> file_first_rule;       // first rule id of each file
+  std::vector<SourceRule> rules;     // by id
+  std::vector<std::string> files;    // input paths, in order
+  std::vector<int> file_first_rule;  // first rule id of each file
   std::vector<std::string> includes;
   std::set<std::string> externs;
   std::vector<RuleSetOut> sets;

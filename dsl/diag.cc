@@ -5,7 +5,8 @@
 namespace rg::dsl {
 
 std::string Diag::format(const std::string& kind, const std::string& file, Loc loc, const std::string& msg) const {
-  std::string s = file + ":" + std::to_string(loc.line) + ":" + std::to_string(loc.col) + ": " + kind + ": " + msg + "\n";
+  std::string s =
+      file + ":" + std::to_string(loc.line) + ":" + std::to_string(loc.col) + ": " + kind + ": " + msg + "\n";
   auto it = sources_.find(file);
   if (it == sources_.end() || loc.line <= 0) return s;
   const std::string& src = it->second;

@@ -74,22 +74,34 @@ struct Row {
 
 const char* arg_accessor(ArgKind k) {
   switch (k) {
-    case ArgKind::Int: return "->arg_int()";
-    case ArgKind::Ints: return "->arg_ints()";
-    case ArgKind::Op: return "->arg_op()";
-    case ArgKind::Str: return "->arg_str()";
-    case ArgKind::Var: return "->arg_var()";
-    default: return "->arg";
+    case ArgKind::Int:
+      return "->arg_int()";
+    case ArgKind::Ints:
+      return "->arg_ints()";
+    case ArgKind::Op:
+      return "->arg_op()";
+    case ArgKind::Str:
+      return "->arg_str()";
+    case ArgKind::Var:
+      return "->arg_var()";
+    default:
+      return "->arg";
   }
 }
 const char* arg_type(ArgKind k) {
   switch (k) {
-    case ArgKind::Int: return "const int64_t";
-    case ArgKind::Ints: return "const std::vector<int64_t>&";
-    case ArgKind::Op: return "const rg::Op";
-    case ArgKind::Str: return "const std::string&";
-    case ArgKind::Var: return "const rg::VarArg&";
-    default: return "const rg::Arg&";
+    case ArgKind::Int:
+      return "const int64_t";
+    case ArgKind::Ints:
+      return "const std::vector<int64_t>&";
+    case ArgKind::Op:
+      return "const rg::Op";
+    case ArgKind::Str:
+      return "const std::string&";
+    case ArgKind::Var:
+      return "const rg::VarArg&";
+    default:
+      return "const rg::Arg&";
   }
 }
 
@@ -100,8 +112,10 @@ std::string dtype_test(const DTypeSpec& d, const std::string& v) {
     std::string t = dn->test;
     std::string r;
     for (size_t i = 0; i < t.size(); ++i) {
-      if (t[i] == '%' && i + 1 < t.size() && t[i + 1] == 's') r += v + "->dtype", ++i;
-      else r += t[i];
+      if (t[i] == '%' && i + 1 < t.size() && t[i + 1] == 's')
+        r += v + "->dtype", ++i;
+      else
+        r += t[i];
     }
     s += (s.empty() ? "" : " || ") + r;
   }
@@ -150,8 +164,10 @@ class RowBuilder {
       case Expr::Number:
         test(v + "->op == rg::Op::CONST");
         test("!" + v + "->is_invalid()");
-        if (integral(e.num)) test("rg_lit_int(" + v + ", " + int_lit(static_cast<int64_t>(e.num)) + ")");
-        else test("rg_lit_float(" + v + ", " + float_lit(e.num) + ")");
+        if (integral(e.num))
+          test("rg_lit_int(" + v + ", " + int_lit(static_cast<int64_t>(e.num)) + ")");
+        else
+          test("rg_lit_float(" + v + ", " + float_lit(e.num) + ")");
         break;
       case Expr::Bool:
         test(v + "->op == rg::Op::CONST");
@@ -212,12 +228,17 @@ class RowBuilder {
       r_.tests.push_back({std::move(c), std::move(extra)});
     };
     switch (a.kind) {
-      case ArgPat::Wild: return;
-      case ArgPat::Number:
-        if (k == ArgKind::Int) test(acc + " == " + int_lit(static_cast<int64_t>(a.num)));
-        else test(v + "->arg == rg::Arg(" + (a.is_int ? int_lit(static_cast<int64_t>(a.num)) : float_lit(a.num)) + ")");
+      case ArgPat::Wild:
         return;
-      case ArgPat::String: test(acc + " == " + cxx_string(a.text)); return;
+      case ArgPat::Number:
+        if (k == ArgKind::Int)
+          test(acc + " == " + int_lit(static_cast<int64_t>(a.num)));
+        else
+          test(v + "->arg == rg::Arg(" + (a.is_int ? int_lit(static_cast<int64_t>(a.num)) : float_lit(a.num)) + ")");
+        return;
+      case ArgPat::String:
+        test(acc + " == " + cxx_string(a.text));
+        return;
       case ArgPat::Name:
         if (auto o = op_by_name(a.text)) {
           test(acc + " == " + op_enum(*o));
@@ -276,7 +297,8 @@ class Emitter {
     out_ << "[[maybe_unused]] static bool rg_lit_float(const rg::UPtr& u, double v) {\n"
             "  return u->dtype.is_float() && u->as_float() == v;\n}\n";
     out_ << "// Comparisons give bool, as wide as their operands.\n";
-    out_ << "[[maybe_unused]] static rg::DType rg_bool_like(const rg::DType& d) { return rg::dtypes::bool_.vec(d.count); "
+    out_ << "[[maybe_unused]] static rg::DType rg_bool_like(const rg::DType& d) { return "
+            "rg::dtypes::bool_.vec(d.count); "
             "}\n";
     for (const RuleSetOut& s : p_.sets) ruleset(s);
     out_ << "}  // namespace rg::rules\n";
@@ -307,7 +329,8 @@ class Emitter {
                   ")\");\n";
     out_ << "  switch (root->op) {\n";
     for (auto& [op, rows] : by_op)
-      out_ << "    case " + op_enum(op) + ": return m_" + s.name + "_" + std::string(info(op).name) + "(root, rg_rc);\n";
+      out_ << "    case " + op_enum(op) + ": return m_" + s.name + "_" + std::string(info(op).name) +
+                  "(root, rg_rc);\n";
     out_ << "    default: return {};\n  }\n}\n";
     out_ << "const rg::RuleSet " + s.name + "{" + cxx_string(s.name) + ", &m_" + s.name + "};\n";
   }
@@ -394,10 +417,13 @@ class Emitter {
     std::string dt = e.dtype ? explicit_dtype(e) : hint;
     switch (e.kind) {
       case Expr::Number:
-        if (e.is_int && integral(e.num)) return "rg::cnst_int(" + dt + ", " + int_lit(static_cast<int64_t>(e.num)) + ")";
+        if (e.is_int && integral(e.num))
+          return "rg::cnst_int(" + dt + ", " + int_lit(static_cast<int64_t>(e.num)) + ")";
         return "rg::cnst(" + dt + ", " + float_lit(e.num) + ")";
-      case Expr::Bool: return "rg::cnst_int(" + dt + ", " + (e.num ? "1" : "0") + ")";
-      default: return "rg::invalid(" + dt + ")";
+      case Expr::Bool:
+        return "rg::cnst_int(" + dt + ", " + (e.num ? "1" : "0") + ")";
+      default:
+        return "rg::invalid(" + dt + ")";
     }
   }
 
@@ -406,8 +432,10 @@ class Emitter {
   std::string gen(const Expr& e, const std::string& hint) {
     switch (e.kind) {
       case Expr::Name:
-      case Expr::Span: return e.name;
-      case Expr::OpRef: return op_enum(*op_by_name(e.name));
+      case Expr::Span:
+        return e.name;
+      case Expr::OpRef:
+        return op_enum(*op_by_name(e.name));
       case Expr::Number:
       case Expr::Bool:
       case Expr::Invalid: {
@@ -415,8 +443,10 @@ class Emitter {
         stmt("rg::UPtr " + t + " = " + literal(e, hint) + ";");
         return t;
       }
-      case Expr::Call: break;
-      default: return "{}";
+      case Expr::Call:
+        break;
+      default:
+        return "{}";
     }
     if (e.name == "fold") {
       std::string inner = gen(e.kids[0], hint);
@@ -430,9 +460,12 @@ class Emitter {
       std::string args;
       for (const Expr& k : e.kids) {
         std::string a;
-        if (k.kind == Expr::Number) a = k.is_int && integral(k.num) ? int_lit(static_cast<int64_t>(k.num)) : float_lit(k.num);
-        else if (k.kind == Expr::Bool) a = k.num ? "true" : "false";
-        else a = gen(k, hint);
+        if (k.kind == Expr::Number)
+          a = k.is_int && integral(k.num) ? int_lit(static_cast<int64_t>(k.num)) : float_lit(k.num);
+        else if (k.kind == Expr::Bool)
+          a = k.num ? "true" : "false";
+        else
+          a = gen(k, hint);
         args += (args.empty() ? "" : ", ") + a;
       }
       std::string t = temp();
@@ -469,9 +502,12 @@ class Emitter {
       if (a.kind == ArgPat::Number)
         arg = "rg::Arg(" +
               (oi.arg == ArgKind::Int || a.is_int ? int_lit(static_cast<int64_t>(a.num)) : float_lit(a.num)) + ")";
-      else if (a.kind == ArgPat::String) arg = "rg::Arg(std::string(" + cxx_string(a.text) + "))";
-      else if (auto o = op_by_name(a.text)) arg = "rg::Arg(" + op_enum(*o) + ")";
-      else arg = "rg::Arg(" + a.text + ")";
+      else if (a.kind == ArgPat::String)
+        arg = "rg::Arg(std::string(" + cxx_string(a.text) + "))";
+      else if (auto o = op_by_name(a.text))
+        arg = "rg::Arg(" + op_enum(*o) + ")";
+      else
+        arg = "rg::Arg(" + a.text + ")";
     }
     bool splice = false;
     for (const Expr& k : e.kids) splice |= k.kind == Expr::Span;
@@ -485,8 +521,10 @@ class Emitter {
     std::string v = t + "_src";
     stmt("std::vector<rg::UPtr> " + v + ";");
     for (size_t i = 0; i < e.kids.size(); ++i) {
-      if (e.kids[i].kind == Expr::Span) stmt(v + ".insert(" + v + ".end(), " + kids[i] + ".begin(), " + kids[i] + ".end());");
-      else stmt(v + ".push_back(" + kids[i] + ");");
+      if (e.kids[i].kind == Expr::Span)
+        stmt(v + ".insert(" + v + ".end(), " + kids[i] + ".begin(), " + kids[i] + ".end());");
+      else
+        stmt(v + ".push_back(" + kids[i] + ");");
     }
     stmt("rg::UPtr " + t + " = rg::UOp::make(" + op_enum(*op) + ", " + dt + ", std::move(" + v + "), " + arg + ");");
     return t;

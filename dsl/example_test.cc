@@ -1,11 +1,12 @@
 // Applies the rule sets of testdata/example.rules to real graphs.
+#include "dsl/example.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
 #include "compiler/ir/rewrite.h"
-#include "dsl/example.h"
 #include "dsl/testdata/example_helpers.h"
 
 namespace rg {

@@ -45,9 +45,12 @@ int main(int argc, char** argv) {
     };
     if (flag("--name", name) || flag("--include", include) || flag("--header", header) || flag("--source", source))
       continue;
-    if (a == "--no-line") lines = false;
-    else if (a.rfind("--", 0) == 0) return usage("unknown flag " + a);
-    else inputs.push_back(a);
+    if (a == "--no-line")
+      lines = false;
+    else if (a.rfind("--", 0) == 0)
+      return usage("unknown flag " + a);
+    else
+      inputs.push_back(a);
   }
   if (inputs.empty()) return usage("no input .rules file");
   if (header.empty() != source.empty()) return usage("--header and --source go together");

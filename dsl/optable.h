@@ -10,8 +10,8 @@
 
 namespace rg::dsl {
 
-std::string op_lower(Op op);                           // "where"
-std::string op_enum(Op op);                            // "rg::Op::WHERE"
+std::string op_lower(Op op);                            // "where"
+std::string op_enum(Op op);                             // "rg::Op::WHERE"
 std::optional<Op> op_by_name(const std::string& name);  // lower case only
 std::optional<Op> op_by_infix(const std::string& infix, int arity);
 std::vector<std::string> all_op_names();

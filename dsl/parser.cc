@@ -15,8 +15,8 @@ struct SyntaxError {};
 int precedence(const Token& t) {
   if (t.kind != Tok::Punct) return 0;
   static const std::pair<const char*, int> kPrec[] = {
-      {"||", 1}, {"&&", 2}, {"|", 3}, {"^", 4}, {"&", 5}, {"==", 6}, {"!=", 6}, {"<", 7}, {">", 7},
-      {"<=", 7}, {">=", 7}, {"<<", 8}, {">>", 8}, {"+", 9}, {"-", 9}, {"*", 10}, {"/", 10}, {"%", 10},
+      {"||", 1}, {"&&", 2}, {"|", 3},  {"^", 4},  {"&", 5}, {"==", 6}, {"!=", 6}, {"<", 7},  {">", 7},
+      {"<=", 7}, {">=", 7}, {"<<", 8}, {">>", 8}, {"+", 9}, {"-", 9},  {"*", 10}, {"/", 10}, {"%", 10},
   };
   for (const auto& [p, n] : kPrec)
     if (t.text == p) return n;
@@ -84,11 +84,16 @@ class Parser {
   }
   static std::string describe(const Token& t) {
     switch (t.kind) {
-      case Tok::End: return "end of file";
-      case Tok::Newline: return "end of line";
-      case Tok::Guard: return "a guard";
-      case Tok::String: return "a string";
-      default: return "'" + t.text + "'";
+      case Tok::End:
+        return "end of file";
+      case Tok::Newline:
+        return "end of line";
+      case Tok::Guard:
+        return "a guard";
+      case Tok::String:
+        return "a string";
+      default:
+        return "'" + t.text + "'";
     }
   }
   const Token& expect(const char* p) {
@@ -131,7 +136,7 @@ class Parser {
     OpSet s;
     s.terms.push_back({'+', opterm()});
     for (;;) {
-      if (peek().is("+") && !peek(1).is("{") ) {
+      if (peek().is("+") && !peek(1).is("{")) {
         next();
         s.terms.push_back({'+', opterm()});
       } else if (peek().is("+") || peek().is("-")) {
@@ -220,9 +225,12 @@ class Parser {
     if (accept("[")) {
       do {
         const Token& a = expect_kind(Tok::Ident, "an attribute");
-        if (a.text == "ordered") r.ordered = true;
-        else if (a.text == "name" && accept("=")) expect_kind(Tok::Ident, "a name");
-        else fail(a.loc, "unknown attribute '" + a.text + "'; expected 'ordered'");
+        if (a.text == "ordered")
+          r.ordered = true;
+        else if (a.text == "name" && accept("="))
+          expect_kind(Tok::Ident, "a name");
+        else
+          fail(a.loc, "unknown attribute '" + a.text + "'; expected 'ordered'");
       } while (accept(","));
       expect("]");
     }
@@ -300,7 +308,7 @@ class Parser {
 
   Expr postfix() {
     Expr e = primary();
-    if (peek().is(":") ) {
+    if (peek().is(":")) {
       next();
       DTypeSpec d;
       d.loc = peek().loc;
@@ -339,7 +347,8 @@ class Parser {
       const Token& n = expect_kind(Tok::Ident, "a name after '#'");
       e.kind = Expr::ConstVar;
       e.name = n.text;
-      if (peek().is("...")) fail(peek().loc, "constant spans ('#cs...') are not supported; bind 'cs...' and test in a guard");
+      if (peek().is("..."))
+        fail(peek().loc, "constant spans ('#cs...') are not supported; bind 'cs...' and test in a guard");
       return e;
     }
     if (t.is("...")) {

@@ -1,9 +1,10 @@
 // Unit tests for the lexer and the parser.
+#include "dsl/parser.h"
+
 #include <gtest/gtest.h>
 
 #include "dsl/check.h"
 #include "dsl/lexer.h"
-#include "dsl/parser.h"
 
 namespace rg::dsl {
 namespace {
@@ -12,11 +13,20 @@ std::string kinds(const std::vector<Token>& toks) {
   std::string s;
   for (const Token& t : toks) {
     switch (t.kind) {
-      case Tok::End: s += "$"; break;
-      case Tok::Newline: s += "; "; break;
-      case Tok::Guard: s += "{" + t.text + "} "; break;
-      case Tok::String: s += "\"" + t.text + "\" "; break;
-      default: s += t.text + " ";
+      case Tok::End:
+        s += "$";
+        break;
+      case Tok::Newline:
+        s += "; ";
+        break;
+      case Tok::Guard:
+        s += "{" + t.text + "} ";
+        break;
+      case Tok::String:
+        s += "\"" + t.text + "\" ";
+        break;
+      default:
+        s += t.text + " ";
     }
   }
   return s;

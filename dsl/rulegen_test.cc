@@ -85,7 +85,7 @@ TEST(Rulegen, FailFilesGiveTheirDiagnostics) {
 TEST(Rulegen, GoodFileExitsZeroAndWritesBothFiles) {
   std::string dir = testing::TempDir();
   Result r = rulegen("--name=example --include=dsl/example.h --header=" + dir + "/e.h --source=" + dir +
-                  "/e.cc dsl/testdata/example.rules");
+                     "/e.cc dsl/testdata/example.rules");
   EXPECT_EQ(r.status, 0) << r.out;
   EXPECT_EQ(r.out, "");
   std::ifstream h(dir + "/e.h"), c(dir + "/e.cc");

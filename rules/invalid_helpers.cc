@@ -7,10 +7,14 @@ namespace rg {
 UPtr identity(Op reduce_op, const UPtr& like) {
   DType dt = like->dtype;
   switch (reduce_op) {
-    case Op::ADD: return cnst_int(dt, 0);
-    case Op::MUL: return cnst_int(dt, 1);
-    case Op::MAX: return dt.is_float() ? cnst(dt, dt.min_value()) : cnst_int(dt, dt.min_int());
-    default: throw Error("reduce: no identity for " + lower_name(reduce_op));
+    case Op::ADD:
+      return cnst_int(dt, 0);
+    case Op::MUL:
+      return cnst_int(dt, 1);
+    case Op::MAX:
+      return dt.is_float() ? cnst(dt, dt.min_value()) : cnst_int(dt, dt.min_int());
+    default:
+      throw Error("reduce: no identity for " + lower_name(reduce_op));
   }
 }
 

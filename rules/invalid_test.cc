@@ -1,10 +1,11 @@
+#include "rules/invalid.h"
+
 #include <cmath>
 #include <string>
 #include <vector>
 
 #include "compiler/ir/rewrite.h"
 #include "gtest/gtest.h"
-#include "rules/invalid.h"
 #include "rules/invalid_helpers.h"
 #include "rules/symbolic.h"
 
@@ -56,8 +57,10 @@ TEST(Invalid, ReduceSeesTheIdentityOnlyForReduceRangeGates) {
   UPtr i = range(5, 0), k = range(4, 1, AxisType::Reduce);
   UPtr xk = cast(k, dtypes::float32);
   auto reduce = [&](Op op, const UPtr& v) { return UOp::make(Op::REDUCE, v->dtype, {v, k}, op); };
-  EXPECT_EQ(run(reduce(Op::ADD, where(k < 3, xk, inv))), "reduce[add]((r1<3).where(r1.cast(float32), 0.0), r1):float32");
-  EXPECT_EQ(run(reduce(Op::MAX, where(k < 3, xk, inv))), "reduce[max]((r1<3).where(r1.cast(float32), -inf), r1):float32");
+  EXPECT_EQ(run(reduce(Op::ADD, where(k < 3, xk, inv))),
+            "reduce[add]((r1<3).where(r1.cast(float32), 0.0), r1):float32");
+  EXPECT_EQ(run(reduce(Op::MAX, where(k < 3, xk, inv))),
+            "reduce[max]((r1<3).where(r1.cast(float32), -inf), r1):float32");
   UPtr ik = cast(k, dtypes::int32);
   EXPECT_EQ(run(UOp::make(Op::REDUCE, dtypes::int32, {where(k < 3, ik, invalid(dtypes::int32)), k}, Op::MUL)),
             "reduce[mul]((r1<3).where(r1.cast(int32), 1), r1):int32");

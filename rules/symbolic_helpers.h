@@ -8,9 +8,7 @@ namespace rg {
 
 // Canonical order of commutative operands: a total order on structure (the
 // structural hash, then the op), independent of pointer values.
-inline bool before(const UPtr& a, const UPtr& b) {
-  return a->hash != b->hash ? a->hash < b->hash : a->op < b->op;
-}
+inline bool before(const UPtr& a, const UPtr& b) { return a->hash != b->hash ? a->hash < b->hash : a->op < b->op; }
 inline bool is_add_of_const(const UPtr& x) { return x->op == Op::ADD && x->src[1]->is_const(); }
 inline bool nonneg(const UPtr& x) { return x->vmin >= 0; }
 // d divides n, both constants, d > 0.

@@ -111,26 +111,51 @@ struct Z3Index {
         break;
       }
       case Op::CONST:
-        if (u->dtype.is_bool()) r = c.bool_val(u->as_int() != 0);
-        else r = c.int_val(int64_t(u->as_int()));
+        if (u->dtype.is_bool())
+          r = c.bool_val(u->as_int() != 0);
+        else
+          r = c.int_val(int64_t(u->as_int()));
         break;
-      case Op::ADD: r = s[0] + s[1]; break;
-      case Op::SUB: r = s[0] - s[1]; break;
-      case Op::MUL: r = s[0] * s[1]; break;
-      case Op::NEG: r = -s[0]; break;
+      case Op::ADD:
+        r = s[0] + s[1];
+        break;
+      case Op::SUB:
+        r = s[0] - s[1];
+        break;
+      case Op::MUL:
+        r = s[0] * s[1];
+        break;
+      case Op::NEG:
+        r = -s[0];
+        break;
       case Op::DIV:
       case Op::MOD:
         if (premise) facts.push_back(s[1] != 0);
         r = u->op == Op::DIV ? tdiv(s[0], s[1]) : s[0] - s[1] * tdiv(s[0], s[1]);
         break;
-      case Op::MAX: r = z3::ite(s[0] >= s[1], s[0], s[1]); break;
-      case Op::CMPLT: r = s[0] < s[1]; break;
-      case Op::CMPNE: r = s[0] != s[1]; break;
-      case Op::CMPEQ: r = s[0] == s[1]; break;
-      case Op::AND: r = s[0] && s[1]; break;
-      case Op::OR: r = s[0] || s[1]; break;
-      case Op::WHERE: r = z3::ite(s[0], s[1], s[2]); break;
-      default: return std::nullopt;
+      case Op::MAX:
+        r = z3::ite(s[0] >= s[1], s[0], s[1]);
+        break;
+      case Op::CMPLT:
+        r = s[0] < s[1];
+        break;
+      case Op::CMPNE:
+        r = s[0] != s[1];
+        break;
+      case Op::CMPEQ:
+        r = s[0] == s[1];
+        break;
+      case Op::AND:
+        r = s[0] && s[1];
+        break;
+      case Op::OR:
+        r = s[0] || s[1];
+        break;
+      case Op::WHERE:
+        r = z3::ite(s[0], s[1], s[2]);
+        break;
+      default:
+        return std::nullopt;
     }
     memo.emplace(u.get(), *r);
     return r;
@@ -201,15 +226,55 @@ TEST_F(SymbolicSemantics, EveryRewriteAgreesWithTheEvaluatorAndZ3) {
   UPtr i = ivars[0], j = ivars[1], k = ivars[2];
   UPtr bp = var("p", 0, 1, dtypes::bool_), bq = var("q", 0, 1, dtypes::bool_);
   UPtr t = cnst_int(dtypes::bool_, 1), f = cnst_int(dtypes::bool_, 0);
-  for (const UPtr& e : std::vector<UPtr>{
-           (i * 8 + j) / 8, (i * 8 + j) % 8, (i * 16 + j) / 8, (i * 16 + j) % 4, i * 6 / 3, i * 6 % 3, i / 2 / 4,
-           i % 8 % 8, i % 12 % 4, i % 12 / 4, j % 1, j % 8, j / 8, (i * 3) / 3, (i * 3) % 3, (i + 2) < 9, cnst_int(dtypes::index, 1) < i + 3,
-           i * 3 < cnst_int(dtypes::index, 10), cnst_int(dtypes::index, 10) < i * 3, maximum(i + 64, j), k < 10,
-           j < -1, ne(j, i + 8), eq(j, i + 8), bp * bq, bp + bq, bp & t, bp & f, bp | f, bp | t, where(bp, t, f),
-           where(t, i, j), where(f, i, j), -(-k), cast(cnst(dtypes::float32, 2.5), dtypes::int32),
-           cast(i, dtypes::index), alu(Op::EXP2, {cnst(dtypes::float32, 3)}), where(cnst_int(dtypes::bool_, 1), cnst_int(dtypes::int32, 2), cnst_int(dtypes::int32, 3)),
-           alu(Op::XOR, {var("u", 0, 255, dtypes::uint8), var("u", 0, 255, dtypes::uint8)}), maximum(maximum(i, cnst_int(dtypes::index, 3)), cnst_int(dtypes::index, 5)),
-           (cnst(dtypes::float32, 1.5) + var("fx", 0, 0, dtypes::float32)), -(-var("fx", 0, 0, dtypes::float32)), UOp::make(Op::CAST, dtypes::index, {i}), (i * 10 + j) % 4, ne(i < 5, t), ne(cnst_int(dtypes::index, 5) < i, t), (i * -6) % 3, var("fy", 0, 0, dtypes::float32) * 1})
+  for (const UPtr& e :
+       std::vector<UPtr>{(i * 8 + j) / 8,
+                         (i * 8 + j) % 8,
+                         (i * 16 + j) / 8,
+                         (i * 16 + j) % 4,
+                         i * 6 / 3,
+                         i * 6 % 3,
+                         i / 2 / 4,
+                         i % 8 % 8,
+                         i % 12 % 4,
+                         i % 12 / 4,
+                         j % 1,
+                         j % 8,
+                         j / 8,
+                         (i * 3) / 3,
+                         (i * 3) % 3,
+                         (i + 2) < 9,
+                         cnst_int(dtypes::index, 1) < i + 3,
+                         i * 3 < cnst_int(dtypes::index, 10),
+                         cnst_int(dtypes::index, 10) < i * 3,
+                         maximum(i + 64, j),
+                         k < 10,
+                         j < -1,
+                         ne(j, i + 8),
+                         eq(j, i + 8),
+                         bp * bq,
+                         bp + bq,
+                         bp & t,
+                         bp & f,
+                         bp | f,
+                         bp | t,
+                         where(bp, t, f),
+                         where(t, i, j),
+                         where(f, i, j),
+                         -(-k),
+                         cast(cnst(dtypes::float32, 2.5), dtypes::int32),
+                         cast(i, dtypes::index),
+                         alu(Op::EXP2, {cnst(dtypes::float32, 3)}),
+                         where(cnst_int(dtypes::bool_, 1), cnst_int(dtypes::int32, 2), cnst_int(dtypes::int32, 3)),
+                         alu(Op::XOR, {var("u", 0, 255, dtypes::uint8), var("u", 0, 255, dtypes::uint8)}),
+                         maximum(maximum(i, cnst_int(dtypes::index, 3)), cnst_int(dtypes::index, 5)),
+                         (cnst(dtypes::float32, 1.5) + var("fx", 0, 0, dtypes::float32)),
+                         -(-var("fx", 0, 0, dtypes::float32)),
+                         UOp::make(Op::CAST, dtypes::index, {i}),
+                         (i * 10 + j) % 4,
+                         ne(i < 5, t),
+                         ne(cnst_int(dtypes::index, 5) < i, t),
+                         (i * -6) % 3,
+                         var("fy", 0, 0, dtypes::float32) * 1})
     run(e);
 
   int z3_proofs = 0;
@@ -218,10 +283,10 @@ TEST_F(SymbolicSemantics, EveryRewriteAgreesWithTheEvaluatorAndZ3) {
     std::string key = ev.rule->location() + render_expr(ev.before);
     if (!checked.insert(key).second) continue;
     std::string why = check_values(ev.before, ev.after, rng);
-    EXPECT_EQ(why, "") << ev.rule->location() << "  " << ev.rule->text << "\n  " << render_expr(ev.before)
-                       << "  =>  " << render_expr(ev.after);
-    if (ev.before->dtype.is_index() || (ev.before->dtype.is_bool() && !ev.before->src.empty() &&
-                                        ev.before->src[0]->dtype.is_index())) {
+    EXPECT_EQ(why, "") << ev.rule->location() << "  " << ev.rule->text << "\n  " << render_expr(ev.before) << "  =>  "
+                       << render_expr(ev.after);
+    if (ev.before->dtype.is_index() ||
+        (ev.before->dtype.is_bool() && !ev.before->src.empty() && ev.before->src[0]->dtype.is_index())) {
       Z3Index z;
       if (std::optional<std::string> cex = z.prove(ev.before, ev.after)) {
         ++z3_proofs;
@@ -239,7 +304,8 @@ TEST_F(SymbolicSemantics, EveryRewriteAgreesWithTheEvaluatorAndZ3) {
     if (std::string(f->path).find("symbolic.rules") == std::string::npos) continue;
     for (int r = 0; r < f->count; ++r) {
       const RuleInfo& ri = f->rules[r];
-      EXPECT_TRUE(fired.count(ri.location() + ":" + std::to_string(ri.col))) << "never fired: " << ri.location() << "  " << ri.text;
+      EXPECT_TRUE(fired.count(ri.location() + ":" + std::to_string(ri.col)))
+          << "never fired: " << ri.location() << "  " << ri.text;
     }
   }
 }

@@ -1,10 +1,11 @@
 // Rules as math: an expression in, the expected expression out, and the rule that fired.
+#include "rules/symbolic.h"
+
 #include <string>
 #include <vector>
 
 #include "compiler/ir/rewrite.h"
 #include "gtest/gtest.h"
-#include "rules/symbolic.h"
 #include "rules/symbolic_helpers.h"
 
 namespace rg {
@@ -28,10 +29,10 @@ Simplified simplify(const UPtr& e) {
   return s;
 }
 
-#define EXPECT_SIMPLIFIES(expr, expected, rule)                    \
-  do {                                                             \
-    Simplified s_ = simplify(expr);                                \
-    EXPECT_EQ(s_.out, expected);                                   \
+#define EXPECT_SIMPLIFIES(expr, expected, rule)                     \
+  do {                                                              \
+    Simplified s_ = simplify(expr);                                 \
+    EXPECT_EQ(s_.out, expected);                                    \
     EXPECT_TRUE(s_.fired_rule(rule)) << "rule not fired: " << rule; \
   } while (0)
 
@@ -55,7 +56,7 @@ TEST(Symbolic, Identities) {
 TEST(Symbolic, ConstantFolding) {
   EXPECT_SIMPLIFIES(I(3) * I(4) + I(5), "17", "op(#a, #b)");
   EXPECT_SIMPLIFIES(cnst_int(dtypes::int8, 100) + cnst_int(dtypes::int8, 100), "-56", "op(#a, #b)");  // wraps
-  EXPECT_SIMPLIFIES(I(-7) / I(2), "-3", "op(#a, #b)");  // C truncation
+  EXPECT_SIMPLIFIES(I(-7) / I(2), "-3", "op(#a, #b)");                                                // C truncation
   EXPECT_SIMPLIFIES(I(-7) % I(2), "-1", "op(#a, #b)");
   EXPECT_EQ(simplify(I(7) / I(0)).out, "7/0");  // division by zero is left to run
   EXPECT_SIMPLIFIES(cast(cnst(dtypes::float32, 2.75), dtypes::int32), "2", "cast(#_)");

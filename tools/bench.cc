@@ -5,18 +5,19 @@
 // seed: the seed-004 example realized three times in one process, each split
 //   into schedule, codegen, C compile and run (the first pass compiles unless
 //   the kernel is in the disk cache; later passes hit the in-memory cache).
+#include "tools/bench.h"
+
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <algorithm>
 #include <random>
 #include <string>
 
 #include "compiler/ir/rewrite.h"
 #include "compiler/tensor/tensor.h"
 #include "rules/symbolic.h"
-#include "tools/bench.h"
 #include "runtime/executor.h"
 
 namespace rg {
@@ -61,7 +62,9 @@ UPtr random_graph(int n) {
   for (int i = 0; i < 16; ++i) pool.push_back(var("x" + std::to_string(i), -50, 50 + i));
   const Op ops[] = {Op::ADD, Op::MUL, Op::SUB, Op::DIV, Op::MOD, Op::MAX, Op::ADD, Op::MUL};
   while (static_cast<int>(pool.size()) < n) {
-    auto pick = [&] { return pool[std::uniform_int_distribution<size_t>(pool.size() > 64 ? pool.size() - 64 : 0, pool.size() - 1)(rng)]; };
+    auto pick = [&] {
+      return pool[std::uniform_int_distribution<size_t>(pool.size() > 64 ? pool.size() - 64 : 0, pool.size() - 1)(rng)];
+    };
     Op op = ops[rng() % 8];
     UPtr b = (op == Op::DIV || op == Op::MOD || rng() % 3 == 0) ? cnst_int(dtypes::index, 1 + rng() % 12) : pick();
     pool.push_back(alu(op, {pick(), b}));

@@ -3,8 +3,8 @@
 
 namespace rg {
 
-int bench_rewrite();         // the symbolic simplifier on index chains, against tinygrad's times
-int bench_seed();            // the seed example: schedule, codegen, compile, run; cold and cached
+int bench_rewrite();          // the symbolic simplifier on index chains, against tinygrad's times
+int bench_seed();             // the seed example: schedule, codegen, compile, run; cold and cached
 int bench_compile(int reps);  // LLVM JIT against clang on a few kernels
 
 }  // namespace rg

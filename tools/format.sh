@@ -3,7 +3,7 @@
 # tools/format.sh --check  lists the files that are not formatted; exits 1 if any
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-mapfile -t files < <(git ls-files '*.h' '*.cc' '*.def')
+mapfile -t files < <(git ls-files '*.h' '*.cc')  # not ops.def: the op table is aligned by hand
 if [[ ${1:-} == --check ]]; then
   bad=0
   for f in "${files[@]}"; do

@@ -4,10 +4,9 @@
 // file by fire count, with file:line, and the rules that never fired.
 #include <algorithm>
 #include <cstdio>
+#include <sstream>
 #include <string>
 #include <vector>
-
-#include <sstream>
 
 #include "compiler/ir/rewrite.h"
 #include "rules/symbolic.h"

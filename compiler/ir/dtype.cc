@@ -10,16 +10,33 @@ bool DType::is_float() const {
   return !ptr && (scalar == Scalar::Float16 || scalar == Scalar::BFloat16 || scalar == Scalar::Float32 ||
                   scalar == Scalar::Float64);
 }
-bool DType::is_int() const { return !ptr && scalar >= Scalar::Int8 && (scalar <= Scalar::UInt64 || scalar == Scalar::Index); }
+bool DType::is_int() const {
+  return !ptr && scalar >= Scalar::Int8 && (scalar <= Scalar::UInt64 || scalar == Scalar::Index);
+}
 bool DType::is_unsigned() const { return !ptr && scalar >= Scalar::UInt8 && scalar <= Scalar::UInt64; }
 
 int DType::itemsize() const {
   switch (scalar) {
-    case Scalar::Void: return 0;
-    case Scalar::Bool: case Scalar::Int8: case Scalar::UInt8: return 1;
-    case Scalar::Int16: case Scalar::UInt16: case Scalar::Float16: case Scalar::BFloat16: return 2;
-    case Scalar::Int32: case Scalar::UInt32: case Scalar::Float32: return 4;
-    case Scalar::Int64: case Scalar::UInt64: case Scalar::Float64: case Scalar::Index: return 8;
+    case Scalar::Void:
+      return 0;
+    case Scalar::Bool:
+    case Scalar::Int8:
+    case Scalar::UInt8:
+      return 1;
+    case Scalar::Int16:
+    case Scalar::UInt16:
+    case Scalar::Float16:
+    case Scalar::BFloat16:
+      return 2;
+    case Scalar::Int32:
+    case Scalar::UInt32:
+    case Scalar::Float32:
+      return 4;
+    case Scalar::Int64:
+    case Scalar::UInt64:
+    case Scalar::Float64:
+    case Scalar::Index:
+      return 8;
   }
   return 0;
 }
@@ -31,7 +48,8 @@ int64_t DType::min_int() const {
 }
 int64_t DType::max_int() const {
   if (is_bool()) return 1;
-  if (scalar == Scalar::UInt64 || scalar == Scalar::Int64 || scalar == Scalar::Index) return std::numeric_limits<int64_t>::max();
+  if (scalar == Scalar::UInt64 || scalar == Scalar::Int64 || scalar == Scalar::Index)
+    return std::numeric_limits<int64_t>::max();
   if (is_unsigned()) return (int64_t(1) << bits()) - 1;
   return (int64_t(1) << (bits() - 1)) - 1;
 }
@@ -41,7 +59,12 @@ double DType::min_value() const {
 }
 
 namespace {
-struct Named { Scalar s; const char* name; const char* short_name; const char* c; };
+struct Named {
+  Scalar s;
+  const char* name;
+  const char* short_name;
+  const char* c;
+};
 constexpr Named kNames[] = {
     {Scalar::Void, "void", "void", "void"},
     {Scalar::Bool, "bool", "bool", "_Bool"},
@@ -80,18 +103,31 @@ namespace {
 // Direct parents on the promotion lattice.
 std::vector<Scalar> parents(Scalar s) {
   switch (s) {
-    case Scalar::Bool: return {Scalar::Int8, Scalar::UInt8};
-    case Scalar::Int8: return {Scalar::Int16};
-    case Scalar::Int16: return {Scalar::Int32};
-    case Scalar::Int32: return {Scalar::Int64};
-    case Scalar::Int64: return {Scalar::Float16, Scalar::BFloat16};
-    case Scalar::UInt8: return {Scalar::Int16, Scalar::UInt16};
-    case Scalar::UInt16: return {Scalar::Int32, Scalar::UInt32};
-    case Scalar::UInt32: return {Scalar::Int64, Scalar::UInt64};
-    case Scalar::UInt64: return {Scalar::Float16, Scalar::BFloat16};
-    case Scalar::Float16: case Scalar::BFloat16: return {Scalar::Float32};
-    case Scalar::Float32: return {Scalar::Float64};
-    default: return {};
+    case Scalar::Bool:
+      return {Scalar::Int8, Scalar::UInt8};
+    case Scalar::Int8:
+      return {Scalar::Int16};
+    case Scalar::Int16:
+      return {Scalar::Int32};
+    case Scalar::Int32:
+      return {Scalar::Int64};
+    case Scalar::Int64:
+      return {Scalar::Float16, Scalar::BFloat16};
+    case Scalar::UInt8:
+      return {Scalar::Int16, Scalar::UInt16};
+    case Scalar::UInt16:
+      return {Scalar::Int32, Scalar::UInt32};
+    case Scalar::UInt32:
+      return {Scalar::Int64, Scalar::UInt64};
+    case Scalar::UInt64:
+      return {Scalar::Float16, Scalar::BFloat16};
+    case Scalar::Float16:
+    case Scalar::BFloat16:
+      return {Scalar::Float32};
+    case Scalar::Float32:
+      return {Scalar::Float64};
+    default:
+      return {};
   }
 }
 void ancestors(Scalar s, std::vector<Scalar>& out) {
@@ -102,14 +138,34 @@ void ancestors(Scalar s, std::vector<Scalar>& out) {
 // Order used to pick the least of several common ancestors.
 int priority(Scalar s) {
   switch (s) {
-    case Scalar::Bool: return 0;
-    case Scalar::Int8: return 1; case Scalar::UInt8: return 2;
-    case Scalar::Int16: return 3; case Scalar::UInt16: return 4;
-    case Scalar::Int32: return 5; case Scalar::UInt32: return 6;
-    case Scalar::Int64: return 7; case Scalar::UInt64: return 8;
-    case Scalar::Float16: return 9; case Scalar::BFloat16: return 10;
-    case Scalar::Float32: return 11; case Scalar::Float64: return 12;
-    default: return 13;
+    case Scalar::Bool:
+      return 0;
+    case Scalar::Int8:
+      return 1;
+    case Scalar::UInt8:
+      return 2;
+    case Scalar::Int16:
+      return 3;
+    case Scalar::UInt16:
+      return 4;
+    case Scalar::Int32:
+      return 5;
+    case Scalar::UInt32:
+      return 6;
+    case Scalar::Int64:
+      return 7;
+    case Scalar::UInt64:
+      return 8;
+    case Scalar::Float16:
+      return 9;
+    case Scalar::BFloat16:
+      return 10;
+    case Scalar::Float32:
+      return 11;
+    case Scalar::Float64:
+      return 12;
+    default:
+      return 13;
   }
 }
 }  // namespace
@@ -122,7 +178,8 @@ DType least_upper_dtype(DType a, DType b) {
   ancestors(b.scalar, ub);
   for (Scalar s : ua)
     if (std::find(ub.begin(), ub.end(), s) != ub.end()) common.push_back(s);
-  Scalar best = *std::min_element(common.begin(), common.end(), [](Scalar x, Scalar y) { return priority(x) < priority(y); });
+  Scalar best =
+      *std::min_element(common.begin(), common.end(), [](Scalar x, Scalar y) { return priority(x) < priority(y); });
   return DType{best, a.count};
 }
 

@@ -11,8 +11,21 @@
 namespace rg {
 
 enum class Scalar : uint8_t {
-  Void, Bool, Int8, Int16, Int32, Int64, UInt8, UInt16, UInt32, UInt64,
-  Float16, BFloat16, Float32, Float64, Index,
+  Void,
+  Bool,
+  Int8,
+  Int16,
+  Int32,
+  Int64,
+  UInt8,
+  UInt16,
+  UInt32,
+  UInt64,
+  Float16,
+  BFloat16,
+  Float32,
+  Float64,
+  Index,
 };
 enum class AddrSpace : uint8_t { Global, Local, Reg };
 
@@ -25,7 +38,11 @@ struct DType {
 
   constexpr bool operator==(const DType&) const = default;
 
-  DType vec(int n) const { DType d = *this; d.count = static_cast<uint16_t>(n); return d; }
+  DType vec(int n) const {
+    DType d = *this;
+    d.count = static_cast<uint16_t>(n);
+    return d;
+  }
   DType scalar_type() const { return DType{scalar}; }
   DType base() const { return DType{scalar, count}; }  // the pointee of a pointer
   DType ptr_to(int64_t n = -1, AddrSpace s = AddrSpace::Global) const { return DType{scalar, count, true, s, n}; }
@@ -35,12 +52,12 @@ struct DType {
   bool is_int() const;       // signed or unsigned, and index; not bool
   bool is_unsigned() const;  // uint8..uint64
   bool is_index() const { return !ptr && scalar == Scalar::Index; }
-  int itemsize() const;      // bytes of one scalar (index: 8)
+  int itemsize() const;  // bytes of one scalar (index: 8)
   int bits() const { return itemsize() * 8; }
-  int64_t min_int() const;   // integer and bool types
-  int64_t max_int() const;   // uint64 saturates to INT64_MAX
-  double min_value() const;  // the smallest value (-inf for floats): MAX's identity
-  std::string name() const;  // "float32", "int32.vec(4)", "float32*"
+  int64_t min_int() const;     // integer and bool types
+  int64_t max_int() const;     // uint64 saturates to INT64_MAX
+  double min_value() const;    // the smallest value (-inf for floats): MAX's identity
+  std::string name() const;    // "float32", "int32.vec(4)", "float32*"
   std::string c_name() const;  // the C spelling of the scalar: "float", "int", "unsigned char"
 };
 

@@ -11,8 +11,10 @@ namespace {
 // Rounds a double to what dt can hold.
 double round_float(DType dt, double v) {
   switch (dt.scalar) {
-    case Scalar::Float32: return static_cast<float>(v);
-    case Scalar::Float16: return static_cast<float>(static_cast<_Float16>(v));
+    case Scalar::Float32:
+      return static_cast<float>(v);
+    case Scalar::Float16:
+      return static_cast<float>(static_cast<_Float16>(v));
     case Scalar::BFloat16: {
       float f = static_cast<float>(v);
       uint32_t bits;
@@ -22,7 +24,8 @@ double round_float(DType dt, double v) {
       std::memcpy(&f, &bits, 4);
       return f;
     }
-    default: return v;
+    default:
+      return v;
   }
 }
 
@@ -41,27 +44,65 @@ std::optional<Value> eval_float(Op op, DType dt, const std::vector<Value>& a) {
   auto f = [&](int i) { return a[i].f; };
   double r;
   switch (op) {
-    case Op::NEG: r = -f(0); break;
-    case Op::EXP2: r = std::exp2(f(0)); break;
-    case Op::LOG2: r = std::log2(f(0)); break;
-    case Op::SIN: r = std::sin(f(0)); break;
-    case Op::SQRT: r = std::sqrt(f(0)); break;
-    case Op::RECIPROCAL: r = 1.0 / f(0); break;
-    case Op::TRUNC: r = std::trunc(f(0)); break;
-    case Op::ADD: r = f(0) + f(1); break;
-    case Op::SUB: r = f(0) - f(1); break;
-    case Op::MUL: r = f(0) * f(1); break;
-    case Op::DIV: r = f(0) / f(1); break;
-    case Op::MOD: r = std::fmod(f(0), f(1)); break;
-    case Op::FLOORDIV: r = std::floor(f(0) / f(1)); break;
-    case Op::FLOORMOD: r = f(0) - std::floor(f(0) / f(1)) * f(1); break;
-    case Op::MAX: r = std::isnan(f(0)) || std::isnan(f(1)) ? NAN : std::max(f(0), f(1)); break;
-    case Op::POW: r = std::pow(f(0), f(1)); break;
-    case Op::CMPLT: return Value{f(0) < f(1), 0};
-    case Op::CMPNE: return Value{f(0) != f(1), 0};
-    case Op::CMPEQ: return Value{f(0) == f(1), 0};
-    case Op::MULACC: r = f(0) * f(1) + f(2); break;
-    default: return std::nullopt;  // bitwise ops have no float meaning
+    case Op::NEG:
+      r = -f(0);
+      break;
+    case Op::EXP2:
+      r = std::exp2(f(0));
+      break;
+    case Op::LOG2:
+      r = std::log2(f(0));
+      break;
+    case Op::SIN:
+      r = std::sin(f(0));
+      break;
+    case Op::SQRT:
+      r = std::sqrt(f(0));
+      break;
+    case Op::RECIPROCAL:
+      r = 1.0 / f(0);
+      break;
+    case Op::TRUNC:
+      r = std::trunc(f(0));
+      break;
+    case Op::ADD:
+      r = f(0) + f(1);
+      break;
+    case Op::SUB:
+      r = f(0) - f(1);
+      break;
+    case Op::MUL:
+      r = f(0) * f(1);
+      break;
+    case Op::DIV:
+      r = f(0) / f(1);
+      break;
+    case Op::MOD:
+      r = std::fmod(f(0), f(1));
+      break;
+    case Op::FLOORDIV:
+      r = std::floor(f(0) / f(1));
+      break;
+    case Op::FLOORMOD:
+      r = f(0) - std::floor(f(0) / f(1)) * f(1);
+      break;
+    case Op::MAX:
+      r = std::isnan(f(0)) || std::isnan(f(1)) ? NAN : std::max(f(0), f(1));
+      break;
+    case Op::POW:
+      r = std::pow(f(0), f(1));
+      break;
+    case Op::CMPLT:
+      return Value{f(0) < f(1), 0};
+    case Op::CMPNE:
+      return Value{f(0) != f(1), 0};
+    case Op::CMPEQ:
+      return Value{f(0) == f(1), 0};
+    case Op::MULACC:
+      r = f(0) * f(1) + f(2);
+      break;
+    default:
+      return std::nullopt;  // bitwise ops have no float meaning
   }
   return Value{0, round_float(dt, r)};
 }
@@ -73,16 +114,21 @@ std::optional<Value> eval_int(Op op, DType dt, const std::vector<Value>& a) {
   auto out = [&](uint64_t v) { return Value{wrap(dt, v), 0}; };
   auto is_min = [&](int i) { return !uns && s(i) == dt.min_int(); };
   switch (op) {
-    case Op::NEG: return out(0 - u(0));
-    case Op::ADD: return out(u(0) + u(1));
-    case Op::SUB: return out(u(0) - u(1));
-    case Op::MUL: return out(u(0) * u(1));
+    case Op::NEG:
+      return out(0 - u(0));
+    case Op::ADD:
+      return out(u(0) + u(1));
+    case Op::SUB:
+      return out(u(0) - u(1));
+    case Op::MUL:
+      return out(u(0) * u(1));
     case Op::DIV:
     case Op::MOD:
     case Op::FLOORDIV:
     case Op::FLOORMOD: {
-      if (s(1) == 0) return std::nullopt;              // division by zero: not folded
-      if (is_min(0) && s(1) == -1 && dt.bits() >= 32) return std::nullopt;  // overflows in C (narrower types promote to int)
+      if (s(1) == 0) return std::nullopt;  // division by zero: not folded
+      if (is_min(0) && s(1) == -1 && dt.bits() >= 32)
+        return std::nullopt;  // overflows in C (narrower types promote to int)
       if (uns) return out(op == Op::DIV || op == Op::FLOORDIV ? u(0) / u(1) : u(0) % u(1));
       int64_t q = s(0) / s(1), r = s(0) % s(1);
       if (op == Op::DIV) return out(q);
@@ -90,21 +136,30 @@ std::optional<Value> eval_int(Op op, DType dt, const std::vector<Value>& a) {
       bool adjust = r != 0 && ((r < 0) != (s(1) < 0));
       return op == Op::FLOORDIV ? out(q - adjust) : out(r + (adjust ? s(1) : 0));
     }
-    case Op::MAX: return uns ? out(std::max(u(0), u(1))) : out(std::max(s(0), s(1)));
-    case Op::CMPLT: return Value{uns ? u(0) < u(1) : s(0) < s(1), 0};
-    case Op::CMPNE: return Value{s(0) != s(1), 0};
-    case Op::CMPEQ: return Value{s(0) == s(1), 0};
-    case Op::AND: return out(u(0) & u(1));
-    case Op::OR: return out(u(0) | u(1));
-    case Op::XOR: return out(u(0) ^ u(1));
+    case Op::MAX:
+      return uns ? out(std::max(u(0), u(1))) : out(std::max(s(0), s(1)));
+    case Op::CMPLT:
+      return Value{uns ? u(0) < u(1) : s(0) < s(1), 0};
+    case Op::CMPNE:
+      return Value{s(0) != s(1), 0};
+    case Op::CMPEQ:
+      return Value{s(0) == s(1), 0};
+    case Op::AND:
+      return out(u(0) & u(1));
+    case Op::OR:
+      return out(u(0) | u(1));
+    case Op::XOR:
+      return out(u(0) ^ u(1));
     case Op::SHL:
     case Op::SHR: {
       if (s(1) < 0 || s(1) >= dt.bits()) return std::nullopt;  // undefined in C
       if (op == Op::SHL) return out(u(0) << s(1));
       return uns ? out(u(0) >> s(1)) : out(static_cast<uint64_t>(s(0) >> s(1)));
     }
-    case Op::MULACC: return out(u(0) * u(1) + u(2));
-    default: return std::nullopt;  // transcendental ops are float-only
+    case Op::MULACC:
+      return out(u(0) * u(1) + u(2));
+    default:
+      return std::nullopt;  // transcendental ops are float-only
   }
 }
 

@@ -1,7 +1,8 @@
 // The reference evaluator against the C++ compiler's own arithmetic, exhaustively on 8-bit operands.
+#include "compiler/ir/eval.h"
+
 #include <cmath>
 
-#include "compiler/ir/eval.h"
 #include "gtest/gtest.h"
 
 namespace rg {
@@ -58,9 +59,10 @@ TEST(Eval, FoldBuildsConstants) {
   EXPECT_FALSE(fold(var("x", 0, 3) + 1));
   EXPECT_EQ(fold(cast(cnst(dtypes::float32, -2.75), dtypes::int8))->as_int(), -2);
   EXPECT_EQ(fold(cast(cnst(dtypes::float32, 1e10), dtypes::int32))->as_int(), 2147483647);  // saturates
-  EXPECT_EQ(fold(cast(cnst_int(dtypes::int32, 300), dtypes::uint8))->as_int(), 44);          // wraps
-  EXPECT_EQ(fold(cnst_int(dtypes::bool_, 1) + cnst_int(dtypes::bool_, 1))->as_int(), 1);     // + is or
-  EXPECT_EQ(fold(where(cnst_int(dtypes::bool_, 0), cnst_int(dtypes::int32, 1), cnst_int(dtypes::int32, 2)))->as_int(), 2);
+  EXPECT_EQ(fold(cast(cnst_int(dtypes::int32, 300), dtypes::uint8))->as_int(), 44);         // wraps
+  EXPECT_EQ(fold(cnst_int(dtypes::bool_, 1) + cnst_int(dtypes::bool_, 1))->as_int(), 1);    // + is or
+  EXPECT_EQ(fold(where(cnst_int(dtypes::bool_, 0), cnst_int(dtypes::int32, 1), cnst_int(dtypes::int32, 2)))->as_int(),
+            2);
 }
 
 }  // namespace

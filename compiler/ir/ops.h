@@ -72,7 +72,7 @@ inline constexpr OpClassName kOpClassNames[] = {
 constexpr const OpInfo& info(Op op) { return kOpInfo[static_cast<int>(op)]; }
 constexpr bool is(Op op, uint32_t classes) { return (info(op).classes & classes) != 0; }
 constexpr std::string_view name(Op op) { return info(op).name; }
-std::string lower_name(Op op);                         // "where": the rule language's spelling
+std::string lower_name(Op op);                          // "where": the rule language's spelling
 std::optional<Op> op_from_name(std::string_view name);  // accepts "WHERE" and "where"
 
 }  // namespace rg

@@ -29,21 +29,24 @@ Shape movement(Op op, const Shape& in, const std::vector<int64_t>& a) {
       for (int64_t d : a)
         if (d < 0) fail(op, in, "negative dimension in " + shape_str(a));
       if (product(a) != product(in))
-        fail(op, in, "cannot reshape to " + shape_str(a) + ": " + std::to_string(product(in)) + " elements vs " +
-                         std::to_string(product(a)));
+        fail(op, in,
+             "cannot reshape to " + shape_str(a) + ": " + std::to_string(product(in)) + " elements vs " +
+                 std::to_string(product(a)));
       return a;
     case Op::PERMUTE: {
       Shape sorted = a, out;
       std::sort(sorted.begin(), sorted.end());
       for (size_t i = 0; i < sorted.size(); ++i)
-        if (sorted.size() != n || sorted[i] != int64_t(i)) fail(op, in, "order " + shape_str(a) + " is not a permutation");
+        if (sorted.size() != n || sorted[i] != int64_t(i))
+          fail(op, in, "order " + shape_str(a) + " is not a permutation");
       for (int64_t i : a) out.push_back(in[i]);
       return out;
     }
     case Op::EXPAND:
       if (a.size() != n) fail(op, in, "cannot expand to " + shape_str(a) + ": rank differs");
       for (size_t i = 0; i < n; ++i)
-        if (in[i] != a[i] && in[i] != 1) fail(op, in, "cannot expand to " + shape_str(a) + ": axis " + std::to_string(i));
+        if (in[i] != a[i] && in[i] != 1)
+          fail(op, in, "cannot expand to " + shape_str(a) + ": axis " + std::to_string(i));
       return a;
     case Op::PAD: {
       if (a.size() != 2 * n) fail(op, in, "needs a (before, after) pair per axis, got " + shape_str(a));
@@ -75,7 +78,8 @@ Shape movement(Op op, const Shape& in, const std::vector<int64_t>& a) {
       }
       return out;
     }
-    default: return in;
+    default:
+      return in;
   }
 }
 
@@ -84,13 +88,16 @@ Shape movement(Op op, const Shape& in, const std::vector<int64_t>& a) {
 std::optional<Shape> infer_shape(Op op, const std::vector<UPtr>& src, const Arg& arg) {
   switch (op) {
     case Op::CONST:
-    case Op::DEFINE_VAR: return Shape{};
-    case Op::BUFFER: return Shape{std::get<std::vector<int64_t>>(arg).at(1)};
+    case Op::DEFINE_VAR:
+      return Shape{};
+    case Op::BUFFER:
+      return Shape{std::get<std::vector<int64_t>>(arg).at(1)};
     case Op::CONTIGUOUS:
     case Op::COPY:
       if (src[0]->has_shape) return src[0]->shape;
       return std::nullopt;
-    default: break;
+    default:
+      break;
   }
   if (is(op, kMovement) || op == Op::REDUCE_AXIS) {
     if (!src[0]->has_shape) return std::nullopt;

@@ -41,16 +41,20 @@ size_t hash_arg(const Arg& a) {
   std::visit(
       [&](const auto& v) {
         using T = std::decay_t<decltype(v)>;
-        if constexpr (std::is_same_v<T, int64_t>) h = mix(h, std::hash<int64_t>()(v));
+        if constexpr (std::is_same_v<T, int64_t>)
+          h = mix(h, std::hash<int64_t>()(v));
         else if constexpr (std::is_same_v<T, double>) {
           uint64_t bits;
           std::memcpy(&bits, &v, 8);
           h = mix(h, bits);
         } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
           for (int64_t x : v) h = mix(h, std::hash<int64_t>()(x));
-        } else if constexpr (std::is_same_v<T, std::string>) h = mix(h, std::hash<std::string>()(v));
-        else if constexpr (std::is_same_v<T, Op>) h = mix(h, size_t(v));
-        else if constexpr (std::is_same_v<T, VarArg>) h = mix(mix(mix(h, std::hash<std::string>()(v.name)), v.lo), v.hi);
+        } else if constexpr (std::is_same_v<T, std::string>)
+          h = mix(h, std::hash<std::string>()(v));
+        else if constexpr (std::is_same_v<T, Op>)
+          h = mix(h, size_t(v));
+        else if constexpr (std::is_same_v<T, VarArg>)
+          h = mix(mix(mix(h, std::hash<std::string>()(v.name)), v.lo), v.hi);
       },
       a);
   return h;
@@ -180,15 +184,28 @@ Bounds compute_bounds(Op op, const DType& dt, const std::vector<UPtr>& s, const 
     case Op::CONST:
       if (auto* v = std::get_if<int64_t>(&arg)) b = {*v, *v};
       break;
-    case Op::DEFINE_VAR: b = {std::get<VarArg>(arg).lo, std::get<VarArg>(arg).hi}; break;
+    case Op::DEFINE_VAR:
+      b = {std::get<VarArg>(arg).lo, std::get<VarArg>(arg).hi};
+      break;
     case Op::RANGE:
-    case Op::SPECIAL: b = {0, std::max<int64_t>(0, hi(0) - 1)}; break;
-    case Op::BIND: b = {lo(0), hi(0)}; break;
-    case Op::ADD: b = {sat(__int128(lo(0)) + lo(1)), sat(__int128(hi(0)) + hi(1))}; break;
-    case Op::SUB: b = {sat(__int128(lo(0)) - hi(1)), sat(__int128(hi(0)) - lo(1))}; break;
-    case Op::NEG: b = {sat(-__int128(hi(0))), sat(-__int128(lo(0)))}; break;
+    case Op::SPECIAL:
+      b = {0, std::max<int64_t>(0, hi(0) - 1)};
+      break;
+    case Op::BIND:
+      b = {lo(0), hi(0)};
+      break;
+    case Op::ADD:
+      b = {sat(__int128(lo(0)) + lo(1)), sat(__int128(hi(0)) + hi(1))};
+      break;
+    case Op::SUB:
+      b = {sat(__int128(lo(0)) - hi(1)), sat(__int128(hi(0)) - lo(1))};
+      break;
+    case Op::NEG:
+      b = {sat(-__int128(hi(0))), sat(-__int128(lo(0)))};
+      break;
     case Op::MUL: {
-      __int128 c[4] = {__int128(lo(0)) * lo(1), __int128(lo(0)) * hi(1), __int128(hi(0)) * lo(1), __int128(hi(0)) * hi(1)};
+      __int128 c[4] = {__int128(lo(0)) * lo(1), __int128(lo(0)) * hi(1), __int128(hi(0)) * lo(1),
+                       __int128(hi(0)) * hi(1)};
       b = {sat(*std::min_element(c, c + 4)), sat(*std::max_element(c, c + 4))};
       break;
     }
@@ -201,26 +218,39 @@ Bounds compute_bounds(Op op, const DType& dt, const std::vector<UPtr>& s, const 
     case Op::MOD:
       if (lo(1) > 0) {
         int64_t m = hi(1) - 1;
-        if (lo(0) >= 0) b = (hi(0) < lo(1)) ? Bounds{lo(0), hi(0)} : Bounds{0, std::min(hi(0), m)};
-        else if (hi(0) <= 0) b = {std::max(lo(0), -m), 0};
-        else b = {std::max(lo(0), -m), std::min(hi(0), m)};
+        if (lo(0) >= 0)
+          b = (hi(0) < lo(1)) ? Bounds{lo(0), hi(0)} : Bounds{0, std::min(hi(0), m)};
+        else if (hi(0) <= 0)
+          b = {std::max(lo(0), -m), 0};
+        else
+          b = {std::max(lo(0), -m), std::min(hi(0), m)};
       }
       break;
-    case Op::MAX: b = {std::max(lo(0), lo(1)), std::max(hi(0), hi(1))}; break;
-    case Op::CMPLT: b = hi(0) < lo(1) ? Bounds{1, 1} : lo(0) >= hi(1) ? Bounds{0, 0} : Bounds{0, 1}; break;
+    case Op::MAX:
+      b = {std::max(lo(0), lo(1)), std::max(hi(0), hi(1))};
+      break;
+    case Op::CMPLT:
+      b = hi(0) < lo(1) ? Bounds{1, 1} : lo(0) >= hi(1) ? Bounds{0, 0} : Bounds{0, 1};
+      break;
     case Op::CMPNE:
-      b = (hi(0) < lo(1) || hi(1) < lo(0)) ? Bounds{1, 1}
-          : (lo(0) == hi(0) && lo(1) == hi(1) && lo(0) == lo(1)) ? Bounds{0, 0} : Bounds{0, 1};
+      b = (hi(0) < lo(1) || hi(1) < lo(0))                       ? Bounds{1, 1}
+          : (lo(0) == hi(0) && lo(1) == hi(1) && lo(0) == lo(1)) ? Bounds{0, 0}
+                                                                 : Bounds{0, 1};
       break;
     case Op::CMPEQ:
-      b = (hi(0) < lo(1) || hi(1) < lo(0)) ? Bounds{0, 0}
-          : (lo(0) == hi(0) && lo(1) == hi(1) && lo(0) == lo(1)) ? Bounds{1, 1} : Bounds{0, 1};
+      b = (hi(0) < lo(1) || hi(1) < lo(0))                       ? Bounds{0, 0}
+          : (lo(0) == hi(0) && lo(1) == hi(1) && lo(0) == lo(1)) ? Bounds{1, 1}
+                                                                 : Bounds{0, 1};
       break;
     case Op::AND:
-      if (dt.is_bool()) b = {lo(0) & lo(1), hi(0) & hi(1)};
-      else if (lo(0) >= 0 && lo(1) >= 0) b = {0, std::min(hi(0), hi(1))};
-      else if (lo(1) >= 0) b = {0, hi(1)};
-      else if (lo(0) >= 0) b = {0, hi(0)};
+      if (dt.is_bool())
+        b = {lo(0) & lo(1), hi(0) & hi(1)};
+      else if (lo(0) >= 0 && lo(1) >= 0)
+        b = {0, std::min(hi(0), hi(1))};
+      else if (lo(1) >= 0)
+        b = {0, hi(1)};
+      else if (lo(0) >= 0)
+        b = {0, hi(0)};
       break;
     case Op::OR:
       if (dt.is_bool()) b = {lo(0) | lo(1), hi(0) | hi(1)};
@@ -233,16 +263,22 @@ Bounds compute_bounds(Op op, const DType& dt, const std::vector<UPtr>& s, const 
         b = {sat(__int128(lo(0)) * (int64_t(1) << lo(1))), sat(__int128(hi(0)) * (int64_t(1) << lo(1)))};
       break;
     case Op::WHERE:
-      if (is_invalid_const(s[2])) b = {lo(1), hi(1)};
-      else if (is_invalid_const(s[1])) b = {lo(2), hi(2)};
-      else if (lo(0) == 1) b = {lo(1), hi(1)};
-      else if (hi(0) == 0) b = {lo(2), hi(2)};
-      else b = {std::min(lo(1), lo(2)), std::max(hi(1), hi(2))};
+      if (is_invalid_const(s[2]))
+        b = {lo(1), hi(1)};
+      else if (is_invalid_const(s[1]))
+        b = {lo(2), hi(2)};
+      else if (lo(0) == 1)
+        b = {lo(1), hi(1)};
+      else if (hi(0) == 0)
+        b = {lo(2), hi(2)};
+      else
+        b = {std::min(lo(1), lo(2)), std::max(hi(1), hi(2))};
       break;
     case Op::CAST:
       if ((s[0]->dtype.is_int() || s[0]->dtype.is_bool()) && s[0]->dtype.count == 1) b = {lo(0), hi(0)};
       break;
-    default: break;
+    default:
+      break;
   }
   // Values outside the dtype wrap: then nothing is known beyond the dtype's range.
   if (b.lo < full.lo || b.hi > full.hi || b.lo > b.hi) return full;
@@ -267,7 +303,8 @@ UOp::UOp(Op op_, DType dtype_, std::vector<UPtr> src_, Arg arg_, size_t hash_)
 UPtr UOp::make(Op op, DType dtype, std::vector<UPtr> src, Arg arg) {
   const OpInfo& oi = info(op);
   if (oi.arity >= 0 && static_cast<int>(src.size()) != oi.arity)
-    throw Error(std::string(oi.name) + " takes " + std::to_string(oi.arity) + " sources, got " + std::to_string(src.size()));
+    throw Error(std::string(oi.name) + " takes " + std::to_string(oi.arity) + " sources, got " +
+                std::to_string(src.size()));
   for (const UPtr& s : src)
     if (!s) throw Error(std::string(oi.name) + ": null source");
   size_t h = mix(mix(size_t(op), std::hash<DType>()(dtype)), hash_arg(arg));
@@ -362,13 +399,16 @@ UPtr cnst_int(DType dt, int64_t v) {
 
 UPtr cnst(DType dt, double v) {
   if (dt.is_float()) {
-    if (dt.scalar == Scalar::Float32) v = static_cast<float>(v);
-    else if (dt.scalar == Scalar::Float16) v = static_cast<float>(static_cast<_Float16>(v));
+    if (dt.scalar == Scalar::Float32)
+      v = static_cast<float>(v);
+    else if (dt.scalar == Scalar::Float16)
+      v = static_cast<float>(static_cast<_Float16>(v));
     return UOp::make(Op::CONST, dt, {}, v);
   }
   if (dt.is_bool()) return UOp::make(Op::CONST, dt, {}, int64_t(v != 0));
   if (std::isnan(v)) v = 0;
-  if (dt.is_unsigned() && v >= 9223372036854775808.0) return UOp::make(Op::CONST, dt, {}, static_cast<int64_t>(static_cast<uint64_t>(v)));
+  if (dt.is_unsigned() && v >= 9223372036854775808.0)
+    return UOp::make(Op::CONST, dt, {}, static_cast<int64_t>(static_cast<uint64_t>(v)));
   if (v >= 9223372036854775807.0) return cnst_int(dt, INT64_MAX);
   if (v <= -9223372036854775808.0) return cnst_int(dt, INT64_MIN);
   return cnst_int(dt, static_cast<int64_t>(v));
@@ -457,15 +497,29 @@ namespace {
 
 int precedence(Op op) {
   switch (op) {
-    case Op::MUL: case Op::DIV: case Op::MOD: return 10;
-    case Op::ADD: case Op::SUB: return 9;
-    case Op::SHL: case Op::SHR: return 8;
-    case Op::CMPLT: return 7;
-    case Op::CMPNE: case Op::CMPEQ: return 6;
-    case Op::AND: return 5;
-    case Op::XOR: return 4;
-    case Op::OR: return 3;
-    default: return 100;  // atoms and calls
+    case Op::MUL:
+    case Op::DIV:
+    case Op::MOD:
+      return 10;
+    case Op::ADD:
+    case Op::SUB:
+      return 9;
+    case Op::SHL:
+    case Op::SHR:
+      return 8;
+    case Op::CMPLT:
+      return 7;
+    case Op::CMPNE:
+    case Op::CMPEQ:
+      return 6;
+    case Op::AND:
+      return 5;
+    case Op::XOR:
+      return 4;
+    case Op::OR:
+      return 3;
+    default:
+      return 100;  // atoms and calls
   }
 }
 
@@ -490,14 +544,22 @@ std::string fmt_arg(const Arg& a) {
   return std::visit(
       [](const auto& v) -> std::string {
         using T = std::decay_t<decltype(v)>;
-        if constexpr (std::is_same_v<T, std::monostate>) return "";
-        else if constexpr (std::is_same_v<T, int64_t>) return std::to_string(v);
-        else if constexpr (std::is_same_v<T, double>) return fmt_double(v);
-        else if constexpr (std::is_same_v<T, InvalidT>) return "Invalid";
-        else if constexpr (std::is_same_v<T, std::vector<int64_t>>) return fmt_ints(v);
-        else if constexpr (std::is_same_v<T, std::string>) return "'" + v + "'";
-        else if constexpr (std::is_same_v<T, Op>) return lower_name(v);
-        else return v.name + "[" + std::to_string(v.lo) + ", " + std::to_string(v.hi) + "]";
+        if constexpr (std::is_same_v<T, std::monostate>)
+          return "";
+        else if constexpr (std::is_same_v<T, int64_t>)
+          return std::to_string(v);
+        else if constexpr (std::is_same_v<T, double>)
+          return fmt_double(v);
+        else if constexpr (std::is_same_v<T, InvalidT>)
+          return "Invalid";
+        else if constexpr (std::is_same_v<T, std::vector<int64_t>>)
+          return fmt_ints(v);
+        else if constexpr (std::is_same_v<T, std::string>)
+          return "'" + v + "'";
+        else if constexpr (std::is_same_v<T, Op>)
+          return lower_name(v);
+        else
+          return v.name + "[" + std::to_string(v.lo) + ", " + std::to_string(v.hi) + "]";
       },
       a);
 }

@@ -7,10 +7,10 @@
 
 #include <atomic>
 #include <cstdint>
-#include <unordered_map>
 #include <ostream>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 #include <variant>
 #include <vector>
 
@@ -121,7 +121,7 @@ class UOp {
 size_t live_uops();
 
 // --- construction helpers ---
-UPtr cnst(DType dt, double v);   // rounds/wraps v to dt (floats keep a double, ints wrap, bool is v != 0)
+UPtr cnst(DType dt, double v);  // rounds/wraps v to dt (floats keep a double, ints wrap, bool is v != 0)
 UPtr cnst_int(DType dt, int64_t v);
 UPtr invalid(DType dt);
 UPtr const_like(const UPtr& x, double v);

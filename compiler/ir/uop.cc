@@ -113,11 +113,9 @@ struct Interner {
       pending->push_back(u);
       return;
     }
-    std::vector<const UOp*> work{u};
+    std::vector<const UOp*> work;  // stays unallocated unless a source dies too
     pending = &work;
-    while (!work.empty()) {
-      const UOp* q = work.back();
-      work.pop_back();
+    for (const UOp* q = u; q;) {
       {
         Shard& s = shard(q->hash);
         std::lock_guard<std::mutex> lock(s.mu);
@@ -130,6 +128,11 @@ struct Interner {
       }
       delete q;  // releasing q's sources may queue more
       live.fetch_sub(1, std::memory_order_relaxed);
+      q = nullptr;
+      if (!work.empty()) {
+        q = work.back();
+        work.pop_back();
+      }
     }
     pending = nullptr;
   }

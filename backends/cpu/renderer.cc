@@ -49,9 +49,8 @@ static inline unsigned short rg_f2bf(float f) {
 static inline float rg_rbf(float f) { return rg_bf2f(rg_f2bf(f)); }
 )";
 
-std::string fmt_float(double v, bool single) {
-  if (std::isnan(v)) return single ? "__builtin_nanf(\"\")" : "__builtin_nan(\"\")";
-  if (std::isinf(v)) return std::string(v < 0 ? "(-" : "(") + (single ? "__builtin_inff()" : "__builtin_inf()") + ")";
+std::string fmt_float(double v, bool single, const CStyleLanguage& lang) {
+  if (!std::isfinite(v)) return lang.nonfinite(v, single);
   char buf[64];
   std::snprintf(buf, sizeof buf, single ? "%.9g" : "%.17g", v);
   std::string s = buf;
@@ -61,14 +60,9 @@ std::string fmt_float(double v, bool single) {
 }
 
 // The C type of memory holding dt (16-bit floats are stored as their bits).
-std::string storage_type(DType dt) {
+std::string storage_type(DType dt, const CStyleLanguage& lang) {
   if (is_16bit_float(dt)) return "unsigned short";
-  return DType{dt.scalar}.c_name();
-}
-
-// Math builtins: the float version for every float type narrower than double.
-std::string math_fn(const char* base, DType dt) {
-  return std::string("__builtin_") + base + (dt.scalar == Scalar::Float64 ? "" : "f");
+  return lang.scalar_type(DType{dt.scalar});
 }
 
 bool is_c_identifier(const std::string& s) {
@@ -80,35 +74,39 @@ bool is_c_identifier(const std::string& s) {
 
 class Renderer {
  public:
-  explicit Renderer(const Program& p) : p_(p) {}
+  Renderer(const Program& p, const CStyleLanguage& lang) : p_(p), lang_(lang), who_(lang.who()) {}
 
   std::string run() {
-    if (!is_c_identifier(p_.name)) throw Error("render_c: kernel name '" + p_.name + "' is not a C identifier");
-    std::string head;
-    for (size_t i = 0; i < p_.vars.size(); ++i) {
-      const UPtr& v = p_.vars[i];
+    if (!is_c_identifier(p_.name)) throw Error(who_ + ": kernel name '" + p_.name + "' is not a C identifier");
+    std::vector<CStyleLanguage::Var> vars;
+    for (const UPtr& v : p_.vars) {
       std::string n = v->arg_var().name;
-      if (!is_c_identifier(n)) throw Error("render_c: variable name '" + n + "' is not a C identifier");
+      if (!is_c_identifier(n)) throw Error(who_ + ": variable name '" + n + "' is not a C identifier");
       names_[v.get()] = n;
-      head += "  const " + c_type(v->dtype) + " " + n + " = (" + c_type(v->dtype) + ")*(const long long*)bufs[" +
-              std::to_string(p_.params.size() + i) + "];\n";
+      vars.push_back({cstyle_type(v->dtype, lang_), n});
     }
     for (const UPtr& u : p_.uops) line(u);
     while (!open_.empty()) close_loop();
     std::string out;
-    if (need_half_) out += kHalfHelpers;
-    if (need_bhalf_) out += kBHalfHelpers;
+    if (need_half_) out += lang_.half_helpers();
+    if (need_bhalf_) out += lang_.bhalf_helpers();
+    for (const std::string& h : helpers_) out += h;
     for (const std::string& t : typedefs_) out += t;
-    out += "void " + p_.name + "(void** bufs) {\n" + params_ + head + body_ + "}\n";
-    return out;
+    return out + lang_.function(p_, params_, vars, body_);
   }
 
  private:
   const Program& p_;
+  const CStyleLanguage& lang_;
+  const std::string who_;
   std::unordered_map<const UOp*, std::string> names_;
+  // Without native vectors: the lanes of each VECTORIZE, for the GEPs that take them apart.
+  std::unordered_map<const UOp*, std::vector<std::string>> lanes_;
   std::vector<const UOp*> open_;  // RANGEs of the open loops, innermost last
   std::set<std::string> typedefs_;
-  std::string params_, body_;
+  std::vector<std::string> helpers_;  // the dialect's helper code, in first-use order
+  std::vector<CStyleLanguage::Param> params_;
+  std::string body_;
   int counter_ = 0;
   bool need_half_ = false, need_bhalf_ = false;
 
@@ -118,18 +116,18 @@ class Renderer {
     open_.pop_back();
     emit("}");
   }
+  [[noreturn]] void cannot_run(const UPtr& u) const {
+    throw Error(who_ + ": the " + lang_.target() + " backend cannot run " + std::string(name(u->op)));
+  }
 
   std::string vtype(DType dt) {
     if (dt.is_index()) dt = dtypes::int64.vec(dt.count);  // only when index lowering was skipped
     if (is_half(dt)) need_half_ = true;
     if (is_bhalf(dt)) need_bhalf_ = true;
-    if (dt.count > 1 && !dt.ptr) {
-      std::string t = c_type(dt);
-      typedefs_.insert("typedef " + c_type(dt.scalar_type()) + " " + t + " __attribute__((ext_vector_type(" +
-                       std::to_string(dt.count) + ")));\n");
-      return t;
-    }
-    return c_type(dt);
+    std::string t = cstyle_type(dt, lang_);
+    if (dt.count > 1 && !dt.ptr)
+      typedefs_.insert(lang_.vector_typedef(cstyle_type(dt.scalar_type(), lang_), t, dt.count));
+    return t;
   }
 
   // The C expression naming a node's value.
@@ -139,18 +137,21 @@ class Renderer {
       case Op::CONST:
         if (is_half(u->dtype)) need_half_ = true;
         if (is_bhalf(u->dtype)) need_bhalf_ = true;
-        return c_const(u);
+        return cstyle_const(u, lang_);
       case Op::INDEX:
         return index_expr(u);
       case Op::AFTER:
         return ref(u->src[0]);
       default:
-        throw Error("render_c: " + std::string(name(u->op)) + " used before it is defined");
+        if (lanes_.count(u.get()))
+          throw Error(who_ + ": a " + u->dtype.name() + " value is used whole, but the " + lang_.target() +
+                      " backend renders scalars only (devectorize is not implemented yet)");
+        throw Error(who_ + ": " + std::string(name(u->op)) + " used before it is defined");
     }
   }
 
   std::string index_expr(const UPtr& u) {
-    if (u->src.size() < 2) throw Error("render_c: INDEX without an index");
+    if (u->src.size() < 2) throw Error(who_ + ": INDEX without an index");
     return "(" + ref(u->src[0]) + "+" + ref(u->src[1]) + ")";
   }
 
@@ -191,22 +192,23 @@ class Renderer {
     std::vector<std::string> s;
     for (const UPtr& x : u->src) s.push_back(ref(x));
     auto bin = [&](const char* o) { return "(" + s[0] + o + s[1] + ")"; };
+    auto fn = [&](const char* base) { return lang_.math_fn(base, dt); };
     const std::string ct = vtype(dt);
     switch (u->op) {
       case Op::NEG:
         return dt.is_bool() ? "(!" + s[0] + ")" : rounded(dt, "(-" + s[0] + ")");
       case Op::EXP2:
-        return rounded(dt, math_fn("exp2", dt) + "(" + s[0] + ")");
+        return rounded(dt, fn("exp2") + "(" + s[0] + ")");
       case Op::LOG2:
-        return rounded(dt, math_fn("log2", dt) + "(" + s[0] + ")");
+        return rounded(dt, fn("log2") + "(" + s[0] + ")");
       case Op::SIN:
-        return rounded(dt, math_fn("sin", dt) + "(" + s[0] + ")");
+        return rounded(dt, fn("sin") + "(" + s[0] + ")");
       case Op::SQRT:
-        return rounded(dt, math_fn("sqrt", dt) + "(" + s[0] + ")");
+        return rounded(dt, fn("sqrt") + "(" + s[0] + ")");
       case Op::TRUNC:
-        return dt.is_float() ? rounded(dt, math_fn("trunc", dt) + "(" + s[0] + ")") : s[0];
+        return dt.is_float() ? rounded(dt, fn("trunc") + "(" + s[0] + ")") : s[0];
       case Op::RECIPROCAL:
-        return rounded(dt, "(" + c_const(cnst(dt, 1)) + "/" + s[0] + ")");
+        return rounded(dt, "(" + cstyle_const(cnst(dt, 1), lang_) + "/" + s[0] + ")");
       case Op::ADD:
         return rounded(dt, bin("+"));
       case Op::SUB:
@@ -216,23 +218,18 @@ class Renderer {
       case Op::DIV:
         return rounded(dt, bin("/"));
       case Op::MOD:
-        return dt.is_float() ? rounded(dt, math_fn("fmod", dt) + "(" + s[0] + ", " + s[1] + ")") : bin("%");
+        return dt.is_float() ? rounded(dt, fn("fmod") + "(" + s[0] + ", " + s[1] + ")") : bin("%");
       case Op::FLOORDIV:
-        if (dt.is_float()) return rounded(dt, math_fn("floor", dt) + "(" + s[0] + "/" + s[1] + ")");
-        return "({" + ct + " a_ = " + s[0] + ", b_ = " + s[1] +
-               ", q_ = a_/b_; (q_*b_ != a_ && ((a_<0) != (b_<0))) ? q_-1 : q_;})";
+        if (dt.is_float()) return rounded(dt, fn("floor") + "(" + s[0] + "/" + s[1] + ")");
+        return lang_.floordiv(dt, ct, s[0], s[1], helpers_);
       case Op::FLOORMOD:
-        if (dt.is_float()) {
-          std::string m = math_fn("fmod", dt) + "(" + s[0] + ", " + s[1] + ")";
-          return rounded(
-              dt, "({" + ct + " m_ = " + m + "; (m_ != 0 && ((m_<0) != (" + s[1] + "<0))) ? m_+" + s[1] + " : m_;})");
-        }
-        return "({" + ct + " b_ = " + s[1] + ", m_ = " + s[0] + "%b_; (m_ != 0 && ((m_<0) != (b_<0))) ? m_+b_ : m_;})";
+        return rounded(dt, lang_.floormod(dt, ct, s[0], s[1], helpers_));
       case Op::MAX:
         return "(" + s[0] + ">" + s[1] + "?" + s[0] + ":" + s[1] + ")";
       case Op::POW:
-        if (dt.is_float()) return rounded(dt, math_fn("pow", dt) + "(" + s[0] + ", " + s[1] + ")");
-        return "((" + ct + ")__builtin_pow((double)" + s[0] + ", (double)" + s[1] + "))";
+        if (dt.is_float()) return rounded(dt, fn("pow") + "(" + s[0] + ", " + s[1] + ")");
+        return "((" + ct + ")" + lang_.math_fn("pow", dtypes::float64) + "((double)" + s[0] + ", (double)" + s[1] +
+               "))";
       case Op::CMPLT:
         return bin("<");
       case Op::CMPNE:
@@ -258,38 +255,38 @@ class Renderer {
         return rounded(dt, "((" + ct + ")" + s[0] + ")");
       case Op::BITCAST: {
         if (dt.itemsize() * dt.count != in.itemsize() * in.count)
-          throw Error("render_c: BITCAST between " + in.name() + " and " + dt.name() + " of different sizes");
+          throw Error(who_ + ": BITCAST between " + in.name() + " and " + dt.name() + " of different sizes");
         // 16-bit floats are float values here: bitcasting them goes through their bits.
         std::string from = is_half(in) ? "rg_f2h(" + s[0] + ")" : is_bhalf(in) ? "rg_f2bf(" + s[0] + ")" : s[0];
         std::string ft = is_16bit_float(in) ? "unsigned short" : vtype(in);
         std::string tt = is_16bit_float(dt) ? "unsigned short" : ct;
-        std::string bits =
-            "({" + ft + " f_ = " + from + "; " + tt + " t_; __builtin_memcpy(&t_, &f_, sizeof t_); t_;})";
+        std::string bits = lang_.bitcast(ft, tt, from, helpers_);
         return is_half(dt) ? "rg_h2f(" + bits + ")" : is_bhalf(dt) ? "rg_bf2f(" + bits + ")" : bits;
       }
       default:
-        throw Error("render_c: unsupported op " + std::string(name(u->op)));
+        throw Error(who_ + ": unsupported op " + std::string(name(u->op)));
     }
   }
 
   void line(const UPtr& u) {
     switch (u->op) {
       case Op::CONST:
-        if (u->is_invalid()) throw Error("render_c: Invalid reached the program (codegen must remove it)");
+        if (u->is_invalid()) throw Error(who_ + ": Invalid reached the program (codegen must remove it)");
         return;  // inlined where used
       case Op::INDEX:
       case Op::AFTER:
       case Op::SINK:
       case Op::NOOP:
-      case Op::BARRIER:  // one thread: nothing to wait for
       case Op::DEFINE_VAR:
+        return;
+      case Op::BARRIER:
+        if (std::string b = lang_.barrier(); !b.empty()) emit(b);
         return;
       case Op::PARAM: {
         int64_t slot = u->arg_int();
         std::string n = "data" + std::to_string(slot);
         names_[u.get()] = n;
-        std::string t = storage_type(u->dtype) + "*";
-        params_ += "  " + t + " " + n + " = (" + t + ")bufs[" + std::to_string(slot) + "];\n";
+        params_.push_back({slot, cstyle_type(u->dtype, lang_), n});
         return;
       }
       case Op::DEFINE_REG: {
@@ -297,6 +294,25 @@ class Renderer {
         names_[u.get()] = n;
         int64_t size = u->dtype.size > 0 ? u->dtype.size : 1;
         emit(vtype(u->dtype.base()) + " " + n + "[" + std::to_string(size) + "];");
+        return;
+      }
+      case Op::DEFINE_LOCAL: {
+        std::string q = lang_.local_prefix();
+        if (q.empty()) cannot_run(u);
+        if (u->dtype.size <= 0) throw Error(who_ + ": DEFINE_LOCAL of unknown size");
+        std::string n = "temp" + std::to_string(u->arg_int());
+        names_[u.get()] = n;
+        std::string t = u->dtype.ptr && is_16bit_float(u->dtype) ? "unsigned short" : vtype(u->dtype.base());
+        emit(q + t + " " + n + "[" + std::to_string(u->dtype.size) + "];");
+        return;
+      }
+      case Op::SPECIAL: {
+        std::string e = lang_.special(*u);
+        if (e.empty()) cannot_run(u);
+        const std::string& n = u->arg_str();
+        if (!is_c_identifier(n)) throw Error(who_ + ": SPECIAL name '" + n + "' is not a C identifier");
+        emit(vtype(u->dtype) + " " + n + " = " + e + ";");
+        names_[u.get()] = n;
         return;
       }
       case Op::RANGE: {
@@ -339,6 +355,11 @@ class Renderer {
         return;
       }
       case Op::VECTORIZE: {
+        if (!lang_.native_vectors()) {  // lanes only: GEPs read them back
+          std::vector<std::string>& l = lanes_[u.get()];
+          for (const UPtr& x : u->src) l.push_back(ref(x));
+          return;
+        }
         std::string e = "(" + vtype(u->dtype) + "){";
         for (size_t i = 0; i < u->src.size(); ++i) e += (i ? "," : "") + ref(u->src[i]);
         define(u, "vec", e + "}");
@@ -346,7 +367,15 @@ class Renderer {
       }
       case Op::GEP: {
         const auto& lanes = u->arg_ints();
-        if (lanes.size() != 1) throw Error("render_c: GEP of several lanes");
+        if (lanes.size() != 1) throw Error(who_ + ": GEP of several lanes");
+        if (!lang_.native_vectors()) {
+          auto it = lanes_.find(u->src[0].get());
+          if (it == lanes_.end() || lanes[0] < 0 || lanes[0] >= int64_t(it->second.size()))
+            throw Error(who_ + ": GEP of a " + u->src[0]->dtype.name() + " that is not a VECTORIZE: the " +
+                        lang_.target() + " backend renders scalars only (devectorize is not implemented yet)");
+          names_[u.get()] = it->second[lanes[0]];
+          return;
+        }
         define(u, "gep", ref(u->src[0]) + "[" + std::to_string(lanes[0]) + "]");
         return;
       }
@@ -355,29 +384,90 @@ class Renderer {
           define(u, u->op == Op::CAST ? "cast" : "alu", alu(u));
           return;
         }
-        throw Error("render_c: the CPU backend cannot run " + std::string(name(u->op)));
+        cannot_run(u);
     }
   }
 };
 
+const CStyleLanguage& c_language() {
+  static const CStyleLanguage lang;
+  return lang;
+}
+
 }  // namespace
 
-std::string c_type(DType dt) {
-  if (dt.ptr) return storage_type(dt) + "*";
+// --- the CPU's C: the defaults ---
+
+std::string CStyleLanguage::scalar_type(DType s) const { return s.is_index() ? "long long" : s.c_name(); }
+
+std::string CStyleLanguage::nonfinite(double v, bool single) const {
+  if (std::isnan(v)) return single ? "__builtin_nanf(\"\")" : "__builtin_nan(\"\")";
+  return std::string(v < 0 ? "(-" : "(") + (single ? "__builtin_inff()" : "__builtin_inf()") + ")";
+}
+
+// Math builtins: the float version for every float type narrower than double.
+std::string CStyleLanguage::math_fn(const char* base, DType dt) const {
+  return std::string("__builtin_") + base + (dt.scalar == Scalar::Float64 ? "" : "f");
+}
+
+std::string CStyleLanguage::half_helpers() const { return kHalfHelpers; }
+std::string CStyleLanguage::bhalf_helpers() const { return kBHalfHelpers; }
+
+// GNU statement expressions: each operand is evaluated once.
+std::string CStyleLanguage::floordiv(DType dt, const std::string& ct, const std::string& a, const std::string& b,
+                                     std::vector<std::string>& helpers) const {
+  return "({" + ct + " a_ = " + a + ", b_ = " + b + ", q_ = a_/b_; (q_*b_ != a_ && ((a_<0) != (b_<0))) ? q_-1 : q_;})";
+}
+
+std::string CStyleLanguage::floormod(DType dt, const std::string& ct, const std::string& a, const std::string& b,
+                                     std::vector<std::string>& helpers) const {
+  if (dt.is_float())
+    return "({" + ct + " m_ = " + math_fn("fmod", dt) + "(" + a + ", " + b + "); (m_ != 0 && ((m_<0) != (" + b +
+           "<0))) ? m_+" + b + " : m_;})";
+  return "({" + ct + " b_ = " + b + ", m_ = " + a + "%b_; (m_ != 0 && ((m_<0) != (b_<0))) ? m_+b_ : m_;})";
+}
+
+std::string CStyleLanguage::bitcast(const std::string& ft, const std::string& tt, const std::string& from,
+                                    std::vector<std::string>& helpers) const {
+  return "({" + ft + " f_ = " + from + "; " + tt + " t_; __builtin_memcpy(&t_, &f_, sizeof t_); t_;})";
+}
+
+std::string CStyleLanguage::vector_typedef(const std::string& scalar, const std::string& name, int count) const {
+  return "typedef " + scalar + " " + name + " __attribute__((ext_vector_type(" + std::to_string(count) + ")));\n";
+}
+
+std::string CStyleLanguage::function(const Program& p, const std::vector<Param>& params, const std::vector<Var>& vars,
+                                     const std::string& body) const {
+  std::string out = "void " + p.name + "(void** bufs) {\n";
+  for (const Param& a : params)
+    out += "  " + a.type + " " + a.name + " = (" + a.type + ")bufs[" + std::to_string(a.slot) + "];\n";
+  for (size_t i = 0; i < vars.size(); ++i)
+    out += "  const " + vars[i].type + " " + vars[i].name + " = (" + vars[i].type + ")*(const long long*)bufs[" +
+           std::to_string(p.params.size() + i) + "];\n";
+  return out + body + "}\n";
+}
+
+// --- the shared core ---
+
+std::string cstyle_type(DType dt, const CStyleLanguage& lang) {
+  if (dt.ptr) return storage_type(dt, lang) + "*";
   DType s = dt.scalar_type();
-  std::string base = is_16bit_float(s) ? "float" : s.is_index() ? "long long" : s.c_name();
+  std::string base = is_16bit_float(s) ? "float" : lang.scalar_type(s);
   if (dt.count == 1) return base;
+  if (!lang.native_vectors())
+    throw Error(lang.who() + ": a " + dt.name() + " value, but the " + lang.target() +
+                " backend renders scalars only (devectorize is not implemented yet)");
   std::string n;
   for (char c : base) n += c == ' ' ? '_' : c;
   return n + std::to_string(dt.count);
 }
 
-std::string c_const(const UPtr& c) {
+std::string cstyle_const(const UPtr& c, const CStyleLanguage& lang) {
   if (!c->is_const()) throw Error("c_const: not a CONST");
-  if (c->is_invalid()) throw Error("render_c: Invalid reached the program (codegen must remove it)");
+  if (c->is_invalid()) throw Error(lang.who() + ": Invalid reached the program (codegen must remove it)");
   const DType dt = c->dtype;
   if (dt.count != 1) throw Error("c_const: vector constant " + dt.name());
-  if (dt.is_float()) return fmt_float(c->as_float(), dt.scalar != Scalar::Float64);
+  if (dt.is_float()) return fmt_float(c->as_float(), dt.scalar != Scalar::Float64, lang);
   if (dt.is_bool()) return c->as_int() ? "1" : "0";
   int64_t v = c->as_int();
   switch (dt.scalar) {
@@ -395,6 +485,10 @@ std::string c_const(const UPtr& c) {
   }
 }
 
-std::string render_c(const Program& p) { return Renderer(p).run(); }
+std::string render_cstyle(const Program& p, const CStyleLanguage& lang) { return Renderer(p, lang).run(); }
+
+std::string c_type(DType dt) { return cstyle_type(dt, c_language()); }
+std::string c_const(const UPtr& c) { return cstyle_const(c, c_language()); }
+std::string render_c(const Program& p) { return render_cstyle(p, c_language()); }
 
 }  // namespace rg

@@ -1,0 +1,55 @@
+// Kernels in the schedule's format for the CUDA tests, built by hand as compiler/codegen's tests do:
+// seed 004, an elementwise add, a sum.
+#pragma once
+
+#include <utility>
+#include <vector>
+
+#include "compiler/ir/uop.h"
+
+namespace rg::testk {
+
+inline UPtr param(int64_t slot, DType dt, int64_t n) { return UOp::make(Op::PARAM, dt.ptr_to(n), {}, slot); }
+inline UPtr load(const UPtr& p, const UPtr& i) { return UOp::make(Op::INDEX, p->dtype.base(), {p, i}); }
+inline UPtr store(const UPtr& p, const UPtr& i, const UPtr& v) {
+  return UOp::make(Op::STORE, dtypes::void_, {UOp::make(Op::INDEX, p->dtype, {p, i}), v});
+}
+inline UPtr end(const UPtr& x, std::vector<UPtr> ranges) {
+  ranges.insert(ranges.begin(), x);
+  return UOp::make(Op::END, dtypes::void_, std::move(ranges));
+}
+inline UPtr sink(const UPtr& x) { return UOp::make(Op::SINK, dtypes::void_, {x}); }
+inline UPtr reduce(Op op, const UPtr& x, std::vector<UPtr> ranges) {
+  ranges.insert(ranges.begin(), x);
+  return UOp::make(Op::REDUCE, x->dtype, std::move(ranges), op);
+}
+inline UPtr idx(int64_t v) { return cnst_int(dtypes::index, v); }
+inline UPtr f32(double v) { return cnst(dtypes::float32, v); }
+
+// Seed 004: (x.T.pad((1,1),(1,1)) + 10).sum(1) over [[1,2,3],[4,5,6]] is [40,45,47,49,40]; the pad after
+// the add, [0,25,27,29,0]. Slot 0: the 5 outputs, slot 1: the 6 inputs.
+struct Seed004 {
+  UPtr out = param(0, dtypes::float32, 5), in = param(1, dtypes::float32, 6);
+  UPtr r0 = range(5, 0, AxisType::Loop), r1 = range(4, 1, AxisType::Reduce);
+  UPtr valid = (idx(0) < r0) & (r0 < idx(4)) & (idx(0) < r1) & (r1 < idx(3));
+  UPtr x = load(in, where(valid, r1 * 3 + r0 - idx(4), invalid(dtypes::index)));
+  UPtr kernel(const UPtr& value) { return sink(end(store(out, r0, reduce(Op::ADD, value, {r1})), {r0})); }
+  UPtr pad_then_add() { return kernel(where(valid, x, f32(0)) + f32(10)); }
+  UPtr add_then_pad() { return kernel(where(valid, x + f32(10), invalid(dtypes::float32))); }
+};
+
+// out[i] = a[i] + b[i] over n floats (slots: out, a, b).
+inline UPtr elementwise_add(int64_t n) {
+  UPtr out = param(0, dtypes::float32, n), a = param(1, dtypes::float32, n), b = param(2, dtypes::float32, n);
+  UPtr r = range(n, 0);
+  return sink(end(store(out, r, load(a, r) + load(b, r)), {r}));
+}
+
+// out[0] = sum of in[0..n) (slots: out, in).
+inline UPtr sum(int64_t n) {
+  UPtr out = param(0, dtypes::float32, 1), in = param(1, dtypes::float32, n);
+  UPtr r = range(n, 0, AxisType::Reduce);
+  return sink(store(out, idx(0), reduce(Op::ADD, load(in, r), {r})));
+}
+
+}  // namespace rg::testk

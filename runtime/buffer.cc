@@ -33,6 +33,21 @@ void check_buffer(const UPtr& b) {
 
 int64_t id_of(const UPtr& b) { return b->arg_ints().at(0); }
 
+void erase_storage(int64_t id) {
+  Store& s = store();
+  std::lock_guard<std::mutex> lock(s.mu);
+  auto it = s.buffers.find(id);
+  if (it == s.buffers.end()) return;
+  s.live -= it->second.bytes;
+  s.buffers.erase(it);
+}
+
+// A buffer's memory goes with its last BUFFER handle: no graph can name it again.
+const bool kFreedWithTheirNode = [] {
+  set_release_hook(Op::BUFFER, [](const UOp& b) { erase_storage(b.arg_ints().at(0)); });
+  return true;
+}();
+
 }  // namespace
 
 const UPtr& buffer_of(const UPtr& realized) {
@@ -88,12 +103,7 @@ void buffer_copy(const UPtr& dst, const UPtr& src) {
 
 void buffer_free(const UPtr& buffer) {
   check_buffer(buffer);
-  Store& s = store();
-  std::lock_guard<std::mutex> lock(s.mu);
-  auto it = s.buffers.find(id_of(buffer));
-  if (it == s.buffers.end()) return;
-  s.live -= it->second.bytes;
-  s.buffers.erase(it);
+  erase_storage(id_of(buffer));
 }
 
 size_t buffer_live_bytes() {

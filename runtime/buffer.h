@@ -1,6 +1,6 @@
 // Device memory of BUFFER nodes. Every device the runtime knows ("CPU", "CPU:1",
-// ...) is host memory; a buffer's storage is found by the BUFFER's unique id and
-// allocated (zero-filled) on first use.
+// ...) is host memory; a buffer's storage is found by the BUFFER's unique id,
+// allocated (zero-filled) on first use and freed when the BUFFER node dies.
 #pragma once
 
 #include <cstddef>

@@ -87,6 +87,18 @@ TEST(UOp, HandlesInThreadLocalStorageFreeSafely) {
   EXPECT_EQ(live_uops(), before);
 }
 
+int released_locals = 0;
+TEST(UOp, ReleaseHookSeesTheNodeBeforeItIsFreed) {
+  set_release_hook(Op::DEFINE_LOCAL, [](const UOp& u) { released_locals += static_cast<int>(u.arg_int()); });
+  {
+    UPtr a = UOp::make(Op::DEFINE_LOCAL, dtypes::float32.ptr_to(4, AddrSpace::Local), {}, int64_t(5));
+    UPtr b = a;
+    EXPECT_EQ(released_locals, 0);
+  }
+  EXPECT_EQ(released_locals, 5);
+  set_release_hook(Op::DEFINE_LOCAL, nullptr);
+}
+
 TEST(UOp, ThreadsShareOneTable) {
   std::vector<UPtr> got(4);
   std::vector<std::thread> ts;

@@ -71,6 +71,12 @@ bool same_arg(const Arg& a, const Arg& b) {
 
 // ---------------------------------------------------------------- interning
 
+namespace {
+std::atomic<ReleaseHook> release_hooks[kNumOps];
+}  // namespace
+
+void set_release_hook(Op op, ReleaseHook hook) { release_hooks[static_cast<int>(op)].store(hook); }
+
 struct Interner {
   static constexpr int kShards = 64;
   struct Shard {
@@ -126,6 +132,7 @@ struct Interner {
             break;
           }
       }
+      if (ReleaseHook h = release_hooks[static_cast<int>(q->op)].load(std::memory_order_acquire)) h(*q);
       delete q;  // releasing q's sources may queue more
       live.fetch_sub(1, std::memory_order_relaxed);
       q = nullptr;

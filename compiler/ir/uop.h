@@ -119,6 +119,11 @@ class UOp {
 
 // Number of live UOps (for tests that check memory is reclaimed).
 size_t live_uops();
+// Called with a node of `op` just before it is freed: the runtime frees a
+// BUFFER's memory when its last handle goes. One hook per op; it must not make
+// or release UOps.
+using ReleaseHook = void (*)(const UOp& u);
+void set_release_hook(Op op, ReleaseHook hook);
 
 // --- construction helpers ---
 UPtr cnst(DType dt, double v);  // rounds/wraps v to dt (floats keep a double, ints wrap, bool is v != 0)

@@ -107,9 +107,10 @@ Row measure(const Program& p, std::vector<void*> bufs, int reps) {
 
 int bench_compile(int reps) {
   // A private disk cache for clang's objects: nothing is left in the user's cache.
-  char dir[] = "/tmp/rg_llvm_bench_XXXXXX";
-  if (!mkdtemp(dir)) return 1;
-  setenv("XDG_CACHE_HOME", dir, 1);
+  std::string tmpl = (std::filesystem::temp_directory_path() / "rg_bench_XXXXXX").string();
+  if (!mkdtemp(tmpl.data())) return 1;
+  const std::string dir = tmpl;
+  setenv("XDG_CACHE_HOME", dir.c_str(), 1);
 
   std::vector<float> out(1 << 16), a(1 << 16, 1.5f), b(1 << 16, 2.0f);
   struct Case {

@@ -4,13 +4,17 @@
 #include <memory>
 #include <mutex>
 #include <unordered_map>
+#include <vector>
+
+#include "runtime/device.h"
 
 namespace rg {
 
 namespace {
 
 struct Storage {
-  std::unique_ptr<unsigned char[]> data;
+  std::unique_ptr<Allocation> mem;
+  Device* device = nullptr;
   size_t bytes = 0;
 };
 
@@ -27,19 +31,21 @@ Store& store() {
 void check_buffer(const UPtr& b) {
   if (!b || b->op != Op::BUFFER)
     throw Error("buffer: expected a BUFFER, got " + (b ? lower_name(b->op) : std::string("null")));
-  const std::string& dev = b->src[0]->arg_str();
-  if (dev != "CPU" && dev.rfind("CPU:", 0) != 0) throw Error("buffer: unknown device '" + dev + "'");
 }
 
 int64_t id_of(const UPtr& b) { return b->arg_ints().at(0); }
 
 void erase_storage(int64_t id) {
-  Store& s = store();
-  std::lock_guard<std::mutex> lock(s.mu);
-  auto it = s.buffers.find(id);
-  if (it == s.buffers.end()) return;
-  s.live -= it->second.bytes;
-  s.buffers.erase(it);
+  std::unique_ptr<Allocation> dead;  // released outside the lock: freeing device memory may take a while
+  {
+    Store& s = store();
+    std::lock_guard<std::mutex> lock(s.mu);
+    auto it = s.buffers.find(id);
+    if (it == s.buffers.end()) return;
+    s.live -= it->second.bytes;
+    dead = std::move(it->second.mem);
+    s.buffers.erase(it);
+  }
 }
 
 // A buffer's memory goes with its last BUFFER handle: no graph can name it again.
@@ -47,6 +53,28 @@ const bool kFreedWithTheirNode = [] {
   set_release_hook(Op::BUFFER, [](const UOp& b) { erase_storage(b.arg_ints().at(0)); });
   return true;
 }();
+
+// The storage of a buffer, allocated on first use; zero-filled when `zero` (a caller about to
+// overwrite every byte passes false).
+Storage& storage(const UPtr& buffer, bool zero) {
+  const size_t bytes = buffer_bytes(buffer);
+  Store& s = store();
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    auto it = s.buffers.find(id_of(buffer));
+    if (it != s.buffers.end() && it->second.mem) return it->second;
+  }
+  Device& dev = buffer_device(buffer);  // opening a device may take long: not under the store's lock
+  std::lock_guard<std::mutex> lock(s.mu);
+  Storage& st = s.buffers[id_of(buffer)];
+  if (!st.mem) {
+    st.mem = dev.alloc(bytes, zero);
+    st.device = &dev;
+    st.bytes = bytes;
+    s.live += bytes;
+  }
+  return st;
+}
 
 }  // namespace
 
@@ -60,18 +88,18 @@ size_t buffer_bytes(const UPtr& buffer) {
   return static_cast<size_t>(buffer->arg_ints().at(1)) * buffer->dtype.itemsize() * buffer->dtype.count;
 }
 
+Device& buffer_device(const UPtr& buffer) {
+  check_buffer(buffer);
+  return get_device(buffer->src[0]->arg_str(), "buffer");
+}
+
+Allocation& buffer_memory(const UPtr& buffer) { return *storage(buffer, true).mem; }
+
 void* buffer_data(const UPtr& buffer) {
-  size_t bytes = buffer_bytes(buffer);
-  Store& s = store();
-  std::lock_guard<std::mutex> lock(s.mu);
-  Storage& st = s.buffers[id_of(buffer)];
-  if (!st.data) {
-    // At least one byte, so an empty buffer still has a distinct address.
-    st.data.reset(new unsigned char[bytes ? bytes : 1]());
-    st.bytes = bytes;
-    s.live += bytes;
-  }
-  return st.data.get();
+  Storage& st = storage(buffer, true);
+  void* p = st.mem->host();
+  if (!p) throw Error("buffer: a buffer on " + st.device->name() + " is not in host memory");
+  return p;
 }
 
 bool buffer_allocated(const UPtr& buffer) {
@@ -79,26 +107,43 @@ bool buffer_allocated(const UPtr& buffer) {
   Store& s = store();
   std::lock_guard<std::mutex> lock(s.mu);
   auto it = s.buffers.find(id_of(buffer));
-  return it != s.buffers.end() && it->second.data;
+  return it != s.buffers.end() && it->second.mem;
 }
 
 void buffer_write(const UPtr& buffer, const void* src, size_t bytes) {
   if (bytes != buffer_bytes(buffer))
     throw Error("buffer_write: " + std::to_string(bytes) + " bytes into a buffer of " +
                 std::to_string(buffer_bytes(buffer)));
-  std::memcpy(buffer_data(buffer), src, bytes);
+  Storage& st = storage(buffer, false);
+  st.device->copy_in(*st.mem, src, bytes);
 }
 
 void buffer_read(const UPtr& realized, void* dst, size_t bytes) {
   const UPtr& b = buffer_of(realized);
   if (bytes != buffer_bytes(b))
     throw Error("buffer_read: " + std::to_string(bytes) + " bytes from a buffer of " + std::to_string(buffer_bytes(b)));
-  std::memcpy(dst, buffer_data(b), bytes);
+  Storage& st = storage(b, true);
+  st.device->copy_out(dst, *st.mem, bytes);
 }
 
 void buffer_copy(const UPtr& dst, const UPtr& src) {
-  if (buffer_bytes(dst) != buffer_bytes(src)) throw Error("buffer_copy: buffers of different sizes");
-  std::memmove(buffer_data(dst), buffer_data(src), buffer_bytes(dst));
+  const size_t bytes = buffer_bytes(dst);
+  if (bytes != buffer_bytes(src)) throw Error("buffer_copy: buffers of different sizes");
+  Storage& s = storage(src, true);
+  Storage& d = storage(dst, false);
+  if (bytes == 0) return;
+  void *dh = d.mem->host(), *sh = s.mem->host();
+  if (dh && sh) {
+    std::memmove(dh, sh, bytes);
+  } else if (dh) {
+    s.device->copy_out(dh, *s.mem, bytes);
+  } else if (sh) {
+    d.device->copy_in(*d.mem, sh, bytes);
+  } else {  // device to device: through host memory (the driver calls we use copy to and from the host)
+    std::vector<unsigned char> staging(bytes);
+    s.device->copy_out(staging.data(), *s.mem, bytes);
+    d.device->copy_in(*d.mem, staging.data(), bytes);
+  }
 }
 
 void buffer_free(const UPtr& buffer) {

@@ -1,6 +1,6 @@
-// Device memory of BUFFER nodes. Every device the runtime knows ("CPU", "CPU:1",
-// ...) is host memory; a buffer's storage is found by the BUFFER's unique id,
-// allocated (zero-filled) on first use and freed when the BUFFER node dies.
+// Memory of BUFFER nodes, on the device their DEVICE names (runtime/device.h): host memory for
+// "CPU" and "LLVM" (and their indices), device memory for "CUDA". A buffer's storage is found by the
+// BUFFER's unique id, allocated (zero-filled) on first use and freed when the BUFFER node dies.
 #pragma once
 
 #include <cstddef>
@@ -10,24 +10,32 @@
 
 namespace rg {
 
+class Allocation;
+class Device;
+
 // The BUFFER under a realized graph: BUFFER itself, or a RESHAPE(BUFFER).
 const UPtr& buffer_of(const UPtr& realized);
 // Bytes a BUFFER holds: element count × element size.
 size_t buffer_bytes(const UPtr& buffer);
 
-// The buffer's storage, allocated on first use. Throws rg::Error for a device
-// other than the CPUs, or a node that is not a buffer.
+// The device the buffer lives on. rg::Error for a node that is not a buffer, an unknown device, or
+// one that is not available here.
+Device& buffer_device(const UPtr& buffer);
+// The buffer's memory on its device, allocated on first use (for the executor).
+Allocation& buffer_memory(const UPtr& buffer);
+// Its host address; rg::Error for a buffer in device memory.
 void* buffer_data(const UPtr& buffer);
 bool buffer_allocated(const UPtr& buffer);
 
 // Whole-buffer transfers; `bytes` must equal buffer_bytes (a size mismatch is an rg::Error).
 void buffer_write(const UPtr& buffer, const void* src, size_t bytes);
 void buffer_read(const UPtr& realized, void* dst, size_t bytes);
+// Between any two devices: host memory directly, device memory through the device's copies.
 void buffer_copy(const UPtr& dst, const UPtr& src);
 
 // Frees the storage (a later use allocates it again, zero-filled).
 void buffer_free(const UPtr& buffer);
-// Total bytes held by allocated buffers (for tests and tools).
+// Total bytes held by allocated buffers, on every device (for tests and tools).
 size_t buffer_live_bytes();
 
 }  // namespace rg

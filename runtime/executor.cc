@@ -5,17 +5,17 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "backends/cpu/compiler.h"
-#include "backends/cpu/renderer.h"
 #include "compiler/schedule/schedule.h"
 #include "runtime/buffer.h"
+#include "runtime/device.h"
 
 namespace rg {
 
 struct CompiledProgram {
+  std::string kind;  // of the devices it runs on
   Program program;
   std::string source;
-  std::shared_ptr<const CompiledKernel> kernel;
+  std::shared_ptr<const Runner> runner;
 };
 
 namespace {
@@ -25,13 +25,22 @@ thread_local Timings tl_timings;
 using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
-// Programs by kernel. Kernels are hash-consed, so an identical kernel is the same
-// node; the entry holds the node so the pointer stays unique. Bounded: a program
-// that builds endless distinct kernels does not grow without limit (the compiled
-// objects themselves stay cached by source in the CPU compiler).
+// Programs by (device kind, kernel). Kernels are hash-consed, so an identical kernel is the same
+// node; the entry holds the node so the pointer stays unique. Bounded: a program that builds
+// endless distinct kernels does not grow without limit (the compilers keep their own caches by source).
+struct ProgramKey {
+  std::string kind;
+  const UOp* kernel;
+  bool operator==(const ProgramKey&) const = default;
+};
+struct ProgramKeyHash {
+  size_t operator()(const ProgramKey& k) const {
+    return std::hash<const UOp*>()(k.kernel) ^ (std::hash<std::string>()(k.kind) * 0x9e3779b97f4a7c15ull);
+  }
+};
 struct ProgramCache {
   std::mutex mu;
-  std::unordered_map<const UOp*, std::pair<UPtr, std::shared_ptr<const CompiledProgram>>> map;
+  std::unordered_map<ProgramKey, std::pair<UPtr, std::shared_ptr<const CompiledProgram>>, ProgramKeyHash> map;
   static constexpr size_t kMax = 4096;
 };
 ProgramCache& program_cache() {
@@ -43,10 +52,11 @@ ProgramCache& program_cache() {
 
 std::string Timings::str() const {
   char buf[256];
-  std::snprintf(buf, sizeof buf,
-                "schedule %.3f ms  codegen %.3f ms  compile %.3f ms  run %.3f ms  (%d kernels, %d built)", schedule_ms,
-                codegen_ms, compile_ms, run_ms, kernels, programs_built);
-  return buf;
+  std::snprintf(buf, sizeof buf, "schedule %.3f ms  codegen %.3f ms  compile %.3f ms  run %.3f ms  (%d kernels, ",
+                schedule_ms, codegen_ms, compile_ms, run_ms, kernels);
+  std::string s = buf;
+  if (copies) s += std::to_string(copies) + (copies == 1 ? " copy, " : " copies, ");
+  return s + std::to_string(programs_built) + " built)";
 }
 
 const Timings& last_timings() { return tl_timings; }
@@ -54,52 +64,95 @@ const Timings& last_timings() { return tl_timings; }
 const Program& program_of(const CompiledProgram& p) { return p.program; }
 const std::string& source_of(const CompiledProgram& p) { return p.source; }
 
-std::shared_ptr<const CompiledProgram> get_program(const UPtr& kernel, Timings* t) {
+namespace {
+
+std::shared_ptr<const CompiledProgram> program_for(const UPtr& kernel, Device& dev, Timings* t) {
+  if (!kernel || kernel->op != Op::SINK)
+    throw Error("get_program: expected a kernel SINK, got " + (kernel ? lower_name(kernel->op) : std::string("null")));
   ProgramCache& c = program_cache();
+  ProgramKey key{dev.kind(), kernel.get()};
   {
     std::lock_guard<std::mutex> lock(c.mu);
-    if (auto it = c.map.find(kernel.get()); it != c.map.end()) return it->second.second;
+    if (auto it = c.map.find(key); it != c.map.end()) return it->second.second;
   }
   auto p = std::make_shared<CompiledProgram>();
+  p->kind = dev.kind();
   auto t0 = Clock::now();
-  p->program = lower(kernel);
-  p->source = render_c(p->program);
+  p->program = lower(kernel, dev.lower_options());
+  p->source = dev.render(p->program);
   if (t) t->codegen_ms += ms_since(t0);
   t0 = Clock::now();
-  p->kernel = compile_c(p->source, p->program.name);
+  p->runner = dev.compile(p->program, p->source);
   if (t) {
     t->compile_ms += ms_since(t0);
     ++t->programs_built;
   }
   std::lock_guard<std::mutex> lock(c.mu);
   if (c.map.size() >= ProgramCache::kMax) c.map.clear();
-  c.map.emplace(kernel.get(), std::make_pair(kernel, p));
+  c.map.emplace(key, std::make_pair(kernel, p));
   return p;
 }
 
+}  // namespace
+
+std::shared_ptr<const CompiledProgram> get_program(const UPtr& kernel, const std::string& device, Timings* t) {
+  return program_for(kernel, get_device(device, "get_program"), t);
+}
+
 namespace {
+
+// The DEVICE name of CALL source i, which must be a BUFFER.
+const std::string& device_name(const UPtr& call, size_t i, const std::string& who) {
+  const UPtr& b = call->src[i];
+  if (b->op != Op::BUFFER) throw Error(who + ": CALL argument " + std::to_string(i - 1) + " is not a BUFFER");
+  return b->src[0]->arg_str();
+}
+
+void run_copy(const UPtr& call, Timings& t) {
+  if (call->src.size() != 3) throw Error("copy: CALL(COPY) needs a destination and a source buffer");
+  const std::string &to = device_name(call, 1, "copy"), &from = device_name(call, 2, "copy");
+  get_device(from, "copy");  // a device that is not available names itself here, as a copy
+  get_device(to, "copy");
+  auto t0 = Clock::now();
+  buffer_copy(call->src[1], call->src[2]);
+  t.run_ms += ms_since(t0);
+  ++t.copies;
+}
 
 void run_linear_timed(const UPtr& linear, const std::vector<std::pair<std::string, int64_t>>& var_values, Timings& t) {
   if (!linear || linear->op != Op::LINEAR) throw Error("run_linear: expected a LINEAR of CALLs");
   for (const UPtr& call : linear->src) {
     if (call->op != Op::CALL || call->src.empty())
       throw Error("run_linear: expected CALL, got " + lower_name(call->op));
-    std::shared_ptr<const CompiledProgram> p = get_program(call->src[0], &t);
+    if (call->src[0]->op == Op::COPY) {
+      run_copy(call, t);
+      continue;
+    }
+    if (call->src.size() < 2) throw Error("run_linear: a kernel CALL without buffers");
+    // The kernel runs where its output lives; every buffer it touches must be there too.
+    const std::string& where = device_name(call, 1, "run_linear");
+    Device& dev = get_device(where, "run_linear");
+    for (size_t i = 2; i < call->src.size(); ++i) {
+      const std::string& d = device_name(call, i, "run_linear");
+      if (d != where && canonical_device(d, "run_linear") != dev.name())
+        throw Error("run_linear: a kernel's buffers are on " + dev.name() + " and " + canonical_device(d) + " (slot " +
+                    std::to_string(i - 1) + "); copy them to one device first");
+    }
+    std::shared_ptr<const CompiledProgram> p = program_for(call->src[0], dev, &t);
     const Program& prog = p->program;
     if (call->src.size() - 1 != prog.params.size())
       throw Error("run_linear: kernel " + prog.name + " takes " + std::to_string(prog.params.size()) +
                   " buffers, the CALL has " + std::to_string(call->src.size() - 1));
-    std::vector<void*> args;
+    std::vector<Allocation*> bufs;
     for (size_t i = 1; i < call->src.size(); ++i) {
       const UPtr& b = call->src[i];
       const DType& want = prog.params[i - 1];
-      if (b->op != Op::BUFFER) throw Error("run_linear: CALL argument " + std::to_string(i - 1) + " is not a BUFFER");
       if (b->dtype.scalar != want.scalar)
         throw Error("run_linear: kernel " + prog.name + " wants " + want.name() + " for slot " + std::to_string(i - 1) +
                     ", the buffer holds " + b->dtype.name());
       if (want.size >= 0 && b->arg_ints().at(1) < want.size)
         throw Error("run_linear: buffer for slot " + std::to_string(i - 1) + " of " + prog.name + " is too small");
-      args.push_back(buffer_data(b));
+      bufs.push_back(&buffer_memory(b));
     }
     std::vector<int64_t> vals(prog.vars.size());
     for (size_t k = 0; k < prog.vars.size(); ++k) {
@@ -108,10 +161,9 @@ void run_linear_timed(const UPtr& linear, const std::vector<std::pair<std::strin
       for (const auto& [name, v] : var_values)
         if (name == n) vals[k] = v, found = true;
       if (!found) throw Error("run_linear: kernel " + prog.name + " reads variable '" + n + "', which is not bound");
-      args.push_back(&vals[k]);
     }
     auto t0 = Clock::now();
-    (*p->kernel)(args.data());
+    p->runner->run(dev, bufs, vals);
     t.run_ms += ms_since(t0);
     ++t.kernels;
   }

@@ -1,5 +1,6 @@
-// Runs schedules: each CALL's kernel is lowered, rendered, compiled (cached) and
-// launched on its buffers. realize() = schedule + run.
+// Runs schedules: each CALL's kernel is lowered, rendered, compiled (cached per device kind) and
+// launched on its buffers, on the device of the CALL's output buffer; a CALL(COPY, dst, src) copies
+// between devices. realize() = schedule + run.
 #pragma once
 
 #include <memory>
@@ -14,22 +15,29 @@ namespace rg {
 // Where the time of one realize (or run_linear) went, in milliseconds.
 struct Timings {
   double schedule_ms = 0, codegen_ms = 0, compile_ms = 0, run_ms = 0;
-  int kernels = 0;          // CALLs run
+  int kernels = 0;          // kernel CALLs run
+  int copies = 0;           // COPY CALLs run (their time counts as run time)
   int programs_built = 0;   // kernels lowered, rendered and compiled (not found in the program cache)
   std::string str() const;  // one line: "schedule 0.12 ms  codegen ... (3 kernels, 1 built)"
 };
 // The timings of the most recent realize/run_linear on this thread.
 const Timings& last_timings();
 
-// A kernel ready to launch: its program, its C source, and the loaded function.
+// A kernel ready to launch on one kind of device: its program, its source, the compiled runner.
 struct CompiledProgram;
-// The program of a kernel SINK (cached by kernel: identical kernels share one).
-std::shared_ptr<const CompiledProgram> get_program(const UPtr& kernel, Timings* t = nullptr);
+// The program of a kernel SINK for `device`'s kind (cached by (kind, kernel): identical kernels share one).
+std::shared_ptr<const CompiledProgram> get_program(const UPtr& kernel, const std::string& device = "CPU",
+                                                   Timings* t = nullptr);
+inline std::shared_ptr<const CompiledProgram> get_program(const UPtr& kernel, Timings* t) {
+  return get_program(kernel, "CPU", t);
+}
 const Program& program_of(const CompiledProgram& p);
 const std::string& source_of(const CompiledProgram& p);
 
-// Runs LINEAR(CALL(kernel, buffers...)...) in order, allocating buffers on first use.
-// `var_values` binds DEFINE_VARs by name (kernels reading an unbound variable are an rg::Error).
+// Runs LINEAR(CALL(kernel, buffers...)...) in order, allocating buffers on first use. A kernel runs on
+// the device of its output buffer (slot 0) and every buffer of the CALL must be there; CALL(COPY(src,
+// DEVICE), dst, src) copies src into dst. `var_values` binds DEFINE_VARs by name (kernels reading an
+// unbound variable are an rg::Error).
 void run_linear(const UPtr& linear, const std::vector<std::pair<std::string, int64_t>>& var_values = {});
 
 // Schedules the roots and runs the schedule; per root, a RESHAPE(BUFFER) holding its value.

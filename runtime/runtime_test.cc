@@ -1,12 +1,14 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include "backends/cpu/compiler.h"
 #include "compiler/schedule/schedule.h"
 #include "runtime/buffer.h"
+#include "runtime/device.h"
 #include "runtime/executor.h"
 
 namespace rg {
@@ -107,6 +109,177 @@ TEST(RunLinear, RunsCallsInOrderOnTheirBuffers) {
   UPtr ints = new_buffer(dtypes::int32, 4);
   EXPECT_THROW(run_linear(UOp::make(Op::LINEAR, dtypes::void_, {UOp::make(Op::CALL, dtypes::void_, {k1, out, ints})})),
                Error);
+}
+
+// Two CALLs over 4 floats: tmp = in * 2, then out = tmp + 1.
+UPtr times2_plus1(const UPtr& out, const UPtr& tmp, const UPtr& in) {
+  auto kernel = [](const std::function<UPtr(const UPtr&)>& f) {
+    UPtr p0 = UOp::make(Op::PARAM, dtypes::float32.ptr_to(4), {}, int64_t(0));
+    UPtr p1 = UOp::make(Op::PARAM, dtypes::float32.ptr_to(4), {}, int64_t(1));
+    UPtr r = range(4, 0);
+    UPtr v = f(UOp::make(Op::INDEX, dtypes::float32, {p1, r}));
+    UPtr st = UOp::make(Op::STORE, dtypes::void_, {UOp::make(Op::INDEX, p0->dtype, {p0, r}), v});
+    return UOp::make(Op::SINK, dtypes::void_, {UOp::make(Op::END, dtypes::void_, {st, r})});
+  };
+  UPtr k1 = kernel([](const UPtr& v) { return v * cnst(dtypes::float32, 2); });
+  UPtr k2 = kernel([](const UPtr& v) { return v + cnst(dtypes::float32, 1); });
+  return UOp::make(
+      Op::LINEAR, dtypes::void_,
+      {UOp::make(Op::CALL, dtypes::void_, {k1, tmp, in}), UOp::make(Op::CALL, dtypes::void_, {k2, out, tmp})});
+}
+UPtr copy_call(const UPtr& dst, const UPtr& src) {
+  return UOp::make(Op::CALL, dtypes::void_, {UOp::make(Op::COPY, src->dtype, {src, dst->src[0]}), dst, src});
+}
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Device, NamesAreCanonical) {
+  EXPECT_EQ(device_kinds(), (std::vector<std::string>{"CPU", "CUDA", "LLVM"}));
+  EXPECT_EQ(canonical_device("CPU"), "CPU");
+  EXPECT_EQ(canonical_device("cpu:0"), "CPU");
+  EXPECT_EQ(canonical_device("Llvm:2"), "LLVM:2");
+  EXPECT_EQ(canonical_device("CUDA:0"), "CUDA");  // a name, whether or not this machine has one
+  EXPECT_EQ(error_of([] { canonical_device("TPU", "test"); }), "test: unknown device 'TPU' (known: CPU, CUDA, LLVM)");
+  EXPECT_EQ(error_of([] { canonical_device("CPU:-1"); }),
+            "device: bad device name 'CPU:-1' (expected KIND or KIND:INDEX, e.g. CPU:1)");
+  EXPECT_EQ(error_of([] { canonical_device("CPU:"); }),
+            "device: bad device name 'CPU:' (expected KIND or KIND:INDEX, e.g. CPU:1)");
+  // One device per canonical name, opened once.
+  EXPECT_EQ(&get_device("cpu:0"), &get_device("CPU"));
+  EXPECT_NE(&get_device("CPU:1"), &get_device("CPU"));
+  EXPECT_EQ(get_device("llvm:1").name(), "LLVM:1");
+  EXPECT_EQ(get_device("llvm:1").kind(), "LLVM");
+  std::string why;
+  if (!device_available("CUDA", &why)) {
+    EXPECT_FALSE(why.empty());
+    EXPECT_EQ(error_of([] { get_device("cuda:0", "test"); }), "test: device CUDA is not available: " + why);
+  }
+}
+
+TEST(Device, BuffersLiveOnTheirDevice) {
+  UPtr c = new_buffer(dtypes::int32, 3), l = new_buffer(dtypes::int32, 3, "LLVM"),
+       c1 = new_buffer(dtypes::int32, 3, "CPU:1");
+  EXPECT_EQ(&buffer_device(l), &get_device("LLVM"));
+  std::vector<int32_t> v{4, 5, -6}, out(3);
+  buffer_write(c, v.data(), 12);
+  buffer_copy(l, c);   // CPU → LLVM
+  buffer_copy(c1, l);  // LLVM → CPU:1
+  buffer_read(c1, out.data(), 12);
+  EXPECT_EQ(out, v);
+  EXPECT_NE(buffer_data(l), buffer_data(c));  // host memory, its own
+  EXPECT_EQ(std::memcmp(buffer_data(l), v.data(), 12), 0);
+  EXPECT_EQ(error_of([] { buffer_data(new_buffer(dtypes::float32, 2, "TPU")); }),
+            "buffer: unknown device 'TPU' (known: CPU, CUDA, LLVM)");
+}
+
+TEST(Device, KernelsRunOnTheirOutputsDevice) {
+  // The same kernels on the CPU and on LLVM: built once per kind, then cached for each.
+  std::vector<UPtr> keep{
+      times2_plus1(new_buffer(dtypes::float32, 4), new_buffer(dtypes::float32, 4), new_buffer(dtypes::float32, 4))};
+  run_linear(keep[0]);  // the CPU has them now, whatever ran before
+  for (const char* dev : {"CPU", "LLVM", "llvm:1"}) {
+    SCOPED_TRACE(dev);
+    UPtr in = new_buffer(dtypes::float32, 4, dev), tmp = new_buffer(dtypes::float32, 4, dev),
+         out = new_buffer(dtypes::float32, 4, dev);
+    std::vector<float> x{1, 2, 3, 4};
+    buffer_write(in, x.data(), 16);
+    run_linear(times2_plus1(out, tmp, in));
+    EXPECT_EQ(read(out), (std::vector<float>{3, 5, 7, 9}));
+    EXPECT_EQ(last_timings().kernels, 2);
+    EXPECT_EQ(last_timings().programs_built, std::string(dev) == "LLVM" ? 2 : 0);  // LLVM:1 shares LLVM's
+    run_linear(times2_plus1(out, tmp, in));
+    EXPECT_EQ(last_timings().programs_built, 0);
+  }
+  // The CPU and LLVM programs of one kernel: C and LLVM IR.
+  UPtr k = times2_plus1(new_buffer(dtypes::float32, 4), new_buffer(dtypes::float32, 4), new_buffer(dtypes::float32, 4))
+               ->src[0]
+               ->src[0];
+  EXPECT_NE(source_of(*get_program(k, "CPU")).find("void E_4(void** bufs)"), std::string::npos);
+  EXPECT_NE(source_of(*get_program(k, "LLVM")).find("define void @E_4(i8** %bufs)"), std::string::npos);
+  EXPECT_EQ(error_of([&] { get_program(k, "TPU"); }), "get_program: unknown device 'TPU' (known: CPU, CUDA, LLVM)");
+}
+
+TEST(Device, OneCallOneDevice) {
+  UPtr in = new_buffer(dtypes::float32, 4, "LLVM"), tmp = new_buffer(dtypes::float32, 4),
+       out = new_buffer(dtypes::float32, 4);
+  EXPECT_EQ(error_of([&] { run_linear(times2_plus1(out, tmp, in)); }),
+            "run_linear: a kernel's buffers are on CPU and LLVM (slot 1); copy them to one device first");
+  // With the input copied over first, it runs.
+  UPtr here = new_buffer(dtypes::float32, 4);
+  std::vector<float> x{1, 2, 3, 4};
+  buffer_write(in, x.data(), 16);
+  UPtr linear = times2_plus1(out, tmp, here);
+  std::vector<UPtr> calls{copy_call(here, in)};
+  calls.insert(calls.end(), linear->src.begin(), linear->src.end());
+  run_linear(UOp::make(Op::LINEAR, dtypes::void_, calls));
+  EXPECT_EQ(read(out), (std::vector<float>{3, 5, 7, 9}));
+  EXPECT_EQ(last_timings().copies, 1);
+  EXPECT_EQ(last_timings().kernels, 2);
+  EXPECT_NE(last_timings().str().find("(2 kernels, 1 copy, 0 built)"), std::string::npos) << last_timings().str();
+}
+
+TEST(Device, CopyToADeviceThatIsNotThere) {
+  std::string why;
+  if (device_available("CUDA", &why)) GTEST_SKIP() << "this machine has a CUDA device";
+  UPtr src = new_buffer(dtypes::float32, 4), dst = new_buffer(dtypes::float32, 4, "CUDA");
+  EXPECT_EQ(error_of([&] { run_linear(UOp::make(Op::LINEAR, dtypes::void_, {copy_call(dst, src)})); }),
+            "copy: device CUDA is not available: " + why);
+  UPtr tpu = new_buffer(dtypes::float32, 4, "TPU");
+  EXPECT_EQ(error_of([&] { run_linear(UOp::make(Op::LINEAR, dtypes::void_, {copy_call(tpu, src)})); }),
+            "copy: unknown device 'TPU' (known: CPU, CUDA, LLVM)");
+}
+
+// A device kind added from outside the runtime: host memory, and "kernels" that are recorded, not compiled.
+struct EchoDevice : Device {
+  using Device::Device;
+  struct Mem : Allocation {
+    std::vector<unsigned char> bytes;
+    void* host() override { return bytes.data(); }
+  };
+  struct Run : Runner {
+    std::string name;
+    void run(Device& dev, const std::vector<Allocation*>& bufs, const std::vector<int64_t>&) const override {
+      static_cast<EchoDevice&>(dev).ran.push_back(name + " on " + dev.name() + " with " + std::to_string(bufs.size()));
+    }
+  };
+  std::unique_ptr<Allocation> alloc(size_t bytes, bool) override {
+    auto m = std::make_unique<Mem>();
+    m->bytes.resize(bytes);
+    return m;
+  }
+  void copy_in(Allocation& dst, const void* src, size_t n) override { std::memcpy(dst.host(), src, n); }
+  void copy_out(void* dst, Allocation& src, size_t n) override { std::memcpy(dst, src.host(), n); }
+  std::string render(const Program& p) const override { return "echo " + p.name; }
+  std::shared_ptr<const Runner> compile(const Program& p, const std::string&) override {
+    auto r = std::make_shared<Run>();
+    r->name = p.name;
+    return r;
+  }
+  std::vector<std::string> ran;
+};
+
+TEST(Device, RegisteredKinds) {
+  register_device("ECHO", [](const std::string& name, int index, std::string* why_not) -> std::unique_ptr<Device> {
+    if (index > 1) {
+      *why_not = "only ECHO and ECHO:1";
+      return nullptr;
+    }
+    return std::make_unique<EchoDevice>(name, "ECHO");
+  });
+  EXPECT_EQ(device_kinds(), (std::vector<std::string>{"CPU", "CUDA", "ECHO", "LLVM"}));
+  UPtr in = new_buffer(dtypes::float32, 4, "echo:1"), tmp = new_buffer(dtypes::float32, 4, "ECHO:1"),
+       out = new_buffer(dtypes::float32, 4, "ECHO:1");
+  run_linear(times2_plus1(out, tmp, in));
+  auto& echo = static_cast<EchoDevice&>(get_device("ECHO:1"));
+  EXPECT_EQ(echo.ran, (std::vector<std::string>{"E_4 on ECHO:1 with 2", "E_4 on ECHO:1 with 2"}));
+  EXPECT_EQ(source_of(*get_program(times2_plus1(out, tmp, in)->src[0]->src[0], "ECHO")), "echo E_4");
+  EXPECT_EQ(error_of([] { get_device("ECHO:2"); }), "device: device ECHO:2 is not available: only ECHO and ECHO:1");
 }
 
 TEST(Realize, Seed004) {

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -83,20 +84,36 @@ Launch build(const Program& p, const std::string& cuda, std::string& log) {
   return reinterpret_cast<Launch>(dlsym(lib, "rg_launch"));
 }
 
-// Runs the program's CUDA C on the host: bufs[i] is the memory of slot i.
+// Runs the program's CUDA C on the host: bufs[i] is the memory of slot i. Each buffer runs with a
+// canary before and after it: a thread that writes outside its buffer (a missing guard) fails the test.
 void run_on_host(const Program& p, std::vector<std::vector<uint8_t>>& mem, std::vector<int64_t> vars) {
   const std::string src = render_cuda(p);
   std::string log;
   Launch launch = build(p, src, log);
   ASSERT_NE(launch, nullptr) << log << "\n" << src;
+  constexpr size_t kCanary = 1024;
+  std::vector<std::vector<uint8_t>> padded;
+  for (const auto& m : mem) {
+    padded.emplace_back(m.size() + 2 * kCanary, uint8_t(0xA5));
+    std::copy(m.begin(), m.end(), padded.back().begin() + kCanary);
+  }
   std::vector<void*> ptrs;
-  for (auto& m : mem) ptrs.push_back(m.data());
+  for (auto& m : padded) ptrs.push_back(m.data() + kCanary);
   std::vector<void*> args;
   for (void*& ptr : ptrs) args.push_back(&ptr);
   for (int64_t& v : vars) args.push_back(&v);
   const LaunchDims d = launch_dims(p);
   const unsigned dims[6] = {d.grid[0], d.grid[1], d.grid[2], d.block[0], d.block[1], d.block[2]};
   launch(args.data(), dims);
+  for (size_t i = 0; i < mem.size(); ++i) {
+    const auto& m = padded[i];
+    const size_t n = mem[i].size();
+    for (size_t b = 0; b < kCanary; ++b) {
+      ASSERT_EQ(m[b], 0xA5) << "slot " << i << ": a write " << kCanary - b << " bytes before the buffer\n" << src;
+      ASSERT_EQ(m[kCanary + n + b], 0xA5) << "slot " << i << ": a write " << b << " bytes past the buffer\n" << src;
+    }
+    std::copy(m.begin() + kCanary, m.begin() + kCanary + n, mem[i].begin());
+  }
 }
 
 TEST(CudaOnHost, RunCasesGiveExactValues) {
@@ -105,9 +122,28 @@ TEST(CudaOnHost, RunCasesGiveExactValues) {
     std::vector<std::vector<uint8_t>> mem = c.buffers;
     run_on_host(c.program, mem, c.vars);
     const std::string src = render_cuda(c.program);
+    EXPECT_EQ(launch_dims(c.program), c.dims) << src;
     const DType dt = c.program.params[c.out];
     EXPECT_EQ(show(dt, mem[c.out]), show(dt, c.expected)) << src;
     EXPECT_EQ(mem[c.out], c.expected) << src;  // bit for bit
+  }
+}
+
+// Kernels lowered with GPU dims read their thread from blockIdx/threadIdx; threads past the end of a
+// guarded block and threads that repeat a store are gated off.
+TEST(CudaOnHost, ThreadIndicesInTheSource) {
+  for (const RunCase& c : run_cases()) {
+    SCOPED_TRACE(c.name);
+    const std::string src = render_cuda(c.program);
+    const bool blocks = c.dims.grid != std::array<uint32_t, 3>{1, 1, 1};
+    const bool threads = c.dims.block != std::array<uint32_t, 3>{1, 1, 1};
+    EXPECT_EQ(src.find("blockIdx.x") != std::string::npos, blocks) << src;
+    EXPECT_EQ(src.find("threadIdx.x") != std::string::npos, threads) << src;
+    const bool gated = c.name.find("guarded") != std::string::npos || c.name.find("masked") != std::string::npos ||
+                       c.name == "row_sum_1000x17" || c.name == "row_sum_1000x17_loops";
+    if (gated) {
+      EXPECT_NE(src.find("if ("), std::string::npos) << src;
+    }
   }
 }
 
@@ -125,7 +161,9 @@ TEST(CudaOnHost, Seed004ThroughTheSchedule) {
   for (const UPtr& call : c.linear->src) {
     std::vector<std::vector<uint8_t>> bufs;
     for (size_t i = 1; i < call->src.size(); ++i) bufs.push_back(memory(call->src[i]));
-    run_on_host(lower(call->src.at(0)), bufs, {});
+    Program p = lower(call->src.at(0), cuda_lower_options());
+    EXPECT_EQ(launch_dims(p), (LaunchDims{{1, 1, 1}, {5, 1, 1}}));  // five outputs: one block of five threads
+    run_on_host(p, bufs, {});
     for (size_t i = 1; i < call->src.size(); ++i) memory(call->src[i]) = bufs[i - 1];
   }
   std::vector<float> got(c.expected.size(), -1);

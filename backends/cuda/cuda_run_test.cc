@@ -70,6 +70,7 @@ TEST(CudaRun, KernelsGiveExactValues) {
   for (const RunCase& c : run_cases()) {
     SCOPED_TRACE(c.name);
     CudaProgram prog(*dev, c.program);
+    EXPECT_EQ(prog.dims(), c.dims);
     auto out = run(*dev, prog, c.buffers, c.vars);
     const DType dt = c.program.params[c.out];
     EXPECT_EQ(show(dt, out[c.out]), show(dt, c.expected)) << prog.source();
@@ -77,11 +78,13 @@ TEST(CudaRun, KernelsGiveExactValues) {
   }
 }
 
-TEST(CudaRun, TodaysKernelsRunAsOneThread) {
+TEST(CudaRun, KernelsRunInBlocksOfThreads) {
   REQUIRE_DEVICE();
-  CudaProgram prog(*dev, lower(elementwise_add(64)));
-  EXPECT_EQ(prog.dims(), LaunchDims{});
+  CudaProgram prog(*dev, lower(elementwise_add(1000), cuda_lower_options()));
+  EXPECT_EQ(prog.dims(), (LaunchDims{{4, 1, 1}, {256, 1, 1}}));
   EXPECT_EQ(prog.binary().arch, cuda_arch_for(dev->compute_capability()));
+  CudaProgram one(*dev, lower(elementwise_add(64)));  // without GPU dims: one thread
+  EXPECT_EQ(one.dims(), LaunchDims{});
 }
 
 // Seed 004 as a tensor expression: the schedule's CALLs, each lowered and run on the device.
@@ -101,7 +104,8 @@ TEST(CudaRun, Seed004ThroughTheSchedule) {
   memory(c.input).copy_in(c.input_data.data(), sizeof(float) * c.input_data.size());
   ASSERT_EQ(c.linear->src.size(), 1u);  // one kernel (DESIGN §6.4)
   for (const UPtr& call : c.linear->src) {
-    CudaProgram prog(*dev, lower(call->src.at(0)));
+    CudaProgram prog(*dev, lower(call->src.at(0), cuda_lower_options()));
+    EXPECT_EQ(prog.dims(), (LaunchDims{{1, 1, 1}, {5, 1, 1}}));
     std::vector<const CudaBuffer*> bufs;
     for (size_t i = 1; i < call->src.size(); ++i) bufs.push_back(&memory(call->src[i]));
     prog(bufs);
@@ -123,7 +127,7 @@ TEST(CudaRun, IdenticalProgramsCompileOnce) {
 
 TEST(CudaRun, BadLaunchesAreErrors) {
   REQUIRE_DEVICE();
-  CudaProgram prog(*dev, lower(elementwise_add(64)));
+  CudaProgram prog(*dev, lower(elementwise_add(64), cuda_lower_options()));
   CudaBuffer small(*dev, 16), ok(*dev, 256);
   EXPECT_THROW(prog({&ok, &ok}), Error);            // a buffer missing
   EXPECT_THROW(prog({&ok, &small, &ok}), Error);    // 16 bytes for 64 floats

@@ -12,6 +12,7 @@
 #include "backends/cpu/compiler.h"
 #include "backends/cuda/compiler.h"
 #include "backends/cuda/renderer.h"
+#include "backends/cuda/test_cases.h"
 #include "backends/cuda/test_kernels.h"
 #include "compiler/codegen/codegen.h"
 
@@ -62,6 +63,27 @@ TEST(Nvrtc, ReductionCompilesToPtx) {
   EXPECT_NE(ptx.find("bra"), std::string::npos) << ptx;  // the loop over 1000 elements stays a loop
   EXPECT_NE(ptx.find("add.rn.f32"), std::string::npos) << ptx;
   ptx_of(elementwise_add(64), ptx_arch);
+}
+
+// Every program the host and GPU tests run compiles; those with thread indices read them from the
+// special registers (%ctaid: the block, %tid: the thread in it).
+TEST(Nvrtc, EveryRunCaseCompiles) {
+  REQUIRE_NVRTC();
+  for (const RunCase& c : run_cases()) {
+    SCOPED_TRACE(c.name);
+    const std::string src = render_cuda(c.program);
+    std::string ptx;
+    try {
+      ptx = compile_cuda(src, c.program.name, ptx_arch)->image;
+    } catch (const Error& e) {
+      ADD_FAILURE() << e.what() << "\n" << src;
+      continue;
+    }
+    EXPECT_NE(ptx.find(".entry " + c.program.name + "("), std::string::npos) << ptx;
+    EXPECT_EQ(ptx.find("%ctaid.x") != std::string::npos, c.dims.grid[0] > 1) << src << "\n" << ptx;
+    EXPECT_EQ(ptx.find("%tid.x") != std::string::npos, c.dims.block[0] > 1) << src << "\n" << ptx;
+    EXPECT_EQ(ptx.find("%ctaid.z") != std::string::npos, c.dims.grid[2] > 1) << src << "\n" << ptx;
+  }
 }
 
 TEST(Nvrtc, RealArchitectureGivesACubin) {

@@ -140,6 +140,21 @@ std::string render_cuda(const Program& p) {
   return render_cstyle(p, lang);
 }
 
+GpuLimits cuda_limits() {
+  GpuLimits l;
+  l.global_max = {2147483647, 65535, 65535};
+  l.local_max = {1024, 1024, 64};
+  l.max_threads = 1024;
+  l.local_size = 256;
+  return l;
+}
+
+LowerOptions cuda_lower_options() {
+  LowerOptions o;
+  o.gpu = cuda_limits();
+  return o;
+}
+
 LaunchDims launch_dims(const Program& p) {
   LaunchDims d;
   std::array<bool, 3> seen_g{}, seen_l{};

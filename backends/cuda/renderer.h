@@ -16,9 +16,16 @@ namespace rg {
 // (vector values: the devectorizer does not exist yet; Invalid left in the program).
 std::string render_cuda(const Program& p);
 
+// What codegen does for CUDA: LowerOptions{} with GPU dims at CUDA's launch limits (grid
+// 2^31-1 x 65535 x 65535 blocks, block 1024 x 1024 x 64 threads, 1024 threads per block), output
+// axes split into blocks of up to 256 threads (rules/gpudims.rules). Programs lowered without it
+// run too, as one thread.
+GpuLimits cuda_limits();
+LowerOptions cuda_lower_options();
+
 // Grid and block of a launch. SPECIALs name them: gidx<d> is blockIdx, lidx<d> threadIdx, with
-// their constant bounds as the sizes. A program without SPECIAL (all that codegen emits today)
-// runs as one thread: grid {1,1,1}, block {1,1,1}.
+// their constant bounds as the sizes. A program without SPECIAL (lowered without GPU dims, or a
+// kernel without output axes, such as a full reduction) runs as one thread: grid {1,1,1}, block {1,1,1}.
 struct LaunchDims {
   std::array<uint32_t, 3> grid{1, 1, 1}, block{1, 1, 1};
   bool operator==(const LaunchDims&) const = default;

@@ -202,6 +202,17 @@ TEST(RenderCuda, SpecialsAreThreadIndicesAndGiveTheLaunch) {
             (LaunchDims{{1, 1, 7}, {1, 3, 1}}));
 }
 
+TEST(RenderCuda, LowerOptionsAskForGpuDimsAtCudasLimits) {
+  const LowerOptions o = cuda_lower_options();
+  ASSERT_TRUE(o.gpu.has_value());
+  EXPECT_EQ(o.unroll_limit, LowerOptions{}.unroll_limit);
+  EXPECT_EQ(o.gpu->global_max, (std::array<int64_t, 3>{2147483647, 65535, 65535}));
+  EXPECT_EQ(o.gpu->local_max, (std::array<int64_t, 3>{1024, 1024, 64}));
+  EXPECT_EQ(o.gpu->max_threads, 1024);
+  EXPECT_EQ(o.gpu->local_size, 256);
+  EXPECT_FALSE(LowerOptions{}.gpu.has_value());  // the CPU's: loops
+}
+
 TEST(RenderCuda, BadSpecialsAndLaunchesAreErrors) {
   EXPECT_THROW(render_cuda(Program{"k", {special("tidx0", 4)}, {}, {}}), Error);
   EXPECT_THROW(launch_dims(Program{"k", {special("gidx3", 4)}, {}, {}}), Error);

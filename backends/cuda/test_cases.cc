@@ -13,19 +13,6 @@ namespace {
 UPtr i32(int64_t v) { return cnst_int(dtypes::int32, v); }
 UPtr at(const UPtr& p, const UPtr& i) { return UOp::make(Op::INDEX, p->dtype, {p, i}); }
 
-// out[g*32 + l] = a + b over 2 blocks of 32 threads: the SPECIAL form the GPU dims stage will emit.
-Program add64_threads() {
-  UPtr p0 = param(0, dtypes::float32, 64), p1 = param(1, dtypes::float32, 64), p2 = param(2, dtypes::float32, 64);
-  UPtr g = UOp::make(Op::SPECIAL, dtypes::int32, {i32(2)}, std::string("gidx0"));
-  UPtr l = UOp::make(Op::SPECIAL, dtypes::int32, {i32(32)}, std::string("lidx0"));
-  UPtr g32 = g * i32(32);
-  UPtr i = g32 + l;
-  UPtr a = UOp::make(Op::LOAD, dtypes::float32, {at(p1, i)}), b = UOp::make(Op::LOAD, dtypes::float32, {at(p2, i)});
-  UPtr sum = a + b;
-  UPtr s = UOp::make(Op::STORE, dtypes::void_, {at(p0, i), sum});
-  return Program{"add64_threads", {p0, p1, p2, g, l, g32, i, a, b, sum, s}, {p0->dtype, p1->dtype, p2->dtype}, {}};
-}
-
 // out[i] = in[i] * 2 for i < n, n a variable in [1, 8].
 Program double_first_n() {
   UPtr p0 = param(0, dtypes::int32, 8), p1 = param(1, dtypes::int32, 8);
@@ -38,49 +25,129 @@ Program double_first_n() {
   return Program{"double_first_n", {p0, p1, n, r, v, d, s, e}, {p0->dtype, p1->dtype}, {n}};
 }
 
+LowerOptions cuda(int64_t unroll_limit = 32, int64_t local_size = 256) {
+  LowerOptions o = cuda_lower_options();
+  o.unroll_limit = unroll_limit;
+  o.gpu->local_size = local_size;
+  return o;
+}
+
+LaunchDims dims(std::array<uint32_t, 3> grid, std::array<uint32_t, 3> block) {
+  LaunchDims d;
+  d.grid = grid;
+  d.block = block;
+  return d;
+}
+
+// n floats: a[i] = i, b[i] = i / 2, out = -1; a + b = 1.5 i is exact (multiples of 0.5 below 2^23).
+RunCase add_case(const std::string& name, int64_t n, const LowerOptions& opts, LaunchDims d) {
+  std::vector<float> a(n), b(n), want(n), out(n, -1);
+  for (int64_t i = 0; i < n; ++i) {
+    a[i] = float(i);
+    b[i] = 0.5f * float(i);
+    want[i] = 1.5f * float(i);
+  }
+  return {name, lower(elementwise_add(n), opts), {bytes_of(out), bytes_of(a), bytes_of(b)}, {}, 0, bytes_of(want), d};
+}
+
+// Small integers, so that every sum is exact in float.
+RunCase row_sum_case(const std::string& name, int64_t rows, int64_t cols, const LowerOptions& opts, LaunchDims d) {
+  std::vector<float> in(rows * cols), want(rows, 0), out(rows, -1);
+  for (int64_t n = 0; n < rows * cols; ++n) in[n] = float((n * 7 + n / cols * 3) % 19 - 9);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) want[i] += in[i * cols + j];
+  return {name, lower(row_sum(rows, cols), opts), {bytes_of(out), bytes_of(in)}, {}, 0, bytes_of(want), d};
+}
+
+RunCase transpose_case(const std::string& name, const std::vector<int64_t>& shape, const LowerOptions& opts,
+                       LaunchDims d) {
+  int64_t n = 1;
+  for (int64_t x : shape) n *= x;
+  std::vector<float> in(n), want(n), out(n, -1);
+  for (int64_t i = 0; i < n; ++i) in[i] = float(i);
+  // For each multi-index m over shape: out[m0, m1, ...] (row-major over shape) = in[..., m1, m0] (row-major over
+  // the reversed shape), as transpose_copy indexes them.
+  for (int64_t i = 0; i < n; ++i) {
+    std::vector<int64_t> m(shape.size());
+    int64_t rest = i;
+    for (size_t a = shape.size(); a-- > 0;) {
+      m[a] = rest % shape[a];
+      rest /= shape[a];
+    }
+    int64_t o = 0, from = 0;
+    for (size_t a = 0; a < shape.size(); ++a) o = o * shape[a] + m[a];
+    for (size_t a = shape.size(); a-- > 0;) from = from * shape[a] + m[a];
+    want[o] = in[from];
+  }
+  return {name, lower(transpose_copy(shape), opts), {bytes_of(out), bytes_of(in)}, {}, 0, bytes_of(want), d};
+}
+
 }  // namespace
 
 std::vector<RunCase> run_cases() {
   std::vector<RunCase> cases;
   const std::vector<float> x{1, 2, 3, 4, 5, 6}, minus(5, -1);
-  for (auto [mode, opts] :
-       {std::pair{"unrolled", LowerOptions{}}, std::pair{"loops", LowerOptions{.unroll_limit = 0}}}) {
+  const LaunchDims one_thread{}, five = dims({1, 1, 1}, {5, 1, 1});
+  for (auto [mode, unroll] : {std::pair{"unrolled", 32}, std::pair{"loops", 0}}) {
     Seed004 s;
     cases.push_back({std::string("seed004_pad_then_add_") + mode,
-                     lower(s.pad_then_add(), opts),
+                     lower(s.pad_then_add(), cuda(unroll)),
                      {bytes_of(minus), bytes_of(x)},
                      {},
                      0,
-                     bytes_of(std::vector<float>{40, 45, 47, 49, 40})});
+                     bytes_of(std::vector<float>{40, 45, 47, 49, 40}),
+                     five});
     cases.push_back({std::string("seed004_add_then_pad_") + mode,
-                     lower(s.add_then_pad(), opts),
+                     lower(s.add_then_pad(), cuda(unroll)),
                      {bytes_of(minus), bytes_of(x)},
                      {},
                      0,
-                     bytes_of(std::vector<float>{0, 25, 27, 29, 0})});
+                     bytes_of(std::vector<float>{0, 25, 27, 29, 0}),
+                     five});
   }
+  cases.push_back(add_case("add64", 64, cuda(), dims({1, 1, 1}, {64, 1, 1})));
+  cases.push_back(add_case("add64_2_blocks", 64, cuda(32, 32), dims({2, 1, 1}, {32, 1, 1})));
+  cases.push_back(add_case("add64_one_thread_without_gpu_dims", 64, LowerOptions{}, one_thread));
+  cases.push_back(add_case("add300_guarded", 300, cuda(), dims({2, 1, 1}, {256, 1, 1})));
+  cases.push_back(add_case("add10_guarded_blocks_of_4", 10, cuda(32, 4), dims({3, 1, 1}, {4, 1, 1})));
   {
-    std::vector<float> a(64), b(64), want(64), out(64, -1);
-    for (int i = 0; i < 64; ++i) {
-      a[i] = float(i);
-      b[i] = 0.5f * float(i);
-      want[i] = 1.5f * float(i);  // exact: multiples of 0.5 below 2^23
-    }
-    cases.push_back(
-        {"add64", lower(elementwise_add(64)), {bytes_of(out), bytes_of(a), bytes_of(b)}, {}, 0, bytes_of(want)});
-    cases.push_back(
-        {"add64_threads", add64_threads(), {bytes_of(out), bytes_of(a), bytes_of(b)}, {}, 0, bytes_of(want)});
+    LowerOptions small = cuda(32, 2);  // 64 blocks of 2 over grid dimensions of at most 4: split into 4 x 4 x 4
+    small.gpu->global_max = {4, 4, 4};
+    cases.push_back(add_case("add128_grid_split", 128, small, dims({4, 4, 4}, {2, 1, 1})));
   }
   {
     std::vector<float> in(1000);
     for (int i = 0; i < 1000; ++i) in[i] = float(i);
-    // 0 + 1 + ... + 999: every partial sum is an integer below 2^24, so exact in float.
+    // 0 + 1 + ... + 999: every partial sum is an integer below 2^24, so exact in float. No output axis: one thread.
     cases.push_back({"sum1000",
-                     lower(sum(1000)),
+                     lower(sum(1000), cuda()),
                      {bytes_of(std::vector<float>{-1}), bytes_of(in)},
                      {},
                      0,
-                     bytes_of(std::vector<float>{499500})});
+                     bytes_of(std::vector<float>{499500}),
+                     one_thread});
+  }
+  cases.push_back(row_sum_case("row_sum_1000x17", 1000, 17, cuda(), dims({4, 1, 1}, {256, 1, 1})));
+  cases.push_back(row_sum_case("row_sum_1000x17_loops", 1000, 17, cuda(0), dims({4, 1, 1}, {256, 1, 1})));
+  // Axes (2, 3, 4, 2, 5): the 5 is the block; the globals reversed (2, 4, 3, 2) group into (8, 3, 2).
+  cases.push_back(transpose_case("transpose_5d_grouped", {2, 3, 4, 2, 5}, cuda(), dims({8, 3, 2}, {5, 1, 1})));
+  {
+    // out[g] = in[g*4 + l] over 8 blocks of 4 threads chosen by hand: the store does not use l, so only
+    // lidx0 == 0 writes: out[g] = in[g*4]. (Without the mask every thread would write; on the host the
+    // last one, in[g*4 + 3], would win.)
+    UPtr out = param(0, dtypes::float32, 8), in = param(1, dtypes::float32, 32);
+    UPtr g = range(8, 0, AxisType::Global), l = range(4, 1, AxisType::Local);
+    UPtr k = sink(end(store(out, g, load(in, g * idx(4) + l)), {g, l}));
+    std::vector<float> src(32), want(8);
+    for (int i = 0; i < 32; ++i) src[i] = float(i * 3 + 1);
+    for (int i = 0; i < 8; ++i) want[i] = src[i * 4];
+    cases.push_back({"store_masked_to_lidx0",
+                     lower(k, cuda()),
+                     {bytes_of(std::vector<float>(8, -1)), bytes_of(src)},
+                     {},
+                     0,
+                     bytes_of(want),
+                     dims({8, 1, 1}, {4, 1, 1})});
   }
   {
     // out = in * 3 in float16 as bits: 3; 0.2999267578125 lies halfway between two halves, the even one
@@ -90,11 +157,12 @@ std::vector<RunCase> run_cases() {
     UPtr k = sink(end(store(out, r, load(in, r) * cnst(dtypes::float16, 3)), {r}));
     cases.push_back(
         {"half_rounding",
-         lower(k, {.unroll_limit = 0}),
+         lower(k, cuda(0)),
          {bytes_of(std::vector<uint16_t>(4, 0)), bytes_of(std::vector<uint16_t>{0x3C00, 0x2E66, 0x7BFF, 1})},
          {},
          0,
-         bytes_of(std::vector<uint16_t>{0x4200, 0x34CC, 0x7C00, 0x0003})});
+         bytes_of(std::vector<uint16_t>{0x4200, 0x34CC, 0x7C00, 0x0003}),
+         dims({1, 1, 1}, {4, 1, 1})});
   }
   {
     // -7/2 = -3, -7%3 = -1; 7/2 = 3, 7%3 = 1; -1/2 = 0, -1%3 = -1; 5/2 = 2, 5%3 = 2 (C truncates).
@@ -103,18 +171,20 @@ std::vector<RunCase> run_cases() {
     UPtr v = load(in, r);
     UPtr k = sink(end(store(out, r, v / i32(2) + v % i32(3) * i32(100)), {r}));
     cases.push_back({"int_division",
-                     lower(k, {.unroll_limit = 0}),
+                     lower(k, cuda(0)),
                      {bytes_of(std::vector<int32_t>(4, 0)), bytes_of(std::vector<int32_t>{-7, 7, -1, 5})},
                      {},
                      0,
-                     bytes_of(std::vector<int32_t>{-103, 103, -100, 202})});
+                     bytes_of(std::vector<int32_t>{-103, 103, -100, 202}),
+                     dims({1, 1, 1}, {4, 1, 1})});
   }
   cases.push_back({"double_first_n",
                    double_first_n(),
                    {bytes_of(std::vector<int32_t>(8, -1)), bytes_of(std::vector<int32_t>{1, 2, 3, 4, 5, 6, 7, 8})},
                    {5},
                    0,
-                   bytes_of(std::vector<int32_t>{2, 4, 6, 8, 10, -1, -1, -1})});
+                   bytes_of(std::vector<int32_t>{2, 4, 6, 8, 10, -1, -1, -1}),
+                   one_thread});
   return cases;
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/cuda/renderer.h"
 #include "compiler/codegen/codegen.h"
 
 namespace rg::testk {
@@ -17,11 +18,17 @@ struct RunCase {
   std::vector<int64_t> vars;
   size_t out = 0;                 // the slot checked after the run
   std::vector<uint8_t> expected;  // its exact contents
+  LaunchDims dims;                // the launch its SPECIALs ask for
 };
 
-// Seed 004 (both variants, unrolled and with loops), 64-element adds (one thread, and 2 blocks of
-// 32 threads through SPECIALs), a 1000-element sum, float16 rounding, C integer division, a loop
-// bounded by a variable.
+// Kernels lowered with GPU dims (cuda_lower_options, unless the name says otherwise) and their exact
+// results: seed 004 (both variants, unrolled and with loops), 64-element adds (one block, 2 blocks of
+// 32, and one thread without GPU dims), adds that do not divide the block (300 in 2 guarded blocks of
+// 256, 10 in 3 blocks of 4), a 1000-element sum (no output axis: one thread), a 1000x17 row sum (one
+// output per thread, 4 guarded blocks of 256; the 17 unrolled and kept as a loop), a 5-D transpose
+// whose four global dimensions are grouped into three, an add whose 64 blocks are split over three
+// grid dimensions of small limits, a store masked to lidx0 == 0, float16 rounding, C integer
+// division, a loop bounded by a variable (hand-built, one thread).
 std::vector<RunCase> run_cases();
 
 // Seed 004 as a tensor graph over one BUFFER, scheduled: the LINEAR of CALL(kernel, BUFFERs...) to

@@ -1,5 +1,5 @@
 // Kernels in the schedule's format for the CUDA tests, built by hand as compiler/codegen's tests do:
-// seed 004, an elementwise add, a sum.
+// seed 004, an elementwise add, row sums, a transposing copy, a sum.
 #pragma once
 
 #include <utility>
@@ -43,6 +43,26 @@ inline UPtr elementwise_add(int64_t n) {
   UPtr out = param(0, dtypes::float32, n), a = param(1, dtypes::float32, n), b = param(2, dtypes::float32, n);
   UPtr r = range(n, 0);
   return sink(end(store(out, r, load(a, r) + load(b, r)), {r}));
+}
+
+// out[i] = sum_j in[i*cols + j] (slots: out, in).
+inline UPtr row_sum(int64_t rows, int64_t cols) {
+  UPtr out = param(0, dtypes::float32, rows), in = param(1, dtypes::float32, rows * cols);
+  UPtr i = range(rows, 0, AxisType::Loop), j = range(cols, 1, AxisType::Reduce);
+  return sink(end(store(out, i, reduce(Op::ADD, load(in, i * cols + j), {j})), {i}));
+}
+
+// A tensor of `shape` copied into its transpose (axes reversed), one output range per axis (slots: out, in).
+inline UPtr transpose_copy(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  UPtr out = param(0, dtypes::float32, n), in = param(1, dtypes::float32, n);
+  std::vector<UPtr> r;
+  for (size_t i = 0; i < shape.size(); ++i) r.push_back(range(shape[i], int64_t(i)));
+  UPtr oi = idx(0), ii = idx(0);
+  for (size_t i = 0; i < shape.size(); ++i) oi = oi * idx(shape[i]) + r[i];
+  for (size_t i = shape.size(); i-- > 0;) ii = ii * idx(shape[i]) + r[i];
+  return sink(end(store(out, oi, load(in, ii)), r));
 }
 
 // out[0] = sum of in[0..n) (slots: out, in).

@@ -9,6 +9,8 @@
 #include "rules/codegen_helpers.h"
 #include "rules/expand.h"
 #include "rules/expand_helpers.h"
+#include "rules/gpudims.h"
+#include "rules/gpudims_helpers.h"
 #include "rules/invalid.h"
 #include "rules/symbolic.h"
 
@@ -41,20 +43,37 @@ Program lower(const UPtr& kernel, const LowerOptions& opts) {
   UPtr k = graph_rewrite(kernel, rules::symbolic);
   k = graph_rewrite(k, rules::invalid);  // before accumulators: REDUCE(where(c, x, Invalid)) needs the REDUCE
   k = graph_rewrite(k, rules::symbolic);
+  // On a GPU the output ranges become thread axes first (GLOBAL/LOCAL, the innermost split into
+  // blocks, the threads past a split that is not exact gated off with Invalid), so the unroll
+  // plan below, which takes Loop and Reduce ranges, only unrolls what stays a loop in each thread.
+  bool changed = false;
+  if (opts.gpu) {
+    ThreadPlan threads = plan_threads(k, *opts.gpu);
+    if (!threads.axes.empty()) {
+      k = graph_rewrite(k, rules::choose_threads, &threads);
+      changed = true;
+    }
+  }
   // Small loops disappear: the plan's ranges become UPCAST/UNROLL axes, the expander replaces
   // them by their values, and each copy's index and gate fold (after the REDUCE rule above).
   UnrollPlan plan = plan_unrolls(k, opts.unroll_limit);
   if (!plan.chosen.empty()) {
     k = graph_rewrite(k, rules::choose_unrolls, &plan);
     k = graph_rewrite(k, rules::expand);
-    for (int round = 0; round < 8; ++round) {  // a folded gate can expose more of either set
-      UPtr next = graph_rewrite(graph_rewrite(k, rules::invalid), rules::symbolic);
-      if (next == k) break;
-      k = next;
-    }
+    changed = true;
+  }
+  for (int round = 0; changed && round < 8; ++round) {  // a folded gate can expose more of either set
+    UPtr next = graph_rewrite(graph_rewrite(k, rules::invalid), rules::symbolic);
+    if (next == k) break;
+    k = next;
   }
   ReduceCtx rctx;
   k = graph_rewrite(k, rules::remove_reduce, &rctx);
+  if (opts.gpu) {  // GLOBAL/LOCAL ranges become SPECIAL thread indices
+    ThreadIndices t = plan_thread_indices(k, *opts.gpu);
+    k = graph_rewrite(k, rules::mask_local_stores, &t);
+    k = graph_rewrite(k, rules::add_gpu_dims, &t);
+  }
   k = graph_rewrite(k, rules::add_loads);
   k = graph_rewrite(k, rules::remove_invalid);
   k = graph_rewrite(k, rules::symbolic);

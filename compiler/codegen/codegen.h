@@ -1,13 +1,15 @@
 // Lowers one kernel (a SINK from the schedule) through the codegen rule sets
-// into a linear program: symbolic, Invalid, small loops unrolled, remove reduce,
-// add loads, index dtype, linearize.
+// into a linear program: symbolic, Invalid, thread axes (GPU targets), small loops
+// unrolled, remove reduce, GPU dims (GPU targets), add loads, index dtype, linearize.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "compiler/ir/uop.h"
+#include "rules/gpudims_helpers.h"
 
 namespace rg {
 
@@ -24,6 +26,10 @@ struct LowerOptions {
   // Ranges with a constant bound are unrolled fully, innermost first, while the product of
   // the unrolled bounds of the kernel stays within this limit (0: nothing is unrolled).
   int64_t unroll_limit = 32;
+  // Set by a GPU backend with its launch limits: the kernel's output ranges become thread indices
+  // (SPECIAL gidx/lidx, rules/gpudims.rules), the innermost split into blocks of up to
+  // gpu->local_size threads. Unset (the CPU): every range stays a loop.
+  std::optional<GpuLimits> gpu = std::nullopt;
 };
 
 Program lower(const UPtr& kernel, const LowerOptions& opts = {});

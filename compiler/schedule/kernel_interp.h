@@ -14,7 +14,8 @@ namespace rg {
 // Host memory: the contents of each BUFFER node (as doubles; float32 buffers hold float values).
 using HostMemory = std::unordered_map<UPtr, std::vector<double>, UPtrHash>;
 
-// Runs every CALL of a LINEAR in order. Buffers missing from `mem` start zero-filled.
+// Runs every CALL of a LINEAR in order; CALL(COPY, dst, src) copies src into dst. Buffers missing
+// from `mem` start zero-filled.
 // Throws rg::Error on an out-of-bounds access or an op it does not know.
 void interpret(const UPtr& linear, HostMemory& mem);
 

@@ -39,7 +39,7 @@ const UPtr& stored_value(const UPtr& k) { return (k->op == Op::CONTIGUOUS || k->
 
 bool broadcasts(const UOp* e) { return e->op == Op::EXPAND && e->src[0]->shape != e->shape; }
 
-// Which tensor-graph nodes get their own buffer. Always: the roots, CONTIGUOUS and COPY. Then a
+// Which tensor-graph nodes get their own buffer. Always: the roots, CONTIGUOUS, COPY and its source. Then a
 // REDUCE_AXIS is realized when inlining it would recompute it: reached from its kernel through a
 // broadcasting EXPAND (x.sum(1) + x) or inside another reduction, or read by two kernels.
 // Everything else (movement, elementwise, constants) is computed inline by its consumers.
@@ -47,8 +47,11 @@ bool broadcasts(const UOp* e) { return e->op == Op::EXPAND && e->src[0]->shape !
 std::vector<UPtr> plan_realize(const std::vector<UPtr>& roots, const std::vector<UPtr>& order) {
   NodeSet realize;
   for (const UPtr& r : roots) realize.insert(r.get());
-  for (const UPtr& u : order)
+  for (const UPtr& u : order) {
     if (u->op == Op::CONTIGUOUS || u->op == Op::COPY) realize.insert(u.get());
+    // A copy moves bytes between devices: its source is computed on its own device first.
+    if (u->op == Op::COPY) realize.insert(u->src[0].get());
+  }
 
   for (;;) {
     NodeSet more;
@@ -89,8 +92,7 @@ std::vector<UPtr> plan_realize(const std::vector<UPtr>& roots, const std::vector
   return plan;
 }
 
-std::string device_of(const UPtr& k, const UPtr& value) {
-  if (k->op == Op::COPY) return k->src[1]->arg_str();
+std::string device_of(const UPtr& value) {
   for (const UPtr& u : toposort(value))
     if (u->op == Op::BUFFER) return u->src[0]->arg_str();
   return "CPU";
@@ -140,6 +142,26 @@ UPtr build_kernel(const UPtr& value, const UPtr& out, std::vector<UPtr>* buffers
   return UOp::make(Op::SINK, dtypes::void_, {body});
 }
 
+// COPY(x, DEVICE): x is a buffer by now (its own step, on its device). Unless it is on the target
+// already, a new buffer there and CALL(COPY(src, DEVICE), dst, src), which the runtime performs as a
+// transfer between devices, not as a kernel.
+void schedule_copy(const UPtr& k, UMap& view, std::vector<UPtr>& calls) {
+  UPtr src = substitute(k->src[0], view);
+  const UOp* sb = viewed_buffer(src);
+  if (!sb) throw Error("schedule: the source of a copy is not a buffer: " + lower_name(src->op));
+  const UPtr& dev = k->src[1];
+  if (sb->src[0]->arg_str() == dev->arg_str()) {
+    view[k] = src;
+    return;
+  }
+  const int64_t n = int64_t(src->numel());
+  UPtr from(sb);
+  UPtr to = new_buffer(src->dtype, n, dev->arg_str());
+  view[k] = src->shape == Shape{n} ? to : UOp::make(Op::RESHAPE, to->dtype, {to}, src->shape);
+  if (n == 0) return;
+  calls.push_back(UOp::make(Op::CALL, dtypes::void_, {UOp::make(Op::COPY, from->dtype, {from, dev}), to, from}));
+}
+
 }  // namespace
 
 ScheduleResult schedule(const std::vector<UPtr>& roots) {
@@ -152,8 +174,12 @@ ScheduleResult schedule(const std::vector<UPtr>& roots) {
   UMap view;  // realized node → the buffer (reshaped to its shape) holding its value
   std::vector<UPtr> calls;
   for (const UPtr& k : plan_realize(roots, order)) {
+    if (k->op == Op::COPY) {
+      schedule_copy(k, view, calls);
+      continue;
+    }
     UPtr value = substitute(stored_value(k), view);
-    const std::string device = device_of(k, value);
+    const std::string device = device_of(value);
     if (const UOp* b = viewed_buffer(value); b && b->src[0]->arg_str() == device) {
       view[k] = value;  // already a buffer there: nothing to compute
       continue;

@@ -375,21 +375,42 @@ TEST(Schedule, PaddedSumUsesTheIdentity) {
   EXPECT_EQ(out[1], (std::vector<double>{1, 3}));
 }
 
-TEST(Schedule, CopyWritesOnItsDevice) {
+TEST(Schedule, CopyIsItsOwnStep) {
   G g;
   UPtr x = g.data({1, 2, 3}, {3});
   UPtr dev1 = UOp::make(Op::DEVICE, dtypes::void_, {}, std::string("CPU:1"));
   UPtr moved = UOp::make(Op::COPY, dtypes::float32, {x, dev1});         // a plain copy
-  UPtr computed = UOp::make(Op::COPY, dtypes::float32, {x + x, dev1});  // computed, then copied
+  UPtr computed = UOp::make(Op::COPY, dtypes::float32, {x + x, dev1});  // computed on CPU, then copied
   ScheduleResult s = schedule({moved, computed});
-  ASSERT_EQ(calls(s), 2u);
-  for (size_t i = 0; i < 2; ++i) EXPECT_EQ(s.linear->src[i]->src[1]->src[0]->arg_str(), "CPU:1");
+  // CALL(COPY(x, CPU:1), dst, x); the kernel of x + x on CPU; CALL(COPY(x + x, CPU:1), dst, its buffer).
+  ASSERT_EQ(calls(s), 3u);
+  const UPtr& c0 = s.linear->src[0];
+  ASSERT_EQ(c0->src.size(), 3u);
+  EXPECT_EQ(c0->src[0]->op, Op::COPY);
+  EXPECT_EQ(c0->src[0]->src[1], dev1);
+  EXPECT_EQ(c0->src[1]->src[0]->arg_str(), "CPU:1");
+  EXPECT_EQ(c0->src[2], x->src[0]);
+  EXPECT_EQ(kernel(s, 1)->op, Op::SINK);
+  EXPECT_EQ(s.linear->src[1]->src[1]->src[0]->arg_str(), "CPU");
+  EXPECT_EQ(s.linear->src[2]->src[0]->op, Op::COPY);
+  EXPECT_EQ(s.linear->src[2]->src[2], s.linear->src[1]->src[1]);
+  EXPECT_EQ(s.linear->src[2]->src[1]->src[0]->arg_str(), "CPU:1");
   auto out = g.run(s);
   EXPECT_EQ(out[0], (std::vector<double>{1, 2, 3}));
   EXPECT_EQ(out[1], (std::vector<double>{2, 4, 6}));
-  // A copy to the device the data is already on needs no kernel.
+  // A copy to the device the data is already on is nothing to do.
   UPtr same = UOp::make(Op::COPY, dtypes::float32, {x, UOp::make(Op::DEVICE, dtypes::void_, {}, std::string("CPU"))});
   EXPECT_EQ(calls(schedule({same})), 0u);
+  // A copied view keeps its shape; a copied reduction is computed on the source's device first.
+  UPtr m = UOp::make(Op::COPY, dtypes::float32, {G::reduce(g.data({1, 2, 3, 4}, {2, 2}), Op::ADD, {1}), dev1});
+  ScheduleResult r = schedule({G::mv(Op::RESHAPE, m, {2})});
+  ASSERT_EQ(calls(r), 2u);
+  EXPECT_EQ(g.run(r)[0], (std::vector<double>{3, 7}));
+  // An empty tensor moves without a transfer.
+  UPtr empty = UOp::make(Op::COPY, dtypes::float32, {g.data({}, {0}), dev1});
+  ScheduleResult e = schedule({empty});
+  EXPECT_EQ(calls(e), 0u);
+  EXPECT_EQ(e.outputs[0]->src[0]->arg_str(), "CPU:1");
 }
 
 TEST(Schedule, SymbolicVariableIsAValue) {

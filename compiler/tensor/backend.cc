@@ -2,12 +2,23 @@
 
 #include "compiler/schedule/schedule.h"
 #include "runtime/buffer.h"
+#include "runtime/device.h"
 #include "runtime/executor.h"
 
 namespace rg::backend {
 
-UPtr buffer_with_data(DType dt, int64_t n, const void* data, size_t bytes) {
-  UPtr buf = new_buffer(dt, n);
+std::string usable_device(const std::string& device, const std::string& who) { return get_device(device, who).name(); }
+
+std::string canonical_name(const std::string& device) {
+  try {
+    return canonical_device(device);
+  } catch (const Error&) {
+    return device;
+  }
+}
+
+UPtr buffer_with_data(DType dt, int64_t n, const void* data, size_t bytes, const std::string& device) {
+  UPtr buf = new_buffer(dt, n, device);
   if (bytes) buffer_write(buf, data, bytes);
   return buf;
 }

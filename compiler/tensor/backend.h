@@ -1,16 +1,23 @@
-// The Tensor API's only contact with execution: buffers holding host data,
-// realization and reading back. Private to compiler/tensor.
+// The Tensor API's only contact with execution: devices, buffers holding host data, realization and
+// reading back. Private to compiler/tensor.
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include "compiler/ir/uop.h"
 
 namespace rg::backend {
 
-// A fresh BUFFER of n elements of dt whose contents will be `data`.
-UPtr buffer_with_data(DType dt, int64_t n, const void* data, size_t bytes);
+// The canonical name of a device the runtime knows and can open here ("llvm:0" → "LLVM"); otherwise an
+// rg::Error starting with `who` that names the device (unknown, or not available and why).
+std::string usable_device(const std::string& device, const std::string& who);
+// The canonical spelling of a device name; a name the runtime does not know stays as written (using
+// it is the error, not naming it).
+std::string canonical_name(const std::string& device);
+// A fresh BUFFER of n elements of dt on `device` (canonical) whose contents will be `data`.
+UPtr buffer_with_data(DType dt, int64_t n, const void* data, size_t bytes, const std::string& device);
 // True for graphs that already name their storage: BUFFER, or RESHAPE(BUFFER).
 bool is_realized(const UPtr& u);
 // Schedules and runs roots; returns, per root, a RESHAPE(BUFFER) holding its value.

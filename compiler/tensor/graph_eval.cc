@@ -95,6 +95,7 @@ Arr eval_node(const UPtr& u, const std::vector<const Arr*>& in) {
       return Arr{{}, {u->is_invalid() ? Elem() : Elem(const_value(u))}};
     case Op::RESHAPE:
     case Op::CONTIGUOUS:
+    case Op::COPY:  // the same values on another device
       return Arr{s, in[0]->v};
     case Op::PERMUTE: {
       const auto& order = u->arg_ints();
@@ -202,7 +203,8 @@ std::vector<double> eval_graph(const UPtr& root) {
     if (u->op == Op::DEVICE) continue;
     std::vector<const Arr*> in;
     if (u->op != Op::BUFFER)
-      for (const UPtr& s : u->src) in.push_back(&memo.at(s.get()));
+      for (const UPtr& s : u->src)
+        if (s->op != Op::DEVICE) in.push_back(&memo.at(s.get()));  // a COPY's target names no values
     memo.emplace(u.get(), eval_node(u, in));
   }
   std::vector<double> out;

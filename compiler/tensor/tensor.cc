@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numeric>
 #include <optional>
+#include <unordered_map>
 
 #include "compiler/ir/shape.h"
 #include "compiler/tensor/backend.h"
@@ -110,30 +111,67 @@ std::vector<int64_t> flat(const Pairs& p) {
   return r;
 }
 
+// The device of a graph given as a UOp: a BUFFER's, a COPY's target, else the first one among the
+// sources (the Tensor API keeps one device per graph); "" for constants only.
+std::string graph_device(const UPtr& root) {
+  std::unordered_map<const UOp*, std::string> dev;
+  for (const UPtr& u : toposort(root)) {
+    std::string d;
+    if (u->op == Op::BUFFER || u->op == Op::COPY) {
+      d = backend::canonical_name(u->src[u->op == Op::COPY ? 1 : 0]->arg_str());
+    } else {
+      for (const UPtr& x : u->src)
+        if (auto it = dev.find(x.get()); it != dev.end() && !it->second.empty()) {
+          d = it->second;
+          break;
+        }
+    }
+    dev[u.get()] = d;
+  }
+  return dev[root.get()];
+}
+
 }  // namespace
+
+// ---------------------------------------------------------------- devices
+
+std::string Tensor::common_device(const char* who, const std::vector<const Tensor*>& tensors) {
+  std::string dev;
+  for (const Tensor* t : tensors) {
+    const std::string& d = t->node_->device;
+    if (d.empty() || d == dev) continue;
+    if (!dev.empty()) fail(who, "tensors on different devices, " + dev + " and " + d + " (move one with to() first)");
+    dev = d;
+  }
+  return dev;
+}
 
 // ---------------------------------------------------------------- creation
 
-Tensor::Tensor(UPtr u) : node_(std::make_shared<Node>(Node{std::move(u)})) {
+Tensor::Tensor(UPtr u) : Tensor(u, u ? graph_device(u) : std::string()) {}
+
+Tensor::Tensor(UPtr u, std::string device) : node_(std::make_shared<Node>(Node{std::move(u), std::move(device)})) {
   if (!node_->uop) throw Error("Tensor: null graph");
   if (!node_->uop->has_shape) throw Error("Tensor: " + lower_name(node_->uop->op) + " is not a tensor-graph node");
 }
 
-Tensor Tensor::from_bytes(const void* data, size_t bytes, DType dt, const Shape& shape, const char* type_name) {
+Tensor Tensor::from_bytes(const void* data, size_t bytes, DType dt, const Shape& shape, const char* type_name,
+                          const std::string& device) {
   for (int64_t d : shape)
     if (d < 0) fail("from_vector", "negative dimension in shape " + shape_str(shape));
   const int64_t n = static_cast<int64_t>(bytes / dt.itemsize());
   if (n != product(shape))
     fail("from_vector", std::to_string(n) + " " + type_name + " values do not fill shape " + shape_str(shape) + " (" +
                             std::to_string(product(shape)) + " elements)");
-  UPtr buf = backend::buffer_with_data(dt, n, data, bytes);
-  return Tensor(mk(Op::RESHAPE, dt, {buf}, shape));
+  const std::string dev = backend::usable_device(device, "from_vector");
+  UPtr buf = backend::buffer_with_data(dt, n, data, bytes, dev);
+  return Tensor(mk(Op::RESHAPE, dt, {buf}, shape), dev);
 }
 
 Tensor Tensor::full(const Shape& shape, double value, DType dt) {
   for (int64_t d : shape)
     if (d < 0) fail("full", "negative dimension in shape " + shape_str(shape));
-  return Tensor(const_u(dt, value, shape));
+  return Tensor(const_u(dt, value, shape), "");
 }
 
 Tensor Tensor::arange_impl(double start, double stop, double step, DType dt) {
@@ -189,10 +227,12 @@ void Tensor::read_bytes(void* out, size_t bytes, DType want, const char* type_na
 
 int64_t Tensor::numel() const { return product(shape()); }
 
-std::string Tensor::device() const {
-  for (const UPtr& u : toposort(uop()))
-    if (u->op == Op::DEVICE) return u->arg_str();
-  return "CPU";
+std::string Tensor::device() const { return node_->device.empty() ? "CPU" : node_->device; }
+
+Tensor Tensor::to(const std::string& device) const {
+  const std::string dev = backend::usable_device(device, "to");
+  if (dev == this->device()) return *this;
+  return Tensor(mk(Op::COPY, dtype(), {uop(), mk(Op::DEVICE, dtypes::void_, {}, dev)}), dev);
 }
 
 // ---------------------------------------------------------------- movement
@@ -219,7 +259,7 @@ Tensor Tensor::reshape(const Shape& new_shape) const {
   if (product(s) != numel())
     fail("reshape", "cannot reshape " + shape_str(shape()) + " to " + shape_str(new_shape) + ": " +
                         std::to_string(numel()) + " elements vs " + std::to_string(product(s)));
-  return Tensor(reshape_u(uop(), s));
+  return like(reshape_u(uop(), s));
 }
 
 Tensor Tensor::permute(const std::vector<int64_t>& order) const {
@@ -238,7 +278,7 @@ Tensor Tensor::permute(const std::vector<int64_t>& order) const {
   bool identity = true;
   for (int64_t i = 0; i < n; ++i) identity &= o[i] == i;
   if (identity) return *this;
-  return Tensor(mk(Op::PERMUTE, dtype(), {uop()}, o));
+  return like(mk(Op::PERMUTE, dtype(), {uop()}, o));
 }
 
 Tensor Tensor::expand(const Shape& new_shape) const {
@@ -255,7 +295,7 @@ Tensor Tensor::expand(const Shape& new_shape) const {
     if (s[i] < 0 || (s[i] != old && old != 1))
       fail("expand", "cannot expand " + shape_str(shape()) + " to " + shape_str(new_shape));
   }
-  return Tensor(broadcast_u(uop(), s));
+  return like(broadcast_u(uop(), s));
 }
 
 Tensor Tensor::pad(const Pairs& padding, double value) const {
@@ -266,7 +306,7 @@ Tensor Tensor::pad(const Pairs& padding, double value) const {
   std::vector<int64_t> arg = flat(padding);
   UPtr base = mk(Op::PAD, dtype(), {uop()}, arg);
   UPtr mask = mk(Op::PAD, dtypes::bool_, {const_u(dtypes::bool_, 1, shape())}, arg);
-  return Tensor(mk(Op::WHERE, dtype(), {mask, base, const_u(dtype(), value, base->shape)}));
+  return like(mk(Op::WHERE, dtype(), {mask, base, const_u(dtype(), value, base->shape)}));
 }
 
 Tensor Tensor::pad(const Pairs& padding, PadMode mode) const {
@@ -329,7 +369,7 @@ Tensor Tensor::shrink(const Pairs& bounds) const {
     full &= b == 0 && e == shape()[i];
   }
   if (full) return *this;
-  return Tensor(mk(Op::SHRINK, dtype(), {uop()}, flat(bounds)));
+  return like(mk(Op::SHRINK, dtype(), {uop()}, flat(bounds)));
 }
 
 Tensor Tensor::flip(const std::vector<int64_t>& axes) const {
@@ -343,7 +383,7 @@ Tensor Tensor::flip(const std::vector<int64_t>& axes) const {
   for (int64_t i = 0; i < ndim(); ++i)
     if (shape()[i] <= 1) flags[i] = 0;
   if (std::all_of(flags.begin(), flags.end(), [](int64_t f) { return f == 0; })) return *this;
-  return Tensor(mk(Op::FLIP, dtype(), {uop()}, flags));
+  return like(mk(Op::FLIP, dtype(), {uop()}, flags));
 }
 
 Tensor Tensor::T() const {
@@ -396,21 +436,22 @@ Tensor Tensor::flatten(int64_t start, int64_t end) const {
   return reshape(s);
 }
 
-Tensor Tensor::contiguous() const { return Tensor(mk(Op::CONTIGUOUS, dtype(), {uop()})); }
+Tensor Tensor::contiguous() const { return like(mk(Op::CONTIGUOUS, dtype(), {uop()})); }
 
 // ---------------------------------------------------------------- elementwise
 
 Tensor Tensor::scalar_like(Number s) const {
   DType dt = dtype().is_float() || (s.kind == Number::Int && dtype().is_int()) ? dtype() : scalar_dtype(s);
-  return Tensor(const_u(dt, s.value, shape()));
+  return Tensor(const_u(dt, s.value, shape()), "");
 }
 
 Tensor Tensor::binary(Op op, const Tensor& o, const char* who) const {
   Shape s = broadcast_shape(shape(), o.shape(), who);
   DType dt = least_upper_dtype(dtype(), o.dtype());
   if (op == Op::DIV) dt = least_upper_float(dt);
+  const std::string dev = common_device(who, {this, &o});
   UPtr a = broadcast_u(cast_u(uop(), dt), s), b = broadcast_u(cast_u(o.uop(), dt), s);
-  return Tensor(mk(op, is(op, kComparison) ? dtypes::bool_ : dt, {a, b}));
+  return Tensor(mk(op, is(op, kComparison) ? dtypes::bool_ : dt, {a, b}), dev);
 }
 
 Tensor Tensor::add(const Tensor& o) const { return binary(Op::ADD, o, "add"); }
@@ -438,20 +479,22 @@ UPtr inverse_u(const UPtr& x) {
 Tensor Tensor::minimum(const Tensor& o) const {
   Shape s = broadcast_shape(shape(), o.shape(), "minimum");
   DType dt = least_upper_dtype(dtype(), o.dtype());
+  const std::string dev = common_device("minimum", {this, &o});
   UPtr a = broadcast_u(cast_u(uop(), dt), s), b = broadcast_u(cast_u(o.uop(), dt), s);
-  return Tensor(inverse_u(mk(Op::MAX, dt, {inverse_u(a), inverse_u(b)})));
+  return Tensor(inverse_u(mk(Op::MAX, dt, {inverse_u(a), inverse_u(b)})), dev);
 }
 
 Tensor Tensor::where(const Tensor& a, const Tensor& b) const {
   Shape s = broadcast_shape(broadcast_shape(shape(), a.shape(), "where"), b.shape(), "where");
   DType dt = least_upper_dtype(a.dtype(), b.dtype());
+  const std::string dev = common_device("where", {this, &a, &b});
   UPtr c = broadcast_u(cast_u(uop(), dtypes::bool_), s);
-  return Tensor(mk(Op::WHERE, dt, {c, broadcast_u(cast_u(a.uop(), dt), s), broadcast_u(cast_u(b.uop(), dt), s)}));
+  return Tensor(mk(Op::WHERE, dt, {c, broadcast_u(cast_u(a.uop(), dt), s), broadcast_u(cast_u(b.uop(), dt), s)}), dev);
 }
 Tensor Tensor::where(const Tensor& a, Number b) const { return where(a, a.scalar_like(b)); }
 Tensor Tensor::where(Number a, const Tensor& b) const { return where(b.scalar_like(a), b); }
 Tensor Tensor::where(Number a, Number b) const {
-  return where(Tensor(const_u(scalar_dtype(a), a.value, {})), Tensor(const_u(scalar_dtype(b), b.value, {})));
+  return where(Tensor(const_u(scalar_dtype(a), a.value, {}), ""), Tensor(const_u(scalar_dtype(b), b.value, {}), ""));
 }
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) { return cond.where(a, b); }
 Tensor maximum(const Tensor& a, const Tensor& b) { return a.maximum(b); }
@@ -459,12 +502,12 @@ Tensor minimum(const Tensor& a, const Tensor& b) { return a.minimum(b); }
 
 Tensor Tensor::logical_not() const {
   UPtr x = cast_u(uop(), dtypes::bool_);
-  return Tensor(mk(Op::CMPNE, dtypes::bool_, {x, const_u(dtypes::bool_, 1, shape())}));
+  return like(mk(Op::CMPNE, dtypes::bool_, {x, const_u(dtypes::bool_, 1, shape())}));
 }
 
 Tensor Tensor::operator-() const {
   if (dtype().is_bool()) return logical_not();
-  return Tensor(mk(Op::NEG, dtype(), {uop()}));
+  return like(mk(Op::NEG, dtype(), {uop()}));
 }
 
 namespace {
@@ -475,11 +518,11 @@ UPtr unary_float(Op op, const UPtr& x) {
 }
 }  // namespace
 
-Tensor Tensor::exp2() const { return Tensor(unary_float(Op::EXP2, uop())); }
-Tensor Tensor::log2() const { return Tensor(unary_float(Op::LOG2, uop())); }
-Tensor Tensor::sin() const { return Tensor(unary_float(Op::SIN, uop())); }
-Tensor Tensor::sqrt() const { return Tensor(unary_float(Op::SQRT, uop())); }
-Tensor Tensor::reciprocal() const { return Tensor(unary_float(Op::RECIPROCAL, uop())); }
+Tensor Tensor::exp2() const { return like(unary_float(Op::EXP2, uop())); }
+Tensor Tensor::log2() const { return like(unary_float(Op::LOG2, uop())); }
+Tensor Tensor::sin() const { return like(unary_float(Op::SIN, uop())); }
+Tensor Tensor::sqrt() const { return like(unary_float(Op::SQRT, uop())); }
+Tensor Tensor::reciprocal() const { return like(unary_float(Op::RECIPROCAL, uop())); }
 Tensor Tensor::exp() const { return (*this * (1.0 / std::log(2.0))).exp2(); }               // e^x = 2^(x / ln 2)
 Tensor Tensor::log() const { return log2() * std::log(2.0); }                               // ln x = log2(x) * ln 2
 Tensor Tensor::cos() const { return (M_PI / 2 - cast(least_upper_float(dtype()))).sin(); }  // cos x = sin(pi/2 - x)
@@ -490,7 +533,7 @@ Tensor Tensor::abs() const {
   if (dtype().is_bool() || dtype().is_unsigned()) return *this;
   return (*this < 0).where(-*this, *this);
 }
-Tensor Tensor::cast(DType dt) const { return Tensor(cast_u(uop(), dt)); }
+Tensor Tensor::cast(DType dt) const { return like(cast_u(uop(), dt)); }
 
 Tensor operator+(const Tensor& a, const Tensor& b) { return a.add(b); }
 Tensor operator-(const Tensor& a, const Tensor& b) { return a.sub(b); }
@@ -521,7 +564,7 @@ Tensor Tensor::reduce(Op op, const std::vector<int64_t>& axes, bool keepdim, con
     if (!reduced[i]) out.push_back(shape()[i]);
   }
   UPtr r = arg.size() > 1 ? mk(Op::REDUCE_AXIS, dtype(), {uop()}, arg) : uop();
-  return Tensor(reshape_u(r, keepdim ? kept : out));
+  return like(reshape_u(r, keepdim ? kept : out));
 }
 
 Tensor Tensor::sum(const std::vector<int64_t>& axes, bool keepdim) const {
@@ -533,8 +576,8 @@ Tensor Tensor::max(const std::vector<int64_t>& axes, bool keepdim) const {
   return reduce(Op::MAX, axes, keepdim, "max");
 }
 Tensor Tensor::min(const std::vector<int64_t>& axes, bool keepdim) const {
-  Tensor inv(inverse_u(uop()));
-  return Tensor(inverse_u(inv.reduce(Op::MAX, axes, keepdim, "min").uop()));
+  Tensor inv = like(inverse_u(uop()));
+  return like(inverse_u(inv.reduce(Op::MAX, axes, keepdim, "min").uop()));
 }
 Tensor Tensor::prod(const std::vector<int64_t>& axes, bool keepdim) const {
   return reduce(Op::MUL, axes, keepdim, "prod");
@@ -582,6 +625,9 @@ Tensor Tensor::cat(const std::vector<Tensor>& tensors, int64_t axis) {
   const int64_t d = norm_axis(axis, first.ndim(), "cat", first.shape());
   DType dt = first.dtype();
   int64_t total = 0;
+  std::vector<const Tensor*> all;
+  for (const Tensor& t : tensors) all.push_back(&t);
+  const std::string dev = common_device("cat", all);
   for (const Tensor& t : tensors) {
     bool ok = t.ndim() == first.ndim();
     for (int64_t i = 0; ok && i < t.ndim(); ++i) ok = i == d || t.shape()[i] == first.shape()[i];
@@ -603,7 +649,7 @@ Tensor Tensor::cat(const std::vector<Tensor>& tensors, int64_t axis) {
     if (!acc)
       acc = piece;
     else if (dt.is_bool())
-      acc = Tensor(mk(Op::OR, dt, {acc->uop(), piece.uop()}));
+      acc = Tensor(mk(Op::OR, dt, {acc->uop(), piece.uop()}), dev);
     else
       acc = *acc + piece;
   }

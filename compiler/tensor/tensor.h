@@ -44,6 +44,9 @@ class Tensor {
   static Tensor from_vector(const std::vector<E>& data) {
     return from_vector(data, Shape{static_cast<int64_t>(data.size())});
   }
+  // The data in a new buffer on `device` ("CPU", "LLVM", "CUDA:1", ...; see device()).
+  template <class E>
+  static Tensor from_vector(const std::vector<E>& data, const Shape& shape, const std::string& device);
   static Tensor full(const Shape& shape, double value, DType dt = dtypes::float32);
   static Tensor zeros(const Shape& shape, DType dt = dtypes::float32) { return full(shape, 0, dt); }
   static Tensor ones(const Shape& shape, DType dt = dtypes::float32) { return full(shape, 1, dt); }
@@ -72,8 +75,16 @@ class Tensor {
   DType dtype() const { return uop()->dtype; }
   int64_t ndim() const { return static_cast<int64_t>(shape().size()); }
   int64_t numel() const;
+  // The device the tensor's value is computed on, canonical as in tinygrad ("llvm:0" is "LLVM").
+  // Constants belong to no device and report "CPU", where they would be computed alone.
   std::string device() const;
   const UPtr& uop() const { return node_->uop; }
+
+  // --- devices ---
+  // This tensor on `device`: a COPY, its own step when realized (this tensor itself when it is there
+  // already). An unknown device, or one not available here (CUDA without a driver), is an rg::Error.
+  // Ops between tensors on different devices are an rg::Error naming both: move one with to() first.
+  Tensor to(const std::string& device) const;
 
   // --- movement ---
   Tensor reshape(const Shape& shape) const;  // one -1 allowed
@@ -151,11 +162,18 @@ class Tensor {
  private:
   struct Node {
     UPtr uop;
+    std::string device;  // canonical; empty for a graph of constants, which fits every device
   };
   std::shared_ptr<Node> node_;
 
+  Tensor(UPtr u, std::string device);
+  Tensor like(UPtr u) const { return Tensor(std::move(u), node_->device); }  // on this tensor's device
+  // The one device of operands of `who` (constants fit any); rg::Error naming both when they differ.
+  static std::string common_device(const char* who, const std::vector<const Tensor*>& tensors);
+
   static Tensor arange_impl(double start, double stop, double step, DType dt);
-  static Tensor from_bytes(const void* data, size_t bytes, DType dt, const Shape& shape, const char* type_name);
+  static Tensor from_bytes(const void* data, size_t bytes, DType dt, const Shape& shape, const char* type_name,
+                           const std::string& device);
   void read_bytes(void* out, size_t bytes, DType want, const char* type_name) const;
   Tensor reduce(Op op, const std::vector<int64_t>& axes, bool keepdim, const char* who) const;
   Tensor binary(Op op, const Tensor& o, const char* who) const;
@@ -221,11 +239,16 @@ constexpr DType dtype_of() {
 
 template <class E>
 Tensor Tensor::from_vector(const std::vector<E>& data, const Shape& shape) {
+  return from_vector(data, shape, "CPU");
+}
+
+template <class E>
+Tensor Tensor::from_vector(const std::vector<E>& data, const Shape& shape, const std::string& device) {
   if constexpr (std::is_same_v<E, bool>) {  // std::vector<bool> is packed: store one byte per element
     std::vector<uint8_t> bytes(data.begin(), data.end());
-    return from_bytes(bytes.data(), bytes.size(), dtypes::bool_, shape, "bool");
+    return from_bytes(bytes.data(), bytes.size(), dtypes::bool_, shape, "bool", device);
   } else {
-    return from_bytes(data.data(), data.size() * sizeof(E), dtype_of<E>(), shape, dtype_of<E>().name().c_str());
+    return from_bytes(data.data(), data.size() * sizeof(E), dtype_of<E>(), shape, dtype_of<E>().name().c_str(), device);
   }
 }
 

@@ -40,6 +40,31 @@ TEST(Tensor, FromVectorIsReshapeOfBuffer) {
   EXPECT_NE(data23().uop(), x.uop());
 }
 
+TEST(Tensor, DevicesFollowTheGraph) {
+  Tensor x = Tensor::from_vector(std::vector<float>{1, 2, 3, 4, 5, 6}, {2, 3}, "llvm:0");
+  EXPECT_EQ(x.device(), "LLVM");
+  EXPECT_EQ(x.uop()->src[0]->src[0]->arg_str(), "LLVM");  // the canonical name in the DEVICE
+  EXPECT_EQ(x.T().pad({{1, 1}, {0, 0}}).sum(0).exp().cast(dtypes::int32).device(), "LLVM");
+  EXPECT_EQ((x.max(1, true) - x).softmax().device(), "LLVM");
+  // Constants belong to no device: alone they report the CPU, with a tensor they take its device.
+  EXPECT_EQ(Tensor::full({2, 3}, 1).device(), "CPU");
+  EXPECT_EQ((Tensor::full({2, 3}, 1) * x).device(), "LLVM");
+  EXPECT_EQ((x > 2).where(1.0f, 0.0f).device(), "LLVM");
+  // to() is a COPY to the canonical device, of the same shape and dtype.
+  Tensor c = x.to("cpu:1");
+  ASSERT_EQ(c.uop()->op, Op::COPY);
+  EXPECT_EQ(c.uop()->src[0], x.uop());
+  EXPECT_EQ(c.uop()->src[1]->arg_str(), "CPU:1");
+  EXPECT_EQ(c.device(), "CPU:1");
+  EXPECT_EQ(c.shape(), x.shape());
+  EXPECT_EQ(c.dtype(), x.dtype());
+  EXPECT_EQ(x.to("LLVM").uop(), x.uop());
+  // A Tensor made from a graph finds its device in the graph.
+  EXPECT_EQ(Tensor(c.uop()).device(), "CPU:1");
+  EXPECT_EQ(Tensor((c + 1).uop()).device(), "CPU:1");
+  EXPECT_EQ(Tensor(x.reshape({6}).uop()).device(), "LLVM");
+}
+
 TEST(Tensor, FromVectorDtypes) {
   EXPECT_EQ(Tensor::from_vector(std::vector<double>{1, 2}).dtype(), dtypes::float64);
   EXPECT_EQ(Tensor::from_vector(std::vector<int32_t>{1, 2}).dtype(), dtypes::int32);

@@ -1,0 +1,260 @@
+// Kernels lowered with GPU dims (LowerOptions::gpu): the program's index arithmetic, evaluated for
+// every thread of the launch with a plain loop, writes each output position exactly once. The values
+// the kernels compute are checked by backends/cuda (cuda_host_test runs the CUDA C thread by thread).
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "compiler/codegen/codegen.h"
+#include "compiler/ir/eval.h"
+
+namespace rg {
+namespace {
+
+UPtr param(int64_t slot, DType dt, int64_t n) { return UOp::make(Op::PARAM, dt.ptr_to(n), {}, slot); }
+UPtr load(const UPtr& p, const UPtr& i) { return UOp::make(Op::INDEX, p->dtype.base(), {p, i}); }
+UPtr store(const UPtr& p, const UPtr& i, const UPtr& v) {
+  return UOp::make(Op::STORE, dtypes::void_, {UOp::make(Op::INDEX, p->dtype, {p, i}), v});
+}
+UPtr end(const UPtr& x, std::vector<UPtr> ranges) {
+  ranges.insert(ranges.begin(), x);
+  return UOp::make(Op::END, dtypes::void_, std::move(ranges));
+}
+UPtr sink(const UPtr& x) { return UOp::make(Op::SINK, dtypes::void_, {x}); }
+UPtr reduce(Op op, const UPtr& x, std::vector<UPtr> ranges) {
+  ranges.insert(ranges.begin(), x);
+  return UOp::make(Op::REDUCE, x->dtype, std::move(ranges), op);
+}
+UPtr idx(int64_t v) { return cnst_int(dtypes::index, v); }
+UPtr f32(double v) { return cnst(dtypes::float32, v); }
+
+GpuLimits limits(int64_t local_size, std::array<int64_t, 3> global_max = {INT32_MAX, 65535, 65535},
+                 std::array<int64_t, 3> local_max = {1024, 1024, 64}) {
+  GpuLimits l;
+  l.local_size = local_size;
+  l.global_max = global_max;
+  l.local_max = local_max;
+  return l;
+}
+LowerOptions gpu(const GpuLimits& l, int64_t unroll_limit = 32) {
+  LowerOptions o;
+  o.unroll_limit = unroll_limit;
+  o.gpu = l;
+  return o;
+}
+
+// The launch: each SPECIAL's name and bound.
+std::map<std::string, int64_t> grid_of(const Program& p) {
+  std::map<std::string, int64_t> g;
+  for (const UPtr& u : p.uops)
+    if (u->op == Op::SPECIAL) g[u->arg_str()] = u->src[0]->as_int();
+  return g;
+}
+
+// Runs the integer part of the program for one thread: constants, thread indices and ALU ops on
+// them. Every store into `slot` whose gate holds adds its index to `written`. A store whose index
+// or gate is not known from these (it depends on a loop or a load) fails the test.
+void run_thread(const Program& p, const std::map<std::string, int64_t>& thread, int64_t slot,
+                std::map<int64_t, int>& written) {
+  std::map<const UOp*, UPtr> known;  // node -> its value as a CONST
+  auto value = [&](const UPtr& u) -> UPtr {
+    auto it = known.find(u.get());
+    return it == known.end() ? UPtr() : it->second;
+  };
+  for (const UPtr& u : p.uops) {
+    if (u->op == Op::CONST && !u->dtype.is_float()) {
+      known[u.get()] = u;
+    } else if (u->op == Op::SPECIAL) {
+      known[u.get()] = cnst_int(u->dtype, thread.at(u->arg_str()));
+    } else if ((is(u->op, kALU) || u->op == Op::CAST) && !u->dtype.is_float()) {
+      std::vector<UPtr> src;
+      for (const UPtr& s : u->src) src.push_back(value(s));
+      if (std::all_of(src.begin(), src.end(), [](const UPtr& s) { return bool(s); }))
+        if (UPtr v = fold(UOp::make(u->op, u->dtype, src, u->arg))) known[u.get()] = v;
+    } else if (u->op == Op::STORE) {
+      const UPtr& addr = u->src[0];
+      if (addr->op != Op::INDEX || addr->src[0]->op != Op::PARAM || addr->src[0]->arg_int() != slot) continue;
+      UPtr i = value(addr->src[1]);
+      UPtr gate = addr->src.size() == 3 ? value(addr->src[2]) : cnst_int(dtypes::bool_, 1);
+      ASSERT_TRUE(i && gate) << "the address of " << render_expr(u) << " is not known from the thread indices";
+      if (gate->as_int()) ++written[i->as_int()];
+    }
+  }
+}
+
+// Every thread of the launch, one after another; returns how often each position of `slot` was written.
+std::map<int64_t, int> written_positions(const Program& p, int64_t slot = 0) {
+  std::map<std::string, int64_t> grid = grid_of(p), thread;
+  std::map<int64_t, int> written;
+  for (auto& [name, bound] : grid) thread[name] = 0;
+  while (true) {
+    run_thread(p, thread, slot, written);
+    auto it = thread.begin();
+    for (; it != thread.end(); ++it) {
+      if (++it->second < grid.at(it->first)) break;
+      it->second = 0;
+    }
+    if (it == thread.end()) break;
+  }
+  return written;
+}
+
+// Each of the n positions exactly once, nothing else.
+void expect_each_once(const Program& p, int64_t n) {
+  std::map<int64_t, int> w = written_positions(p);
+  EXPECT_EQ(int64_t(w.size()), n);
+  for (int64_t i = 0; i < n; ++i) EXPECT_EQ(w[i], 1) << "position " << i;
+  for (auto& [i, c] : w) EXPECT_TRUE(i >= 0 && i < n) << "position " << i << " is outside the buffer";
+}
+
+// No thread range is left: the output loops are gone, SPECIALs are int32.
+void expect_threads(const Program& p, const std::map<std::string, int64_t>& grid, size_t loops) {
+  EXPECT_EQ(grid_of(p), grid);
+  size_t n = 0;
+  for (const UPtr& u : p.uops) {
+    if (u->op == Op::SPECIAL) {
+      EXPECT_EQ(u->dtype, dtypes::int32);
+    }
+    n += u->op == Op::RANGE;
+  }
+  EXPECT_EQ(n, loops);
+}
+
+UPtr elementwise_add(int64_t n) {
+  UPtr out = param(0, dtypes::float32, n), a = param(1, dtypes::float32, n), b = param(2, dtypes::float32, n);
+  UPtr r = range(n, 0);
+  return sink(end(store(out, r, load(a, r) + load(b, r)), {r}));
+}
+
+UPtr row_sum(int64_t rows, int64_t cols) {
+  UPtr out = param(0, dtypes::float32, rows), in = param(1, dtypes::float32, rows * cols);
+  UPtr i = range(rows, 0, AxisType::Loop), j = range(cols, 1, AxisType::Reduce);
+  return sink(end(store(out, i, reduce(Op::ADD, load(in, i * cols + j), {j})), {i}));
+}
+
+// A copy of a tensor of `shape` into its transpose (axes reversed), one output range per axis.
+UPtr transpose_copy(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  UPtr out = param(0, dtypes::float32, n), in = param(1, dtypes::float32, n);
+  std::vector<UPtr> r;
+  for (size_t i = 0; i < shape.size(); ++i) r.push_back(range(shape[i], int64_t(i)));
+  UPtr oi = idx(0), ii = idx(0);
+  for (size_t i = 0; i < shape.size(); ++i) oi = oi * idx(shape[i]) + r[i];
+  for (size_t i = shape.size(); i-- > 0;) ii = ii * idx(shape[i]) + r[i];
+  return sink(end(store(out, oi, load(in, ii)), r));
+}
+
+TEST(GpuDims, ElementwiseInBlocks) {
+  Program p = lower(elementwise_add(64), gpu(limits(32)));
+  EXPECT_EQ(p.name, "E_64");
+  expect_threads(p, {{"gidx0", 2}, {"lidx0", 32}}, 0);
+  expect_each_once(p, 64);
+  p = lower(elementwise_add(64), gpu(GpuLimits{}));  // fits in one block of the default 256
+  expect_threads(p, {{"lidx0", 64}}, 0);
+  expect_each_once(p, 64);
+  p = lower(elementwise_add(1024), gpu(GpuLimits{}));
+  expect_threads(p, {{"gidx0", 4}, {"lidx0", 256}}, 0);
+  expect_each_once(p, 1024);
+}
+
+TEST(GpuDims, ThreadsPastTheEndAreGuarded) {
+  // 10 in blocks of 4: 3 blocks, the last two threads write nothing.
+  Program p = lower(elementwise_add(10), gpu(limits(4)));
+  expect_threads(p, {{"gidx0", 3}, {"lidx0", 4}}, 0);
+  expect_each_once(p, 10);
+  p = lower(elementwise_add(1000), gpu(GpuLimits{}));
+  expect_threads(p, {{"gidx0", 4}, {"lidx0", 256}}, 0);
+  expect_each_once(p, 1000);
+  p = lower(elementwise_add(300), gpu(GpuLimits{}));
+  expect_threads(p, {{"gidx0", 2}, {"lidx0", 256}}, 0);
+  expect_each_once(p, 300);
+}
+
+TEST(GpuDims, RowSumOneOutputPerThread) {
+  // 1000 x 17: 17 unrolls (17 <= 32), one thread per output in 4 guarded blocks of 256.
+  Program p = lower(row_sum(1000, 17), gpu(GpuLimits{}));
+  EXPECT_EQ(p.name, "r_1000_17");
+  expect_threads(p, {{"gidx0", 4}, {"lidx0", 256}}, 0);
+  expect_each_once(p, 1000);
+  // With the reduction kept as a loop inside each thread.
+  p = lower(row_sum(1000, 17), gpu(GpuLimits{}, 0));
+  expect_threads(p, {{"gidx0", 4}, {"lidx0", 256}}, 1);
+  expect_each_once(p, 1000);
+  p = lower(row_sum(10, 3), gpu(limits(4), 0));
+  expect_threads(p, {{"gidx0", 3}, {"lidx0", 4}}, 1);
+  expect_each_once(p, 10);
+}
+
+TEST(GpuDims, AFullReductionIsOneThread) {
+  UPtr out = param(0, dtypes::float32, 1), in = param(1, dtypes::float32, 1000);
+  UPtr r = range(1000, 0, AxisType::Reduce);
+  Program p = lower(sink(store(out, idx(0), reduce(Op::ADD, load(in, r), {r}))), gpu(GpuLimits{}));
+  expect_threads(p, {}, 1);
+  expect_each_once(p, 1);
+}
+
+TEST(GpuDims, Seed004) {
+  // (x.T.pad((1,1),(1,1)) + 10).sum(1): five outputs, one block of five threads; unrolled or not.
+  UPtr out = param(0, dtypes::float32, 5), in = param(1, dtypes::float32, 6);
+  UPtr r0 = range(5, 0, AxisType::Loop), r1 = range(4, 1, AxisType::Reduce);
+  UPtr valid = (idx(0) < r0) & (r0 < idx(4)) & (idx(0) < r1) & (r1 < idx(3));
+  UPtr x = load(in, where(valid, r1 * 3 + r0 - idx(4), invalid(dtypes::index)));
+  UPtr k = sink(end(store(out, r0, reduce(Op::ADD, where(valid, x, f32(0)) + f32(10), {r1})), {r0}));
+  for (int64_t unroll : {32, 0}) {
+    Program p = lower(k, gpu(GpuLimits{}, unroll));
+    expect_threads(p, {{"lidx0", 5}}, unroll ? 0 : 1);
+    expect_each_once(p, 5);
+  }
+}
+
+TEST(GpuDims, OuterAxesAreGlobalTheLastIsGidx0) {
+  // 3 x 5 x 64 with blocks of 32: gidx0 is the 2 blocks of the innermost axis, gidx1 the 5, gidx2 the 3.
+  Program p = lower(transpose_copy({3, 5, 64}), gpu(limits(32)));
+  expect_threads(p, {{"gidx0", 2}, {"gidx1", 5}, {"gidx2", 3}, {"lidx0", 32}}, 0);
+  expect_each_once(p, 3 * 5 * 64);
+}
+
+TEST(GpuDims, DimensionsOverTheLimitsAreGroupedOrSplit) {
+  // Five output axes: five global dimensions group into three.
+  Program p = lower(transpose_copy({2, 3, 4, 2, 5}), gpu(limits(4, {8, 8, 8}, {4, 4, 4})));
+  // Globals (2, 3, 4, 2) and the 2 blocks of the 5 (guarded), reversed (2, 2, 4, 3, 2) -> (4, 4, 3, 2) -> (4, 4, 6).
+  expect_threads(p, {{"gidx0", 4}, {"gidx1", 4}, {"gidx2", 6}, {"lidx0", 4}}, 0);
+  expect_each_once(p, 2 * 3 * 4 * 2 * 5);
+  // One axis of 64 blocks over a limit of 4 per dimension: split into 4 x 4 x 4.
+  p = lower(elementwise_add(128), gpu(limits(2, {4, 4, 4})));
+  expect_threads(p, {{"gidx0", 4}, {"gidx1", 4}, {"gidx2", 4}, {"lidx0", 2}}, 0);
+  expect_each_once(p, 128);
+  // Impossible limits are an error, not a wrong kernel.
+  EXPECT_THROW(lower(transpose_copy({3, 5, 7, 11}), gpu(limits(4, {4, 4, 4}))), Error);
+}
+
+TEST(GpuDims, StoreWithoutTheLocalIndexIsMaskedToLidxZero) {
+  // Thread axes chosen by hand: out[g] = in[g*4 + l] over 8 blocks of 4 threads; only lidx0 == 0 writes.
+  UPtr out = param(0, dtypes::float32, 8), in = param(1, dtypes::float32, 32);
+  UPtr g = range(8, 0, AxisType::Global), l = range(4, 1, AxisType::Local);
+  Program p = lower(sink(end(store(out, g, load(in, g * idx(4) + l)), {g, l})), gpu(GpuLimits{}));
+  expect_threads(p, {{"gidx0", 8}, {"lidx0", 4}}, 0);
+  expect_each_once(p, 8);
+}
+
+TEST(GpuDims, SymbolicBoundsStayLoops) {
+  UPtr out = param(0, dtypes::int32, 8);
+  UPtr n = UOp::make(Op::RANGE, dtypes::index, {var("n", 1, 8)}, std::vector<int64_t>{0, int64_t(AxisType::Loop)});
+  Program p = lower(sink(end(store(out, n, cnst_int(dtypes::int32, 1)), {n})), gpu(GpuLimits{}));
+  expect_threads(p, {}, 1);
+}
+
+TEST(GpuDims, TheCpuPathIsUnchanged) {
+  for (int64_t unroll : {32, 0}) {
+    LowerOptions cpu;
+    cpu.unroll_limit = unroll;
+    for (const UPtr& k : {elementwise_add(64), row_sum(1000, 17), transpose_copy({3, 5, 4})}) {
+      Program p = lower(k, cpu);
+      for (const UPtr& u : p.uops) EXPECT_NE(u->op, Op::SPECIAL);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace rg

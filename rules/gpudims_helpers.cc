@@ -1,0 +1,287 @@
+#include "rules/gpudims_helpers.h"
+
+#include <algorithm>
+#include <unordered_set>
+
+#include "rules/codegen_helpers.h"
+
+namespace rg {
+
+namespace {
+
+AxisType axis_type(const UPtr& r) {
+  const auto& a = r->arg_ints();
+  return a.size() > 1 ? static_cast<AxisType>(a[1]) : AxisType::Loop;
+}
+
+UPtr retyped(const UPtr& r, AxisType t) {
+  std::vector<int64_t> a = r->arg_ints();
+  if (a.size() < 2) a.resize(2);
+  a[1] = static_cast<int64_t>(t);
+  return UOp::make(Op::RANGE, r->dtype, {r->src[0]}, std::move(a));
+}
+
+UPtr new_range(const UPtr& like, int64_t bound, int64_t id, AxisType t) {
+  return UOp::make(Op::RANGE, like->dtype, {cnst_int(like->src[0]->dtype, bound)},
+                   std::vector<int64_t>{id, static_cast<int64_t>(t)});
+}
+
+bool const_bound(const UPtr& r) { return r->src.size() == 1 && r->src[0]->is_const(); }
+
+void sort_ranges(std::vector<UPtr>& v) {
+  std::sort(v.begin(), v.end(), [](const UPtr& a, const UPtr& b) { return range_key(a) < range_key(b); });
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+}
+
+int64_t product(const std::vector<int64_t>& v, size_t from = 0) {
+  int64_t p = 1;
+  for (size_t i = from; i < v.size(); ++i) p *= v[i];
+  return p;
+}
+
+bool within(const std::vector<int64_t>& dims, const std::array<int64_t, 3>& max) {
+  if (dims.size() > 3) return false;
+  for (size_t i = 0; i < dims.size(); ++i)
+    if (dims[i] > max[i]) return false;
+  return true;
+}
+
+std::string show(const std::vector<int64_t>& v) {
+  std::string s = "(";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + ")";
+}
+
+}  // namespace
+
+int64_t local_part(int64_t n, const GpuLimits& lim) {
+  const int64_t cap = std::max<int64_t>(1, std::min({lim.local_size, lim.local_max[0], lim.max_threads}));
+  if (n <= cap) return n;
+  const int64_t lo = std::min<int64_t>(32, cap);
+  int64_t p = 1;
+  while (p * 2 <= cap) p *= 2;
+  for (; p >= lo; p /= 2)
+    if (n % p == 0) return p;
+  return cap;
+}
+
+UPtr split_thread_axis(const UPtr& r, int64_t local, int64_t local_id) {
+  if (!const_bound(r) || local < 1) throw Error("GPU dims: cannot split " + render_expr(r));
+  const int64_t n = r->src[0]->as_int();
+  const int64_t blocks = (n + local - 1) / local;
+  const UPtr g = new_range(r, blocks, r->arg_ints().at(0), AxisType::Global);
+  const UPtr l = new_range(r, local, local_id, AxisType::Local);
+  const UPtr e = g * cnst_int(r->dtype, local) + l;
+  if (blocks * local == n) return e;
+  return where(e < cnst_int(r->dtype, n), e, invalid(r->dtype));
+}
+
+ThreadPlan plan_threads(const UPtr& kernel, const GpuLimits& lim) {
+  ThreadPlan plan;
+  if (!kernel || kernel->op != Op::SINK || kernel->src.empty()) return plan;
+  // The ranges every source of the SINK closes.
+  std::vector<UPtr> common;
+  for (size_t i = 0; i < kernel->src.size(); ++i) {
+    std::vector<UPtr> closed;
+    for (UPtr x = kernel->src[i]; x->op == Op::END; x = x->src[0])
+      closed.insert(closed.end(), x->src.begin() + 1, x->src.end());
+    if (i == 0) {
+      common = closed;
+    } else {
+      std::vector<UPtr> both;
+      for (const UPtr& r : common)
+        if (std::find(closed.begin(), closed.end(), r) != closed.end()) both.push_back(r);
+      common = both;
+    }
+  }
+  // The nodes each store into global memory addresses with: an output axis must be among them, or
+  // the threads of that axis would all write the same place.
+  const std::vector<UPtr> topo = toposort(kernel);
+  std::vector<std::unordered_set<const UOp*>> addressed;
+  for (const UPtr& u : topo) {
+    if (u->op != Op::STORE || u->src[0]->op != Op::INDEX) continue;
+    const DType b = u->src[0]->src[0]->dtype;
+    if (!b.ptr || b.space != AddrSpace::Global) continue;
+    addressed.emplace_back();
+    for (const UPtr& x : toposort(u->src[0])) addressed.back().insert(x.get());
+  }
+  std::vector<UPtr> outputs;
+  for (const UPtr& r : common) {
+    if (r->op != Op::RANGE || axis_type(r) != AxisType::Loop || !const_bound(r)) continue;
+    if (r->src[0]->as_int() < 1) return plan;  // a loop of no iteration: nothing runs anyway
+    if (std::all_of(addressed.begin(), addressed.end(), [&](const auto& a) { return a.count(r.get()) > 0; }))
+      outputs.push_back(r);
+  }
+  sort_ranges(outputs);
+  if (outputs.empty()) return plan;
+  int64_t next_id = 0;
+  for (const UPtr& u : topo)
+    if (u->op == Op::RANGE) next_id = std::max(next_id, u->arg_ints().at(0) + 1);
+  for (size_t i = 0; i + 1 < outputs.size(); ++i) plan.axes[outputs[i]] = retyped(outputs[i], AxisType::Global);
+  const UPtr& inner = outputs.back();
+  const int64_t n = inner->src[0]->as_int(), local = local_part(n, lim);
+  plan.axes[inner] = local == n ? retyped(inner, AxisType::Local) : split_thread_axis(inner, local, next_id);
+  return plan;
+}
+
+UPtr thread_axis(const ThreadPlan& plan, const UPtr& r) {
+  auto it = plan.axes.find(r);
+  return it == plan.axes.end() ? UPtr() : it->second;
+}
+
+bool all_ranges(USpan s) {
+  return std::all_of(s.begin(), s.end(), [](const UPtr& r) { return r->op == Op::RANGE; });
+}
+
+UPtr end_on_ranges(const UPtr& end) {
+  std::vector<UPtr> ranges;
+  for (size_t i = 1; i < end->src.size(); ++i) {
+    if (end->src[i]->op == Op::RANGE) {
+      ranges.push_back(end->src[i]);
+      continue;
+    }
+    for (const UPtr& u : toposort(end->src[i]))
+      if (u->op == Op::RANGE) ranges.push_back(u);
+  }
+  sort_ranges(ranges);
+  if (ranges.empty()) return end->src[0];
+  ranges.insert(ranges.begin(), end->src[0]);
+  return UOp::make(Op::END, end->dtype, std::move(ranges));
+}
+
+std::optional<std::vector<int64_t>> group_dims(std::vector<int64_t> dims, const std::array<int64_t, 3>& max) {
+  while (!within(dims, max)) {
+    bool merged = false;
+    for (size_t i = 0; i < 3 && i + 1 < dims.size(); ++i) {
+      if (dims[i + 1] > 0 && dims[i] <= max[i] / dims[i + 1]) {  // dims[i] * dims[i + 1] <= max[i], without overflow
+        dims[i] *= dims[i + 1];
+        dims.erase(dims.begin() + static_cast<ptrdiff_t>(i) + 1);
+        merged = true;
+        break;
+      }
+    }
+    if (!merged) return std::nullopt;
+  }
+  return dims;
+}
+
+std::vector<int64_t> split_dims(const std::vector<int64_t>& dims, const std::array<int64_t, 3>& max) {
+  if (within(dims, max)) return dims;
+  if (dims.size() > 3)
+    throw Error("GPU dims: cannot fit " + show(dims) + " in the limits " + show({max[0], max[1], max[2]}));
+  std::vector<int64_t> d = dims;
+  d.resize(3, 1);
+  for (size_t i = 0; i < 3; ++i) {
+    while (d[i] > max[i]) {
+      int64_t div = 0;
+      for (int64_t f = 2; f * f <= d[i]; ++f)
+        if (d[i] % f == 0) {
+          div = f;
+          break;
+        }
+      if (div == 0)
+        throw Error("GPU dims: cannot split " + show(dims) + " to the limits " + show({max[0], max[1], max[2]}) + " (" +
+                    std::to_string(d[i]) + " is prime)");
+      d[i] /= div;
+      d[(i + 1) % 3] *= div;
+    }
+  }
+  if (!within(d, max))
+    throw Error("GPU dims: cannot split " + show(dims) + " to the limits " + show({max[0], max[1], max[2]}));
+  while (d.size() > dims.size() && d.back() == 1) d.pop_back();
+  return d;
+}
+
+std::vector<int64_t> limit_dims(const std::vector<int64_t>& dims, const std::array<int64_t, 3>& max) {
+  std::optional<std::vector<int64_t>> grouped = group_dims(dims, max);
+  std::vector<int64_t> limited = grouped ? *grouped : dims;
+  if (limited.size() > 3)
+    throw Error("GPU dims: cannot group " + show(dims) + " into 3 dimensions within " + show({max[0], max[1], max[2]}));
+  if (limited == dims) limited = split_dims(dims, max);
+  return limited;
+}
+
+std::vector<UPtr> thread_indices(const std::string& prefix, const std::vector<int64_t>& dims,
+                                 const std::array<int64_t, 3>& max, bool reverse) {
+  if (reverse) {
+    std::vector<UPtr> idx = thread_indices(prefix, std::vector<int64_t>(dims.rbegin(), dims.rend()), max, false);
+    return std::vector<UPtr>(idx.rbegin(), idx.rend());
+  }
+  for (int64_t d : dims)
+    if (d < 1) throw Error("GPU dims: a thread dimension of " + std::to_string(d));
+  const std::vector<int64_t> hw = limit_dims(dims, max);
+  std::vector<UPtr> special;
+  for (size_t i = 0; i < hw.size(); ++i)
+    special.push_back(
+        UOp::make(Op::SPECIAL, dtypes::index, {cnst_int(dtypes::index, hw[i])}, prefix + std::to_string(i)));
+  if (hw == dims) return special;
+  UPtr flat;
+  for (size_t i = 0; i < hw.size(); ++i) {
+    UPtr term = special[i] * cnst_int(dtypes::index, product(hw, i + 1));
+    flat = flat ? flat + term : term;
+  }
+  std::vector<UPtr> out;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    UPtr q = flat / cnst_int(dtypes::index, product(dims, i + 1));
+    out.push_back(i == 0 ? q : q % cnst_int(dtypes::index, dims[i]));
+  }
+  return out;
+}
+
+std::vector<UPtr> ThreadIndices::missing_locals(const UPtr& address) const {
+  if (locals.empty() || address->op != Op::INDEX || address->src.empty()) return {};
+  const DType b = address->src[0]->dtype;
+  if (!b.ptr || b.space != AddrSpace::Global) return {};
+  std::unordered_set<const UOp*> used;
+  for (const UPtr& u : toposort(address)) used.insert(u.get());
+  std::vector<UPtr> missing;
+  for (const UPtr& l : locals)
+    if (!used.count(l.get())) missing.push_back(l);
+  return missing;
+}
+
+ThreadIndices plan_thread_indices(const UPtr& kernel, const GpuLimits& lim) {
+  ThreadIndices t;
+  std::vector<UPtr> globals, locals;
+  for (const UPtr& u : toposort(kernel)) {
+    if (u->op != Op::RANGE) continue;
+    const AxisType a = axis_type(u);
+    if (a != AxisType::Global && a != AxisType::Local) continue;
+    if (!const_bound(u) || u->src[0]->as_int() < 1)
+      throw Error("GPU dims: thread range " + render_expr(u) + " needs a constant bound >= 1");
+    (a == AxisType::Global ? globals : locals).push_back(u);
+  }
+  sort_ranges(globals);
+  sort_ranges(locals);
+  auto bounds = [](const std::vector<UPtr>& rs) {
+    std::vector<int64_t> b;
+    for (const UPtr& r : rs) b.push_back(r->src[0]->as_int());
+    return b;
+  };
+  const std::vector<int64_t> lb = bounds(locals), gb = bounds(globals);
+  if (product(lb) > lim.max_threads)
+    throw Error("GPU dims: " + std::to_string(product(lb)) + " threads per block " + show(lb) + ", the limit is " +
+                std::to_string(lim.max_threads));
+  const std::vector<UPtr> l = thread_indices("lidx", lb, lim.local_max, false);
+  const std::vector<UPtr> g = thread_indices("gidx", gb, lim.global_max, true);
+  for (size_t i = 0; i < locals.size(); ++i) t.index[locals[i]] = l[i];
+  for (size_t i = 0; i < globals.size(); ++i) t.index[globals[i]] = g[i];
+  t.locals = locals;
+  return t;
+}
+
+UPtr thread_index(const ThreadIndices& t, const UPtr& r) {
+  auto it = t.index.find(r);
+  return it == t.index.end() ? UPtr() : it->second;
+}
+
+UPtr local_mask(const ThreadIndices& t, const UPtr& address) {
+  UPtr mask;
+  for (const UPtr& l : t.missing_locals(address)) {
+    UPtr m = eq(l, cnst_int(l->dtype, 0));
+    mask = mask ? mask & m : m;
+  }
+  return mask;
+}
+
+}  // namespace rg

@@ -1,0 +1,110 @@
+#include "runtime/device.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <mutex>
+
+#include "runtime/builtin_devices.h"
+
+namespace rg {
+
+namespace {
+
+struct Registry {
+  std::mutex mu;
+  std::map<std::string, DeviceFactory> kinds;
+  // Opened devices by canonical name; never closed (buffers may be freed during static destruction).
+  std::map<std::string, Device*> open;
+};
+
+Registry& registry() {
+  static auto* r = [] {
+    auto* r = new Registry();
+    r->kinds["CPU"] = open_cpu_device;
+    r->kinds["LLVM"] = open_llvm_device;
+    r->kinds["CUDA"] = open_cuda_device;
+    return r;
+  }();
+  return *r;
+}
+
+// (kind, index) of a name; the kind upper-cased. Throws for a malformed name.
+std::pair<std::string, int> parse(const std::string& name, const std::string& who) {
+  const size_t colon = name.find(':');
+  std::string kind = name.substr(0, colon);
+  std::transform(kind.begin(), kind.end(), kind.begin(), [](unsigned char c) { return char(std::toupper(c)); });
+  int index = 0;
+  if (colon != std::string::npos) {
+    const std::string idx = name.substr(colon + 1);
+    bool ok = !idx.empty() && idx.size() <= 6 &&
+              std::all_of(idx.begin(), idx.end(), [](unsigned char c) { return std::isdigit(c); });
+    if (!ok) throw Error(who + ": bad device name '" + name + "' (expected KIND or KIND:INDEX, e.g. CPU:1)");
+    index = std::stoi(idx);
+  }
+  if (kind.empty()) throw Error(who + ": bad device name '" + name + "' (expected KIND or KIND:INDEX, e.g. CPU:1)");
+  return {kind, index};
+}
+
+}  // namespace
+
+void register_device(const std::string& kind, DeviceFactory open) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  r.kinds[kind] = std::move(open);
+}
+
+std::vector<std::string> device_kinds() {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  std::vector<std::string> out;
+  for (const auto& [k, f] : r.kinds) out.push_back(k);
+  return out;
+}
+
+std::string canonical_device(const std::string& name, const std::string& who) {
+  auto [kind, index] = parse(name, who);
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  if (!r.kinds.count(kind)) {
+    std::string known;
+    for (const auto& [k, f] : r.kinds) known += (known.empty() ? "" : ", ") + k;
+    throw Error(who + ": unknown device '" + name + "' (known: " + known + ")");
+  }
+  return index == 0 ? kind : kind + ":" + std::to_string(index);
+}
+
+namespace {
+
+// The opened device, or nullptr with the reason.
+Device* open_device(const std::string& name, const std::string& who, std::string* why_not) {
+  const std::string canon = canonical_device(name, who);
+  const auto [kind, index] = parse(canon, who);
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  if (auto it = r.open.find(canon); it != r.open.end()) return it->second;
+  std::string why;
+  std::unique_ptr<Device> d = r.kinds.at(kind)(canon, index, &why);
+  if (!d) {
+    if (why_not) *why_not = why.empty() ? "cannot be opened" : why;
+    return nullptr;
+  }
+  Device* p = d.release();
+  r.open.emplace(canon, p);
+  return p;
+}
+
+}  // namespace
+
+bool device_available(const std::string& name, std::string* why_not, const std::string& who) {
+  return open_device(name, who, why_not) != nullptr;
+}
+
+Device& get_device(const std::string& name, const std::string& who) {
+  std::string why;
+  Device* d = open_device(name, who, &why);
+  if (!d) throw Error(who + ": device " + canonical_device(name, who) + " is not available: " + why);
+  return *d;
+}
+
+}  // namespace rg

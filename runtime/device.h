@@ -1,0 +1,80 @@
+// Devices of the runtime, chosen by name: where a buffer's bytes live and how a kernel becomes a
+// program that runs there. Built in: "CPU" (C via clang) and "LLVM" (LLVM IR, in-process JIT), both
+// in host memory, and "CUDA" (device memory, CUDA C via NVRTC) where a driver and a device exist.
+// A name may carry an index ("CPU:1", "CUDA:1"); as in tinygrad, the kind is upper-cased and
+// "KIND:0" is "KIND".
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/codegen/codegen.h"
+
+namespace rg {
+
+class Device;
+
+// The memory of one buffer on one device, released with the object.
+class Allocation {
+ public:
+  virtual ~Allocation() = default;
+  // The bytes' host address, or nullptr when they live in device memory.
+  virtual void* host() { return nullptr; }
+};
+
+// A kernel compiled for one kind of device; it runs on every device of that kind.
+class Runner {
+ public:
+  virtual ~Runner() = default;
+  // Runs on `dev` with one allocation of `dev` per PARAM slot and one value per var; returns when done.
+  virtual void run(Device& dev, const std::vector<Allocation*>& bufs, const std::vector<int64_t>& vars) const = 0;
+};
+
+class Device {
+ public:
+  Device(std::string name, std::string kind) : name_(std::move(name)), kind_(std::move(kind)) {}
+  virtual ~Device() = default;
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+
+  const std::string& name() const { return name_; }  // canonical: "CPU", "CPU:1", "CUDA"
+  const std::string& kind() const { return kind_; }  // "CPU"
+
+  // --- memory. `bytes` may be 0. Without `zero` the contents are undefined until written.
+  virtual std::unique_ptr<Allocation> alloc(size_t bytes, bool zero) = 0;
+  virtual void copy_in(Allocation& dst, const void* src, size_t bytes) = 0;
+  virtual void copy_out(void* dst, Allocation& src, size_t bytes) = 0;
+
+  // --- programs: a kernel SINK is lowered with lower_options(), rendered, then compiled. The
+  // executor caches programs per (kind, kernel), so compile's Runner must serve every device of the kind.
+  virtual LowerOptions lower_options() const { return {}; }
+  virtual std::string render(const Program& p) const = 0;
+  virtual std::shared_ptr<const Runner> compile(const Program& p, const std::string& source) = 0;
+
+ private:
+  std::string name_, kind_;
+};
+
+// Opens device `index` of a kind under its canonical `name`; nullptr, with the reason in *why_not,
+// when it is not available on this machine.
+using DeviceFactory = std::function<std::unique_ptr<Device>(const std::string& name, int index, std::string* why_not)>;
+// Adds a kind (upper case) beside the built-in ones; registering a kind again replaces its factory
+// for devices not yet opened.
+void register_device(const std::string& kind, DeviceFactory open);
+// The known kinds, sorted ("CPU", "CUDA", "LLVM").
+std::vector<std::string> device_kinds();
+
+// The canonical name of a device ("llvm:0" → "LLVM"). rg::Error starting with `who` for an unknown
+// kind or a malformed name. Says nothing about availability.
+std::string canonical_device(const std::string& name, const std::string& who = "device");
+// Whether the device can be opened here; if not, why (a CUDA name on a machine without a driver).
+bool device_available(const std::string& name, std::string* why_not = nullptr, const std::string& who = "device");
+// The device, opened on first use and kept for the process. rg::Error starting with `who` and naming
+// the device when it is unknown or not available here, with the reason.
+Device& get_device(const std::string& name, const std::string& who = "device");
+
+}  // namespace rg

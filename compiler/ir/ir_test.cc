@@ -166,6 +166,23 @@ TEST(GraphRewrite, RewritesAMillionDeepChainWithoutRecursion) {
   EXPECT_EQ(graph_rewrite(e, RuleSet{"add_zero", add_zero}, nullptr, Direction::TopDown), x);
 }
 
+// x*1 => x, as a second rule set: together with add_zero, (x+0)*1 and x*1+0 both reach x.
+const RuleInfo kMulOne{"test", 12, 3, "x * 1 => x"};
+std::atomic<uint64_t> mul_one_count{0};
+UPtr mul_one(const UPtr& u, RewriteCtx& ctx) {
+  if (u->op == Op::MUL && u->src[1]->is_const() && u->src[1]->as_int() == 1)
+    return ctx.fired(kMulOne, mul_one_count, u, u->src[0]);
+  return {};
+}
+
+TEST(GraphRewrite, SeveralRuleSetsReachOneFixedPoint) {
+  UPtr x = var("x", 0, 9), zero = cnst_int(dtypes::index, 0), one = cnst_int(dtypes::index, 1);
+  RuleSet a{"add_zero", add_zero}, m{"mul_one", mul_one};
+  EXPECT_EQ(graph_rewrite(((x * one + zero) * one + zero) * one, {&a, &m}), x);
+  EXPECT_EQ(graph_rewrite(((x * one + zero) * one + zero) * one, {&m, &a}, nullptr, Direction::TopDown), x);
+  EXPECT_NE(graph_rewrite((x * one + zero) * one, a), x);  // one set alone stops early
+}
+
 TEST(GraphRewrite, ACycleNamesItsRules) {
   UPtr e = var("x", 0, 1) + var("y", 0, 1);
   try {

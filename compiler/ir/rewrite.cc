@@ -48,9 +48,9 @@ UPtr rewrite_once(const UPtr& node, const RuleSet& rules, void* ctx) {
 
 namespace {
 
-[[noreturn]] void report_cycle(const RuleSet& rules, const RewriteCtx& rc, const char* why) {
+[[noreturn]] void report_cycle(const std::string& names, const RewriteCtx& rc, const char* why) {
   std::set<std::string> seen;
-  std::string msg = std::string("graph_rewrite(") + rules.name + "): " + why + "; these rules keep firing:";
+  std::string msg = "graph_rewrite(" + names + "): " + why + "; these rules keep firing:";
   for (int i = 0; i < RewriteCtx::kRecent; ++i)
     if (const RuleInfo* r = rc.recent[i]; r && seen.insert(r->location()).second)
       msg += "\n  " + r->location() + ":" + std::to_string(r->col) + "  " + r->text;
@@ -67,7 +67,15 @@ struct Frame {
 
 }  // namespace
 
-UPtr graph_rewrite(const UPtr& root, const RuleSet& rules, void* ctx, Direction dir) {
+UPtr graph_rewrite(const UPtr& root, std::initializer_list<const RuleSet*> sets, void* ctx, Direction dir) {
+  std::vector<const RuleSet*> rules(sets);
+  std::string names;
+  for (const RuleSet* r : rules) names += (names.empty() ? "" : " + ") + std::string(r->name);
+  auto match = [&](const UPtr& u, RewriteCtx& rc) -> UPtr {
+    for (const RuleSet* r : rules)
+      if (UPtr out = r->match(u, rc)) return out;
+    return {};
+  };
   RewriteCtx rc(ctx);
   std::unordered_map<const UOp*, UPtr> done;
   std::unordered_set<const UOp*> open;  // on the stack: reaching one again is a cycle
@@ -76,7 +84,7 @@ UPtr graph_rewrite(const UPtr& root, const RuleSet& rules, void* ctx, Direction 
   uint64_t budget = 10000;
 
   auto push = [&](const UPtr& n, Frame& f) {
-    if (open.count(n.get())) report_cycle(rules, rc, "a node rewrites back to itself");
+    if (open.count(n.get())) report_cycle(names, rc, "a node rewrites back to itself");
     keep.push_back(n);
     f.stage = 2;
     f.next = n;
@@ -95,8 +103,8 @@ UPtr graph_rewrite(const UPtr& root, const RuleSet& rules, void* ctx, Direction 
       open.insert(u);
       if (dir == Direction::TopDown) {
         UPtr self(u);
-        if (UPtr r = rules.match(self, rc); r && r != self) {
-          if (rc.fires > budget) report_cycle(rules, rc, "no fixed point");
+        if (UPtr r = match(self, rc); r && r != self) {
+          if (rc.fires > budget) report_cycle(names, rc, "no fixed point");
           push(r, f);
           continue;
         }
@@ -121,8 +129,8 @@ UPtr graph_rewrite(const UPtr& root, const RuleSet& rules, void* ctx, Direction 
         continue;
       }
       if (dir == Direction::BottomUp) {
-        if (UPtr r = rules.match(rebuilt, rc); r && r != rebuilt) {
-          if (rc.fires > budget) report_cycle(rules, rc, "no fixed point");
+        if (UPtr r = match(rebuilt, rc); r && r != rebuilt) {
+          if (rc.fires > budget) report_cycle(names, rc, "no fixed point");
           push(r, f);
           continue;
         }
@@ -139,6 +147,10 @@ UPtr graph_rewrite(const UPtr& root, const RuleSet& rules, void* ctx, Direction 
     stack.pop_back();
   }
   return done.at(root.get());
+}
+
+UPtr graph_rewrite(const UPtr& root, const RuleSet& rules, void* ctx, Direction dir) {
+  return graph_rewrite(root, {&rules}, ctx, dir);
 }
 
 }  // namespace rg

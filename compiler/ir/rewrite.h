@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -70,6 +71,10 @@ enum class Direction {
 // naming the rules (file:line) that keep firing when no fixed point is reached
 // within max(10000, 100 × nodes) rewrites.
 UPtr graph_rewrite(const UPtr& root, const RuleSet& rules, void* ctx = nullptr, Direction dir = Direction::BottomUp);
+// Several rule sets as one: on each node the first set with a matching rule
+// rewrites it, and the result is a fixed point of all of them together.
+UPtr graph_rewrite(const UPtr& root, std::initializer_list<const RuleSet*> rules, void* ctx = nullptr,
+                   Direction dir = Direction::BottomUp);
 
 // Applies the rule set once to one node (no recursion into sources); null if nothing matched.
 UPtr rewrite_once(const UPtr& node, const RuleSet& rules, void* ctx = nullptr);

@@ -123,7 +123,14 @@ class Checker {
         if (class_by_name(name) || classes_.count(name)) error(def.second, "class '" + name + "' is already defined");
         classes_[name] = resolve_set(def.first);
       }
-      for (const RuleSetDecl& r : f.rulesets) ruleset(r);
+      for (const RuleSetDecl& r : f.rulesets) {
+        // Both become C++ names in one scope: a helper would be hidden by the rule set.
+        for (const auto& [name, loc] : f.externs)
+          if (name == r.name)
+            error(r.loc, "rule set '" + name + "' has the name of a helper",
+                  {{f.path, loc, "the helper is declared here"}});
+        ruleset(r);
+      }
     }
     for (RuleSetOut& s : prog_.sets) shadowing(s);
     return std::move(prog_);

@@ -186,7 +186,8 @@ class RowBuilder {
         bool rest = false;
         if (!e.kids.empty() && (e.kids.back().kind == Expr::Span || e.kids.back().kind == Expr::Rest))
           fixed--, rest = true;
-        if (oi.arity < 0) test(v + "->src.size() " + (rest ? ">= " : "== ") + std::to_string(fixed));
+        if (oi.arity < 0 && !(rest && fixed == 0))  // `op(...)` takes any number: no test
+          test(v + "->src.size() " + (rest ? ">= " : "== ") + std::to_string(fixed));
         if (e.dtype) test(dtype_test(*e.dtype, v));
         if (e.arg) arg(*e.arg, op, path);
         for (size_t i = 0; i < fixed; ++i) {

@@ -129,6 +129,12 @@ TEST(Example, ArgsAndSpans) {
   // gep[k] binds the arg as a vector.
   UPtr v = mk(Op::VECTORIZE, dtypes::int32.vec(2), {x, i32(1)});
   EXPECT_EQ(graph_rewrite(mk(Op::GEP, dtypes::int32, {v}, std::vector<int64_t>{0}), rules::structure), x);
+  // noop(...) takes any number of sources, none included (regression: it generated `size() >= 0`).
+  UPtr none = mk(Op::NOOP, dtypes::void_, {}), two = mk(Op::NOOP, dtypes::void_, {x, r0});
+  EXPECT_EQ(graph_rewrite(mk(Op::BARRIER, dtypes::void_, {none, x}), rules::structure),
+            mk(Op::BARRIER, dtypes::void_, {x}));
+  EXPECT_EQ(graph_rewrite(mk(Op::BARRIER, dtypes::void_, {two, r1}), rules::structure),
+            mk(Op::BARRIER, dtypes::void_, {r1}));
 }
 
 TEST(Example, AtBinding) {

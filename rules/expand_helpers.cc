@@ -1,8 +1,10 @@
 #include "rules/expand_helpers.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "rules/codegen_helpers.h"
+#include "rules/devectorize_helpers.h"
 #include "rules/invalid_helpers.h"
 
 namespace rg {
@@ -43,6 +45,85 @@ UnrollPlan plan_unrolls(const UPtr& kernel, int64_t limit) {
     plan.chosen.insert(r);
   }
   return plan;
+}
+
+namespace {
+
+// The coefficient of r in an address, or nullopt when r also appears inside a term (r / 4, r * r).
+std::optional<int64_t> coefficient(const UPtr& idx, const UPtr& r) {
+  AffineIndex a = affine_index(idx);
+  int64_t c = 0;
+  for (const auto& [term, k] : a.terms) {
+    if (term == r.get()) {
+      c = k;
+      continue;
+    }
+    for (const UPtr& u : toposort(UPtr(term)))
+      if (u == r) return std::nullopt;
+  }
+  return c;
+}
+
+}  // namespace
+
+bool UpcastPlan::closes(USpan ranges) const {
+  return axis && std::any_of(ranges.begin(), ranges.end(), [&](const UPtr& r) { return r == value; });
+}
+
+UpcastPlan plan_upcast(const UPtr& kernel, int64_t width, int64_t unroll_limit) {
+  UpcastPlan plan;
+  if (width < 2) return plan;
+  std::vector<UPtr> topo = toposort(kernel), candidates, stores, addresses;
+  int64_t next_id = 0;
+  for (const UPtr& u : topo) {
+    if (u->op == Op::RANGE) {
+      next_id = std::max(next_id, u->arg_ints().empty() ? 0 : u->arg_ints()[0] + 1);
+      if (axis_type(u) == AxisType::Loop && const_bound(u) && u->src[0]->as_int() > width &&
+          u->src[0]->as_int() % width == 0)
+        candidates.push_back(u);
+    }
+    if (u->op == Op::STORE) stores.push_back(u->src[0]);
+    if (u->op == Op::INDEX && u->src[0]->op == Op::PARAM) addresses.push_back(u);
+  }
+  if (stores.empty()) return plan;
+  std::sort(candidates.begin(), candidates.end(),
+            [](const UPtr& a, const UPtr& b) { return range_key(a) > range_key(b); });
+  UnrollPlan unrolls = plan_unrolls(kernel, unroll_limit);
+  for (const UPtr& r : candidates) {
+    if (unrolls.has(r)) continue;
+    bool ok = true;
+    for (const UPtr& s : stores) {
+      auto c = s->op == Op::INDEX && s->src.size() == 2 ? coefficient(s->src[1], r) : std::nullopt;
+      ok &= c == 1;
+    }
+    for (const UPtr& a : addresses) {
+      auto c = a->src.size() == 2 ? coefficient(a->src[1], r) : std::nullopt;
+      ok &= c == 0 || c == 1;
+    }
+    if (!ok) continue;
+    plan.axis = r;
+    std::vector<int64_t> arg = r->arg_ints();
+    plan.outer = UOp::make(Op::RANGE, r->dtype, {cnst_int(r->src[0]->dtype, r->src[0]->as_int() / width)}, arg);
+    plan.lanes = range(width, next_id, AxisType::Upcast);
+    plan.value = plan.outer * width + plan.lanes;
+    return plan;
+  }
+  return plan;
+}
+
+UPtr upcast_value(const UpcastPlan& plan) { return plan.value; }
+
+UPtr upcast_end(const UpcastPlan& plan, const UPtr& end) {
+  std::vector<UPtr> src{end->src[0]};
+  for (size_t i = 1; i < end->src.size(); ++i) {
+    if (end->src[i] != plan.value) {
+      src.push_back(end->src[i]);
+      continue;
+    }
+    src.push_back(plan.outer);
+    src.push_back(plan.lanes);
+  }
+  return UOp::make(Op::END, end->dtype, std::move(src), end->arg);
 }
 
 UPtr unrolled_axis(const UPtr& r) {

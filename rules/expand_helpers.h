@@ -5,8 +5,9 @@
 // chosen ranges (an output range becomes UPCAST, a reduce range UNROLL); then the
 // expander replaces every UPCAST/UNROLL range by its values: an END over one
 // replicates its value once per value, a REDUCE over one becomes a chain of the
-// reduce op over the copies. Today the copies are separate scalar values; vector
-// lanes can later take their place behind the same axis types.
+// reduce op over the copies. The copies are scalar values; on a target with vector
+// lanes the devectorizer regroups them (rules/devectorize_helpers.h), and `upcast` splits
+// an output axis into an UPCAST axis of lanes first (plan_upcast).
 #pragma once
 
 #include <cstdint>
@@ -28,6 +29,27 @@ struct UnrollPlan {
 // taken while the product of the bounds taken so far (counting ranges already typed UPCAST or
 // UNROLL) stays within `limit`. A limit of 0 or less chooses nothing.
 UnrollPlan plan_unrolls(const UPtr& kernel, int64_t limit);
+
+// The innermost contiguous output axis split into vector lanes (context of the upcast rule set): a
+// Loop range r of constant bound n becomes `outer * width + lanes`, outer a Loop of n / width (r's
+// axis id) and lanes an Upcast of width (a new axis id), which the expander turns into lanes.
+struct UpcastPlan {
+  UPtr axis;                 // r; null when nothing is split
+  UPtr outer, lanes, value;  // the two ranges and the index that replaces r
+  bool splits(const UPtr& r) const { return axis && r == axis; }
+  bool closes(USpan ranges) const;  // does an END close the replaced range (value is among its ranges)?
+};
+
+// Chooses the axis to upcast by `width` (rules/README: the CPU heuristic): the Loop range with a constant
+// bound n, n % width == 0 and n > width, with the largest range_key, such that every store's address
+// has coefficient 1 on it and every other memory address coefficient 0 or 1 (AffineIndex), and that
+// plan_unrolls(kernel, unroll_limit) does not already unroll fully (small kernels stay loop-free).
+// Nothing when width < 2 or no range qualifies.
+UpcastPlan plan_upcast(const UPtr& kernel, int64_t width, int64_t unroll_limit);
+// The index that replaces the split range.
+UPtr upcast_value(const UpcastPlan& plan);
+// END(x, ..., value, ...) closing the split range: END(x, ..., outer, lanes, ...).
+UPtr upcast_end(const UpcastPlan& plan, const UPtr& end);
 
 // A chosen range retyped for expansion: a Reduce range becomes Unroll, any other Upcast.
 UPtr unrolled_axis(const UPtr& r);

@@ -152,6 +152,8 @@ class Renderer {
 
   std::string index_expr(const UPtr& u) {
     if (u->src.size() < 2) throw Error(who_ + ": INDEX without an index");
+    if (u->dtype.ptr && u->dtype.count > 1)  // a vector access: its lanes at consecutive addresses
+      return "((" + vtype(u->dtype.base()) + "*)(" + ref(u->src[0]) + "+" + ref(u->src[1]) + "))";
     return "(" + ref(u->src[0]) + "+" + ref(u->src[1]) + ")";
   }
 
@@ -433,7 +435,9 @@ std::string CStyleLanguage::bitcast(const std::string& ft, const std::string& tt
 }
 
 std::string CStyleLanguage::vector_typedef(const std::string& scalar, const std::string& name, int count) const {
-  return "typedef " + scalar + " " + name + " __attribute__((ext_vector_type(" + std::to_string(count) + ")));\n";
+  // Aligned as the scalar: a vector access needs only its lanes' alignment (buffers are not 16-byte aligned).
+  return "typedef " + scalar + " " + name + " __attribute__((ext_vector_type(" + std::to_string(count) +
+         "), aligned(sizeof(" + scalar + "))));\n";
 }
 
 std::string CStyleLanguage::function(const Program& p, const std::vector<Param>& params, const std::vector<Var>& vars,
@@ -490,5 +494,12 @@ std::string render_cstyle(const Program& p, const CStyleLanguage& lang) { return
 std::string c_type(DType dt) { return cstyle_type(dt, c_language()); }
 std::string c_const(const UPtr& c) { return cstyle_const(c, c_language()); }
 std::string render_c(const Program& p) { return render_cstyle(p, c_language()); }
+
+LowerOptions cpu_lower_options() {
+  LowerOptions o;
+  o.upcast = 4;
+  o.fold_widths = {4, 2};
+  return o;
+}
 
 }  // namespace rg

@@ -15,6 +15,9 @@ namespace rg {
 // bufs[params.size() + k] points at the int64 value of vars[k]. Throws rg::Error on
 // ops the CPU cannot run (GPU thread indices, Invalid left in the program).
 std::string render_c(const Program& p);
+// How the CPU lowers kernels: vector lanes (an output axis upcast by 4 where it is contiguous) and
+// loads/stores folded to 4 and 2 lanes (compiler/codegen/codegen.h LowerOptions).
+LowerOptions cpu_lower_options();
 
 // Pieces, exposed for tests.
 // The C type of a value of dt. float16 and bfloat16 compute in float (see README).

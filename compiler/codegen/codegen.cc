@@ -7,6 +7,8 @@
 #include "compiler/ir/rewrite.h"
 #include "rules/codegen.h"
 #include "rules/codegen_helpers.h"
+#include "rules/devectorize.h"
+#include "rules/devectorize_helpers.h"
 #include "rules/expand.h"
 #include "rules/expand_helpers.h"
 #include "rules/gpudims.h"
@@ -54,10 +56,19 @@ Program lower(const UPtr& kernel, const LowerOptions& opts) {
       changed = true;
     }
   }
+  // A CPU kernel too large to unroll fully gets vector lanes: its innermost contiguous output axis is
+  // split, the lanes becoming an UPCAST axis for the expander.
+  const bool vectors = !opts.gpu && !opts.fold_widths.empty();
+  bool upcast = false;
+  if (vectors) {
+    UpcastPlan up = plan_upcast(k, opts.upcast, opts.unroll_limit);
+    if (up.axis) k = graph_rewrite(k, rules::upcast, &up);
+    upcast = static_cast<bool>(up.axis);
+  }
   // Small loops disappear: the plan's ranges become UPCAST/UNROLL axes, the expander replaces
   // them by their values, and each copy's index and gate fold (after the REDUCE rule above).
   UnrollPlan plan = plan_unrolls(k, opts.unroll_limit);
-  if (!plan.chosen.empty()) {
+  if (!plan.chosen.empty() || upcast) {
     k = graph_rewrite(k, rules::choose_unrolls, &plan);
     k = graph_rewrite(k, rules::expand);
     changed = true;
@@ -77,6 +88,13 @@ Program lower(const UPtr& kernel, const LowerOptions& opts) {
   k = graph_rewrite(k, rules::add_loads);
   k = graph_rewrite(k, rules::remove_invalid);
   k = graph_rewrite(k, rules::symbolic);
+  if (vectors) {  // devectorize: the copies of the lanes regrouped at the target's fold widths
+    FoldCtx fold{opts.fold_widths, {}};
+    plan_load_folds(k, fold);
+    if (!fold.loads.empty()) k = graph_rewrite(k, rules::fold_loads, &fold);
+    k = graph_rewrite(k, rules::fold_stores, &fold);
+    k = graph_rewrite(k, rules::vector_lanes);
+  }
   k = graph_rewrite(k, rules::split_ends);
   k = graph_rewrite(k, rules::lower_index_dtype);
   p.uops = linearize(k);

@@ -30,6 +30,13 @@ struct LowerOptions {
   // (SPECIAL gidx/lidx, rules/gpudims.rules), the innermost split into blocks of up to
   // gpu->local_size threads. Unset (the CPU): every range stays a loop.
   std::optional<GpuLimits> gpu = std::nullopt;
+  // Vector lanes, for a target with vector registers (the CPU's C: cpu_lower_options() in
+  // backends/cpu/renderer.h). upcast: the innermost contiguous output axis is split by this width into
+  // lanes when it divides the axis and the kernel is not unrolled fully (rules/expand_helpers.h
+  // plan_upcast; 0 or 1: never). fold_widths: the vector widths loads and stores fold to, largest first
+  // (e.g. {4, 2}; 1 is implied); empty: the program stays scalar (LLVM, CUDA). Ignored with `gpu`.
+  int64_t upcast = 0;
+  std::vector<int> fold_widths = {};
 };
 
 Program lower(const UPtr& kernel, const LowerOptions& opts = {});

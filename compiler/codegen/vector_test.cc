@@ -1,0 +1,232 @@
+// Vector lanes on the CPU (cpu_lower_options): kernels lowered with an upcast output axis and loads and
+// stores folded to 4 and 2 lanes, rendered, compiled and run; every result is compared with values
+// computed by hand, and the source with the vector accesses it must contain.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "backends/cpu/compiler.h"
+#include "backends/cpu/renderer.h"
+#include "compiler/codegen/codegen.h"
+
+namespace rg {
+namespace {
+
+UPtr param(int64_t slot, DType dt, int64_t n) { return UOp::make(Op::PARAM, dt.ptr_to(n), {}, slot); }
+UPtr load(const UPtr& p, const UPtr& i) { return UOp::make(Op::INDEX, p->dtype.base(), {p, i}); }
+UPtr store(const UPtr& p, const UPtr& i, const UPtr& v) {
+  return UOp::make(Op::STORE, dtypes::void_, {UOp::make(Op::INDEX, p->dtype, {p, i}), v});
+}
+UPtr end(const UPtr& x, std::vector<UPtr> ranges) {
+  ranges.insert(ranges.begin(), x);
+  return UOp::make(Op::END, dtypes::void_, std::move(ranges));
+}
+UPtr sink(const UPtr& x) { return UOp::make(Op::SINK, dtypes::void_, {x}); }
+UPtr reduce(Op op, const UPtr& x, std::vector<UPtr> ranges) {
+  ranges.insert(ranges.begin(), x);
+  return UOp::make(Op::REDUCE, x->dtype, std::move(ranges), op);
+}
+UPtr idx(int64_t v) { return cnst_int(dtypes::index, v); }
+UPtr f32(double v) { return cnst(dtypes::float32, v); }
+
+std::string run(const UPtr& kernel, std::vector<void*> bufs, const LowerOptions& opts = cpu_lower_options()) {
+  Program p = lower(kernel, opts);
+  std::string src = render_c(p);
+  auto k = compile_c(src, p.name);
+  (*k)(bufs.data());
+  return src;
+}
+
+size_t count(const std::string& s, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
+  return n;
+}
+
+// The kernel's body: the source without the typedefs before it.
+std::string body(const std::string& src) { return src.substr(src.find("void ")); }
+
+UPtr add_kernel(int64_t n) {
+  UPtr out = param(0, dtypes::float32, n), a = param(1, dtypes::float32, n), b = param(2, dtypes::float32, n);
+  UPtr r = range(n, 0);
+  return sink(end(store(out, r, load(a, r) + load(b, r)), {r}));
+}
+
+// out[i] = a[i] + b[i]; a[i] = i * 0.5, b[i] = 1000 - i * 0.25: sums exact in float32 for i < 4096.
+void check_add(int64_t n, const LowerOptions& opts, std::string* src) {
+  std::vector<float> o(n + 1, -7), a(n), b(n);
+  for (int64_t i = 0; i < n; ++i) a[i] = 0.5f * i, b[i] = 1000.0f - 0.25f * i;
+  *src = run(add_kernel(n), {o.data(), a.data(), b.data()}, opts);
+  for (int64_t i = 0; i < n; ++i) ASSERT_EQ(o[i], 1000.0f + 0.25f * i) << "n=" << n << " i=" << i << "\n" << *src;
+  EXPECT_EQ(o[n], -7) << "wrote past the end\n" << *src;
+}
+
+TEST(Vector, ElementwiseAddExactValues) {
+  for (int64_t n : {1, 2, 3, 4, 5, 6, 7, 8, 31, 32, 33, 36, 1024, 1027, 4096}) {
+    SCOPED_TRACE(n);
+    std::string src;
+    check_add(n, cpu_lower_options(), &src);
+  }
+}
+
+TEST(Vector, SmallAddsAreLoopFreeWithVectorAccesses) {
+  // 4: one float4 per buffer. 6: float4 + float2. 7: float4 + float2 + one scalar.
+  struct Want {
+    int64_t n;
+    size_t v4, v2, scalar;
+  };
+  for (Want w : {Want{4, 1, 0, 0}, Want{6, 1, 1, 0}, Want{7, 1, 1, 1}}) {
+    SCOPED_TRACE(w.n);
+    std::string src;
+    check_add(w.n, cpu_lower_options(), &src);
+    const std::string b = body(src);
+    EXPECT_EQ(count(b, "for ("), 0u) << src;
+    for (const char* buf : {"data0", "data1", "data2"}) {
+      EXPECT_EQ(count(b, std::string("*((float4*)(") + buf + "+0))"), w.v4) << buf << "\n" << src;
+      EXPECT_EQ(count(b, std::string("*((float2*)(") + buf + "+4))"), w.v2) << buf << "\n" << src;
+      EXPECT_EQ(count(b, std::string("*(") + buf + "+6)"), w.scalar) << buf << "\n" << src;
+    }
+    EXPECT_EQ(count(b, "float4 alu"), 1u) << "one 4-wide add\n" << src;
+  }
+}
+
+TEST(Vector, Add1024UsesFourWideLoadsAndStores) {
+  std::string src;
+  check_add(1024, cpu_lower_options(), &src);
+  const std::string b = body(src);
+  EXPECT_EQ(count(b, "for ("), 1u) << src;
+  EXPECT_EQ(count(b, "< 256;"), 1u) << "the loop runs 1024 / 4 times\n" << src;
+  EXPECT_EQ(count(b, "float4 val"), 2u) << src;
+  EXPECT_EQ(count(b, "*((float4*)(data1+"), 1u) << src;
+  EXPECT_EQ(count(b, "*((float4*)(data2+"), 1u) << src;
+  EXPECT_EQ(count(b, "*((float4*)(data0+"), 1u) << src;
+  EXPECT_EQ(count(b, "float4 alu"), 1u) << "the add is one vector op\n" << src;
+  EXPECT_EQ(count(b, "*(data"), 0u) << "no scalar access\n" << src;
+  EXPECT_NE(src.find("ext_vector_type(4)"), std::string::npos) << src;
+}
+
+TEST(Vector, NonDivisibleAndDefaultOptionsStayScalar) {
+  std::string src;
+  check_add(1027, cpu_lower_options(), &src);  // 1027 % 4 != 0: the axis is not split
+  EXPECT_EQ(count(src, "float4"), 0u) << src;
+  EXPECT_EQ(count(body(src), "< 1027;"), 1u) << src;
+  check_add(1024, LowerOptions{}, &src);  // the default (LLVM, CUDA): a scalar program
+  EXPECT_EQ(count(src, "float4"), 0u) << src;
+  EXPECT_EQ(count(src, "float2"), 0u) << src;
+}
+
+TEST(Vector, TransposedCopyStaysScalar) {
+  // out (48x64) = in (64x48) transposed: out[i*64 + j] = in[j*48 + i]. The store is contiguous in j,
+  // the load is not: no upcast, every access scalar.
+  const int64_t R = 64, C = 48;
+  UPtr out = param(0, dtypes::float32, R * C), in = param(1, dtypes::float32, R * C);
+  UPtr i = range(C, 0), j = range(R, 1);
+  UPtr k = sink(end(store(out, i * R + j, load(in, j * C + i)), {i, j}));
+  std::vector<float> o(R * C, -1), x(R * C);
+  for (int64_t t = 0; t < R * C; ++t) x[t] = static_cast<float>(t);
+  std::string src = run(k, {o.data(), x.data()});
+  for (int64_t a = 0; a < C; ++a)
+    for (int64_t b = 0; b < R; ++b) ASSERT_EQ(o[a * R + b], static_cast<float>(b * C + a)) << a << "," << b;
+  EXPECT_EQ(count(src, "float4"), 0u) << src;
+  EXPECT_EQ(count(src, "float2"), 0u) << src;
+  EXPECT_EQ(count(body(src), "for ("), 2u) << src;
+}
+
+TEST(Vector, SumOfRowsWithAnUpcastOutputAxis) {
+  // out[j] = sum_i in[i*64 + j] over a 100x64 input: the output axis (contiguous) is upcast by 4, four
+  // accumulators in one loop over i reading one float4 per row, one float4 store per four outputs.
+  const int64_t R = 100, C = 64;
+  UPtr out = param(0, dtypes::float32, C), in = param(1, dtypes::float32, R * C);
+  UPtr j = range(C, 0), i = range(R, 1, AxisType::Reduce);
+  UPtr k = sink(end(store(out, j, reduce(Op::ADD, load(in, i * C + j), {i})), {j}));
+  std::vector<float> o(C, -1), x(R * C);
+  for (int64_t a = 0; a < R; ++a)
+    for (int64_t b = 0; b < C; ++b) x[a * C + b] = static_cast<float>((a % 7) * 3 + b);
+  std::string src = run(k, {o.data(), x.data()});
+  for (int64_t b = 0; b < C; ++b) {
+    double want = 0;
+    for (int64_t a = 0; a < R; ++a) want += (a % 7) * 3 + b;  // integers below 2^24: exact
+    ASSERT_EQ(o[b], static_cast<float>(want)) << b << "\n" << src;
+  }
+  const std::string s = body(src);
+  EXPECT_EQ(count(s, "< 16;"), 1u) << src;
+  EXPECT_EQ(count(s, "< 100;"), 1u) << src;
+  EXPECT_EQ(count(s, "*((float4*)(data1+"), 1u) << src;
+  EXPECT_EQ(count(s, "*((float4*)(data0+"), 1u) << src;
+  EXPECT_EQ(count(s, "*(data"), 0u) << src;
+}
+
+TEST(Vector, RowSumWithStridedInputStaysScalar) {
+  // out[i] = sum_j in[i*100 + j], 64 x 100: the output axis is contiguous in out but strides in by 100.
+  const int64_t R = 64, C = 100;
+  UPtr out = param(0, dtypes::float32, R), in = param(1, dtypes::float32, R * C);
+  UPtr i = range(R, 0), j = range(C, 1, AxisType::Reduce);
+  UPtr k = sink(end(store(out, i, reduce(Op::ADD, load(in, i * C + j), {j})), {i}));
+  std::vector<float> o(R, -1), x(R * C);
+  for (int64_t t = 0; t < R * C; ++t) x[t] = static_cast<float>(t % 13);
+  std::string src = run(k, {o.data(), x.data()});
+  for (int64_t a = 0; a < R; ++a) {
+    double want = 0;
+    for (int64_t b = 0; b < C; ++b) want += (a * C + b) % 13;
+    ASSERT_EQ(o[a], static_cast<float>(want)) << a;
+  }
+  EXPECT_EQ(count(src, "float4"), 0u) << src;
+}
+
+TEST(Vector, IntAddAndMixedOps) {
+  // out[i] = (a[i] * 3 - b[i]) with int32, 64 elements: int4 lanes.
+  const int64_t n = 64;
+  UPtr out = param(0, dtypes::int32, n), a = param(1, dtypes::int32, n), b = param(2, dtypes::int32, n);
+  UPtr r = range(n, 0);
+  UPtr k = sink(end(store(out, r, load(a, r) * cnst_int(dtypes::int32, 3) - load(b, r)), {r}));
+  std::vector<int32_t> o(n, -1), x(n), y(n);
+  for (int64_t t = 0; t < n; ++t) x[t] = static_cast<int32_t>(t - 20), y[t] = static_cast<int32_t>(t * t);
+  std::string src = run(k, {o.data(), x.data(), y.data()});
+  for (int64_t t = 0; t < n; ++t) ASSERT_EQ(o[t], (t - 20) * 3 - t * t) << t << "\n" << src;
+  EXPECT_EQ(count(body(src), "*((int4*)(data"), 3u) << src;
+}
+
+TEST(Vector, ComparisonsStayPerLane) {
+  // out[i] = a[i] < b[i] ? a[i] : b[i] (a bool vector has no C vector form: split per lane).
+  const int64_t n = 64;
+  UPtr out = param(0, dtypes::float32, n), a = param(1, dtypes::float32, n), b = param(2, dtypes::float32, n);
+  UPtr r = range(n, 0);
+  UPtr k = sink(end(store(out, r, where(load(a, r) < load(b, r), load(a, r), load(b, r))), {r}));
+  std::vector<float> o(n, -1), x(n), y(n);
+  for (int64_t t = 0; t < n; ++t) x[t] = static_cast<float>(t % 5), y[t] = static_cast<float>(t % 3);
+  std::string src = run(k, {o.data(), x.data(), y.data()});
+  for (int64_t t = 0; t < n; ++t) ASSERT_EQ(o[t], std::min(x[t], y[t])) << t << "\n" << src;
+  EXPECT_EQ(count(body(src), "*((float4*)(data"), 3u) << src;
+  EXPECT_EQ(count(src, "bool4"), 0u) << src;
+}
+
+// Seed 004 (DESIGN §6.4, seed 004 §5): loop-free, predicate-free, input 0-3 one 4-wide load and 4-5 one
+// 2-wide load, the first four outputs one vector store and the fifth a scalar store.
+TEST(Vector, Seed004LoadsFloat4AndFloat2) {
+  UPtr out = param(0, dtypes::float32, 5), in = param(1, dtypes::float32, 6);
+  UPtr r0 = range(5, 0, AxisType::Loop), r1 = range(4, 1, AxisType::Reduce);
+  UPtr valid = (idx(0) < r0) & (r0 < idx(4)) & (idx(0) < r1) & (r1 < idx(3));
+  UPtr x = load(in, where(valid, r1 * 3 + r0 - idx(4), invalid(dtypes::index)));
+  UPtr k = sink(end(store(out, r0, reduce(Op::ADD, where(valid, x, f32(0)) + f32(10), {r1})), {r0}));
+  std::vector<float> o(5, -1), in_v{1, 2, 3, 4, 5, 6};
+  std::string src = run(k, {o.data(), in_v.data()});
+  EXPECT_EQ(o, (std::vector<float>{40, 45, 47, 49, 40})) << src;
+  const std::string b = body(src);
+  EXPECT_EQ(count(b, "for ("), 0u) << src;
+  for (const char* predicate : {"?", "<", ">", "==", "!=", "if (", "&&", "&", "|"})
+    EXPECT_EQ(count(b, predicate), 0u) << predicate << "\n" << src;
+  EXPECT_EQ(count(b, "*((float4*)(data1+0))"), 1u) << src;
+  EXPECT_EQ(count(b, "*((float2*)(data1+4))"), 1u) << src;
+  EXPECT_EQ(count(b, "*(data1+"), 0u) << "no scalar load\n" << src;
+  EXPECT_EQ(count(b, "*((float4*)(data0+0)) = "), 1u) << src;
+  EXPECT_EQ(count(b, "*(data0+4) = 40.0f;"), 1u) << src;
+  EXPECT_EQ(count(b, "data0+"), 2u) << src;
+  // Other inputs, by hand: output i (1..3) = in[i - 1] + in[i + 2] + 40.
+  std::vector<float> in2{0.5f, -1, 8, 100, 3.25f, -7};
+  src = run(k, {o.data(), in2.data()});
+  EXPECT_EQ(o, (std::vector<float>{40, 0.5f + 100 + 40, -1 + 3.25f + 40, 8 + -7 + 40, 40})) << src;
+}
+
+}  // namespace
+}  // namespace rg

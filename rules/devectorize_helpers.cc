@@ -1,0 +1,206 @@
+#include "rules/devectorize_helpers.h"
+
+#include <algorithm>
+#include <set>
+
+namespace rg {
+
+namespace {
+
+void affine_walk(const UPtr& u, int64_t mul, AffineIndex& a) {
+  if (u->is_const() && !u->is_invalid() && !u->dtype.is_float()) {
+    a.offset += mul * u->as_int();
+    return;
+  }
+  if (u->op == Op::ADD || u->op == Op::SUB) {
+    affine_walk(u->src[0], mul, a);
+    affine_walk(u->src[1], u->op == Op::SUB ? -mul : mul, a);
+    return;
+  }
+  if (u->op == Op::MUL) {
+    for (int i = 0; i < 2; ++i)
+      if (u->src[i]->is_const() && !u->src[i]->is_invalid() && !u->dtype.is_float()) {
+        affine_walk(u->src[1 - i], mul * u->src[i]->as_int(), a);
+        return;
+      }
+  }
+  if ((a.terms[u.get()] += mul) == 0) a.terms.erase(u.get());
+}
+
+// The buffer of a plain (ungated) scalar access, or null: INDEX(PARAM, idx) of a foldable dtype.
+const UOp* plain_buffer(const UPtr& addr) {
+  if (addr->op != Op::INDEX || addr->src.size() != 2 || addr->src[0]->op != Op::PARAM) return nullptr;
+  if (addr->src[0]->dtype.space != AddrSpace::Global || addr->src[0]->dtype.count != 1) return nullptr;
+  return addr->src[0].get();
+}
+
+DType vector_ptr(const UPtr& buf, int w) {
+  DType d = buf->dtype;
+  return DType{d.scalar, static_cast<uint16_t>(w), true, d.space, -1};
+}
+
+// Accesses of one base address (a buffer and the non-constant part of the index), by offset.
+struct Group {
+  AffineIndex base;
+  std::map<int64_t, std::vector<size_t>> at;  // offset -> the accesses (indices into a caller's list)
+};
+using GroupKey = std::pair<const UOp*, std::vector<std::pair<const UOp*, int64_t>>>;
+
+void add_to_group(std::map<GroupKey, Group>& groups, const UOp* buf, const UPtr& idx, size_t i) {
+  AffineIndex a = affine_index(idx);
+  GroupKey key{buf, {a.terms.begin(), a.terms.end()}};
+  Group& g = groups[key];
+  g.base.terms = a.terms;
+  g.at[a.offset].push_back(i);
+}
+
+std::vector<int64_t> offsets_of(const Group& g) {
+  std::vector<int64_t> o;
+  for (const auto& [off, _] : g.at) o.push_back(off);
+  return o;
+}
+
+}  // namespace
+
+AffineIndex affine_index(const UPtr& idx) {
+  AffineIndex a;
+  affine_walk(idx, 1, a);
+  return a;
+}
+
+bool affine_aligned(const AffineIndex& a, int64_t w) {
+  if (w <= 0 || a.offset % w != 0) return false;
+  return std::all_of(a.terms.begin(), a.terms.end(), [w](const auto& t) { return t.second % w == 0; });
+}
+
+std::vector<std::pair<int64_t, int>> fold_runs(const std::vector<int64_t>& offsets, const std::vector<int>& widths,
+                                               const AffineIndex& base) {
+  std::vector<std::pair<int64_t, int>> runs;
+  std::set<int64_t> have(offsets.begin(), offsets.end());
+  for (size_t i = 0; i < offsets.size();) {
+    const int64_t o = offsets[i];
+    int taken = 1;
+    for (int w : widths) {
+      if (w <= 1 || o % w != 0) continue;
+      AffineIndex b = base;
+      b.offset = 0;
+      if (!affine_aligned(b, w)) continue;
+      bool all = true;
+      for (int k = 1; k < w && all; ++k) all = have.count(o + k) > 0;
+      if (!all) continue;
+      taken = w;
+      break;
+    }
+    if (taken > 1) runs.push_back({o, taken});
+    i += taken;  // offsets are distinct and the run's are consecutive
+  }
+  return runs;
+}
+
+bool foldable_dtype(DType dt) {
+  return !dt.ptr && dt.count == 1 &&
+         (dt.scalar == Scalar::Float32 || dt.scalar == Scalar::Int32 || dt.scalar == Scalar::UInt32);
+}
+
+void plan_load_folds(const UPtr& kernel, FoldCtx& ctx) {
+  std::vector<UPtr> loads;
+  std::map<GroupKey, Group> groups;
+  for (const UPtr& u : toposort(kernel)) {
+    if (u->op != Op::LOAD || u->src.size() != 1 || !foldable_dtype(u->dtype)) continue;
+    const UOp* buf = plain_buffer(u->src[0]);
+    if (!buf || buf->dtype.scalar != u->dtype.scalar) continue;
+    add_to_group(groups, buf, u->src[0]->src[1], loads.size());
+    loads.push_back(u);
+  }
+  for (auto& [key, g] : groups) {
+    for (const auto& [first, w] : fold_runs(offsets_of(g), ctx.widths, g.base)) {
+      const UPtr& lane0 = loads[g.at[first][0]];
+      const UPtr& addr = lane0->src[0];
+      UPtr vaddr = UOp::make(Op::INDEX, vector_ptr(addr->src[0], w), {addr->src[0], addr->src[1]});
+      UPtr vload = UOp::make(Op::LOAD, lane0->dtype.vec(w), {vaddr});
+      for (int k = 0; k < w; ++k)
+        for (size_t i : g.at[first + k])
+          ctx.loads[loads[i]] = UOp::make(Op::GEP, lane0->dtype, {vload}, std::vector<int64_t>{k});
+    }
+  }
+}
+
+UPtr folded_load(const FoldCtx& ctx, const UPtr& load) { return ctx.loads.at(load); }
+
+UPtr gep_of_vectorize(const UPtr& gep) {
+  const auto& lanes = gep->arg_ints();
+  const UPtr& v = gep->src[0];
+  if (lanes.size() != 1 || lanes[0] < 0 || lanes[0] >= static_cast<int64_t>(v->src.size())) return {};
+  return v->src[lanes[0]];
+}
+
+UPtr fold_store_group(const FoldCtx& ctx, const UPtr& group) {
+  std::map<GroupKey, Group> groups;
+  for (size_t i = 0; i < group->src.size(); ++i) {
+    const UPtr& s = group->src[i];
+    if (s->op != Op::STORE || !foldable_dtype(s->src[1]->dtype)) continue;
+    const UOp* buf = plain_buffer(s->src[0]);
+    if (!buf || buf->dtype.scalar != s->src[1]->dtype.scalar) continue;
+    add_to_group(groups, buf, s->src[0]->src[1], i);
+  }
+  std::map<size_t, UPtr> replace;  // a run's first store -> the vector store; its other stores -> null
+  for (auto& [key, g] : groups) {
+    std::erase_if(g.at, [](const auto& e) { return e.second.size() > 1; });  // an address stored twice stays
+    for (const auto& [first, w] : fold_runs(offsets_of(g), ctx.widths, g.base)) {
+      std::vector<UPtr> values;
+      size_t pos = group->src.size();
+      for (int k = 0; k < w; ++k) {
+        size_t i = g.at[first + k][0];
+        values.push_back(group->src[i]->src[1]);
+        pos = std::min(pos, i);
+        replace[i] = UPtr();
+      }
+      const UPtr& addr = group->src[g.at[first][0]]->src[0];
+      UPtr vaddr = UOp::make(Op::INDEX, vector_ptr(addr->src[0], w), {addr->src[0], addr->src[1]});
+      UPtr value = UOp::make(Op::VECTORIZE, values[0]->dtype.vec(w), values);
+      replace[pos] = UOp::make(Op::STORE, dtypes::void_, {vaddr, value});
+    }
+  }
+  if (replace.empty()) return {};
+  std::vector<UPtr> src;
+  for (size_t i = 0; i < group->src.size(); ++i) {
+    auto it = replace.find(i);
+    if (it == replace.end()) src.push_back(group->src[i]);
+    else if (it->second) src.push_back(it->second);
+  }
+  return UOp::make(group->op, group->dtype, std::move(src), group->arg);
+}
+
+UPtr vectorize_alu(const UPtr& vec) {
+  const UPtr& l0 = vec->src[0];
+  const DType dt = l0->dtype;
+  const bool f32 = dt == dtypes::float32, i32 = dt == dtypes::int32;
+  if (!f32 && !i32) return {};
+  const Op op = l0->op;
+  if (!(op == Op::ADD || op == Op::SUB || op == Op::MUL || op == Op::NEG || (op == Op::DIV && f32))) return {};
+  const size_t n = vec->src.size();
+  for (const UPtr& l : vec->src)
+    if (l->op != op || l->dtype != dt || l->src.size() != l0->src.size()) return {};
+  std::vector<UPtr> operands;
+  for (size_t j = 0; j < l0->src.size(); ++j) {
+    std::vector<UPtr> lanes;
+    for (const UPtr& l : vec->src) {
+      if (l->src[j]->dtype != dt) return {};
+      lanes.push_back(l->src[j]);
+    }
+    operands.push_back(UOp::make(Op::VECTORIZE, dt.vec(static_cast<int>(n)), std::move(lanes)));
+  }
+  return UOp::make(op, vec->dtype, std::move(operands), l0->arg);
+}
+
+UPtr vectorize_geps(const UPtr& vec) {
+  const UPtr& x = vec->src[0]->op == Op::GEP ? vec->src[0]->src[0] : UPtr();
+  if (!x || x->dtype.count != vec->src.size() || x->dtype != vec->dtype) return {};
+  for (size_t k = 0; k < vec->src.size(); ++k) {
+    const UPtr& l = vec->src[k];
+    if (l->op != Op::GEP || l->src[0] != x || l->arg_ints() != std::vector<int64_t>{static_cast<int64_t>(k)}) return {};
+  }
+  return x;
+}
+
+}  // namespace rg

@@ -1,0 +1,71 @@
+// C++ helpers for rules/devectorize.rules: scalar memory accesses folded into vector ones, and vector
+// lanes pushed through ALU ops (DESIGN.md §6.3). Unit-tested in devectorize_test.cc.
+//
+// The expander leaves one scalar copy per lane of an UPCAST/UNROLL axis, each folded on its own (its
+// index, its padding gate). This stage regroups them for a target with vector registers:
+//   - loads: scalar loads of one buffer whose addresses differ only by a constant become loads of
+//     the target's fold widths (largest first, each at an offset it divides); each lane reads a GEP;
+//   - stores: sibling scalar stores (one NOOP or SINK) to consecutive addresses become one store of a
+//     VECTORIZE of their values, split the same way;
+//   - VECTORIZE(op(a0, b0), op(a1, b1), ...) becomes op(VECTORIZE(a...), VECTORIZE(b...)) for the ALU
+//     ops the target computes on vectors, and VECTORIZE(GEP(x, 0), ..., GEP(x, n-1)) is x.
+// Everything else stays per lane: bool values (comparisons, gates, WHERE), casts, 16-bit floats, gated
+// accesses, and ops without a vector form. A target without fold widths gets a scalar program.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "compiler/ir/uop.h"
+
+namespace rg {
+
+// An integer index as sum(coeff * term) + offset. Terms are the index's sub-expressions that are not
+// ADD, SUB, MUL by a constant or a constant (borrowed from the index: valid while it lives).
+struct AffineIndex {
+  std::map<const UOp*, int64_t> terms;  // coefficient of each term, none 0
+  int64_t offset = 0;
+};
+AffineIndex affine_index(const UPtr& idx);
+// Is every coefficient and the offset a multiple of w (the index is w-aligned wherever it runs)?
+bool affine_aligned(const AffineIndex& a, int64_t w);
+
+// Greedy fold of sorted distinct offsets of one base address into vector accesses: from each offset,
+// the largest width w of `widths` (descending, > 1) with offsets o..o+w-1 all present and o aligned to
+// w (every coefficient of `base` a multiple of w, and o % w == 0). Returns (first offset, width) for each
+// vector access; the offsets outside them stay scalar.
+std::vector<std::pair<int64_t, int>> fold_runs(const std::vector<int64_t>& offsets, const std::vector<int>& widths,
+                                               const AffineIndex& base);
+
+// Context of the devectorize rule sets: the target's fold widths (descending, e.g. {4, 2}; 1 implied)
+// and, for fold_loads, each scalar load that is a lane of a vector load (its GEP).
+struct FoldCtx {
+  std::vector<int> widths;
+  UMap loads;
+  bool folds(const UPtr& l) const { return loads.count(l) > 0; }
+};
+// The GEP a planned load becomes.
+UPtr folded_load(const FoldCtx& ctx, const UPtr& load);
+
+// Plans fold_loads over a kernel: every ungated scalar load of a PARAM buffer (32-bit types) grouped
+// with the loads whose addresses differ from it by a constant, each group folded with fold_runs.
+void plan_load_folds(const UPtr& kernel, FoldCtx& ctx);
+// Can a scalar of dt live in a vector lane of the CPU's memory accesses (float32, int32, uint32)?
+bool foldable_dtype(DType dt);
+
+// NOOP/SINK whose scalar stores to consecutive addresses become vector stores of a VECTORIZE of their
+// values (same fold as loads); null when none folds.
+UPtr fold_store_group(const FoldCtx& ctx, const UPtr& group);
+
+// VECTORIZE of lanes that are all the same ALU op (same arg, same dtype, a vector op of the target:
+// ADD, SUB, MUL, NEG on float32/int32, DIV on float32): the op over the VECTORIZEs of each operand.
+// Null otherwise.
+UPtr vectorize_alu(const UPtr& vec);
+// GEP(VECTORIZE(a0, a1, ...), k): a_k. Null for a GEP of several lanes.
+UPtr gep_of_vectorize(const UPtr& gep);
+// VECTORIZE(GEP(x, 0), GEP(x, 1), ..., GEP(x, n-1)) with x of width n: x. Null otherwise.
+UPtr vectorize_geps(const UPtr& vec);
+
+}  // namespace rg

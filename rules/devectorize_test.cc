@@ -1,0 +1,159 @@
+// rules/devectorize.rules and its helpers on small hand-built graphs: affine indices, the fold of
+// offsets to widths, load and store folding, vector lanes through ALU ops, and the upcast plan.
+#include <gtest/gtest.h>
+
+#include "compiler/ir/rewrite.h"
+#include "rules/devectorize.h"
+#include "rules/devectorize_helpers.h"
+#include "rules/expand_helpers.h"
+
+namespace rg {
+namespace {
+
+using Runs = std::vector<std::pair<int64_t, int>>;
+const std::vector<int> kCpu{4, 2};
+
+UPtr param(int64_t slot, DType dt, int64_t n) { return UOp::make(Op::PARAM, dt.ptr_to(n), {}, slot); }
+UPtr ptr_index(const UPtr& p, const UPtr& i) { return UOp::make(Op::INDEX, p->dtype, {p, i}); }
+UPtr ld(const UPtr& p, const UPtr& i) { return UOp::make(Op::LOAD, p->dtype.base(), {ptr_index(p, i)}); }
+UPtr st(const UPtr& p, const UPtr& i, const UPtr& v) {
+  return UOp::make(Op::STORE, dtypes::void_, {ptr_index(p, i), v});
+}
+UPtr idx(int64_t v) { return cnst_int(dtypes::index, v); }
+UPtr gep(const UPtr& v, int64_t k) { return UOp::make(Op::GEP, v->dtype.scalar_type(), {v}, std::vector<int64_t>{k}); }
+UPtr vec(std::vector<UPtr> lanes) {
+  DType dt = lanes[0]->dtype.vec(static_cast<int>(lanes.size()));
+  return UOp::make(Op::VECTORIZE, dt, std::move(lanes));
+}
+
+TEST(Devectorize, AffineIndex) {
+  UPtr r = range(8, 0), s = range(3, 1);
+  AffineIndex a = affine_index(r * 4 + s * 12 + idx(3) - r);
+  EXPECT_EQ(a.offset, 3);
+  EXPECT_EQ(a.terms.size(), 2u);
+  EXPECT_EQ(a.terms[r.get()], 3);
+  EXPECT_EQ(a.terms[s.get()], 12);
+  UPtr q = r / 4;  // not affine: a term of its own
+  AffineIndex b = affine_index(q * 8 + idx(4));
+  EXPECT_EQ(b.terms.size(), 1u);
+  EXPECT_EQ(b.terms[q.get()], 8);
+  EXPECT_TRUE(affine_aligned(b, 4));
+  EXPECT_FALSE(affine_aligned(b, 8));
+  EXPECT_TRUE(affine_index(r - r).terms.empty());
+}
+
+TEST(Devectorize, FoldRunsTakeTheLargestAlignedWidth) {
+  AffineIndex flat;  // constant addresses
+  EXPECT_EQ(fold_runs({0, 1, 2, 3, 4, 5}, kCpu, flat), (Runs{{0, 4}, {4, 2}}));  // seed 004's input
+  EXPECT_EQ(fold_runs({0, 1, 2, 3, 4, 5, 6}, kCpu, flat), (Runs{{0, 4}, {4, 2}}));
+  EXPECT_EQ(fold_runs({1, 2, 3, 4}, kCpu, flat), (Runs{{2, 2}}));  // 1 and 4 misaligned or alone
+  EXPECT_EQ(fold_runs({0, 2, 4}, kCpu, flat), Runs{});
+  EXPECT_EQ(fold_runs({0, 1, 2, 3}, {}, flat), Runs{});  // no widths: scalar
+  UPtr r = range(8, 0);
+  EXPECT_EQ(fold_runs({0, 1, 2, 3}, kCpu, affine_index(r * 4)), (Runs{{0, 4}}));
+  EXPECT_EQ(fold_runs({0, 1, 2, 3}, kCpu, affine_index(r * 2)), (Runs{{0, 2}, {2, 2}}));
+  EXPECT_EQ(fold_runs({0, 1, 2, 3}, kCpu, affine_index(r)), Runs{});  // r: any alignment
+}
+
+TEST(Devectorize, LoadsFoldToVectorLoadsAndGeps) {
+  UPtr in = param(1, dtypes::float32, 6), out = param(0, dtypes::float32, 6);
+  std::vector<UPtr> stores;
+  for (int i = 0; i < 6; ++i) stores.push_back(st(out, idx(5 - i), ld(in, idx(i)) * ld(in, idx(i))));
+  UPtr k = UOp::make(Op::SINK, dtypes::void_, stores);
+  FoldCtx ctx{kCpu, {}};
+  plan_load_folds(k, ctx);
+  EXPECT_EQ(ctx.loads.size(), 6u);
+  UPtr l0 = ld(in, idx(0)), l5 = ld(in, idx(5));
+  ASSERT_TRUE(ctx.folds(l0));
+  UPtr g0 = folded_load(ctx, l0), g5 = folded_load(ctx, l5);
+  EXPECT_EQ(g0->op, Op::GEP);
+  EXPECT_EQ(g0->arg_ints(), std::vector<int64_t>{0});
+  EXPECT_EQ(g0->src[0]->dtype, dtypes::float32.vec(4));
+  EXPECT_EQ(g0->src[0]->src[0]->src[1], idx(0));
+  EXPECT_EQ(g5->arg_ints(), std::vector<int64_t>{1});
+  EXPECT_EQ(g5->src[0]->dtype, dtypes::float32.vec(2));
+  EXPECT_EQ(g5->src[0]->src[0]->src[1], idx(4));
+  // Gated loads and bool loads stay scalar.
+  UPtr gated = UOp::make(Op::LOAD, dtypes::float32, {ptr_index(in, idx(0)), cnst(dtypes::float32, 0),
+                                                     cnst(dtypes::bool_, 1)});
+  FoldCtx none{kCpu, {}};
+  plan_load_folds(UOp::make(Op::SINK, dtypes::void_, {st(out, idx(0), gated)}), none);
+  EXPECT_TRUE(none.loads.empty());
+}
+
+TEST(Devectorize, StoresFoldInTheirGroupAndValuesBecomeVectorOps) {
+  UPtr a = param(1, dtypes::float32, 8), out = param(0, dtypes::float32, 8);
+  UPtr r = range(2, 0);
+  std::vector<UPtr> stores;
+  for (int i = 0; i < 4; ++i) stores.push_back(st(out, r * 4 + idx(i), ld(a, r * 4 + idx(i)) + ld(a, r * 4 + idx(i))));
+  UPtr noop = UOp::make(Op::NOOP, dtypes::void_, stores);
+  FoldCtx ctx{kCpu, {}};
+  UPtr folded = fold_store_group(ctx, noop);
+  ASSERT_TRUE(folded);
+  ASSERT_EQ(folded->src.size(), 1u);
+  EXPECT_EQ(folded->src[0]->src[0]->dtype, dtypes::float32.vec(4).ptr_to(-1));
+  EXPECT_EQ(folded->src[0]->src[1]->op, Op::VECTORIZE);
+  // Through the rule sets: one vector load, one vector add, one vector store.
+  UPtr k = UOp::make(Op::SINK, dtypes::void_, {UOp::make(Op::END, dtypes::void_, {noop, r})});
+  plan_load_folds(k, ctx);
+  k = graph_rewrite(k, rules::fold_loads, &ctx);
+  k = graph_rewrite(k, rules::fold_stores, &ctx);
+  k = graph_rewrite(k, rules::vector_lanes);
+  UPtr vload = UOp::make(Op::LOAD, dtypes::float32.vec(4),
+                         {UOp::make(Op::INDEX, dtypes::float32.vec(4).ptr_to(-1), {a, r * 4 + idx(0)})});
+  UPtr vaddr = UOp::make(Op::INDEX, dtypes::float32.vec(4).ptr_to(-1), {out, r * 4 + idx(0)});
+  UPtr want = UOp::make(Op::STORE, dtypes::void_, {vaddr, vload + vload});
+  EXPECT_EQ(k->src[0]->src[0], UOp::make(Op::NOOP, dtypes::void_, {want})) << k;
+  // A group with nothing consecutive is left alone.
+  EXPECT_FALSE(fold_store_group(ctx, UOp::make(Op::NOOP, dtypes::void_, {stores[0], stores[2]})));
+}
+
+TEST(Devectorize, VectorLanes) {
+  UPtr x = UOp::make(Op::LOAD, dtypes::float32.vec(2),
+                     {UOp::make(Op::INDEX, dtypes::float32.vec(2).ptr_to(-1), {param(0, dtypes::float32, 2), idx(0)})});
+  EXPECT_EQ(vectorize_geps(vec({gep(x, 0), gep(x, 1)})), x);
+  EXPECT_FALSE(vectorize_geps(vec({gep(x, 1), gep(x, 0)})));  // a shuffle stays
+  EXPECT_EQ(gep_of_vectorize(gep(vec({gep(x, 1), gep(x, 0)}), 1)), gep(x, 0));
+  UPtr c = cnst(dtypes::float32, 2);
+  UPtr v = vectorize_alu(vec({gep(x, 0) * c, gep(x, 1) * c}));
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->op, Op::MUL);
+  EXPECT_EQ(v->dtype, dtypes::float32.vec(2));
+  EXPECT_EQ(v->src[1], vec({c, c}));
+  EXPECT_EQ(graph_rewrite(vec({gep(x, 0) * c, gep(x, 1) * c}), rules::vector_lanes), x * vec({c, c}));
+  // Mixed ops, comparisons (bool vectors) and casts stay per lane.
+  EXPECT_FALSE(vectorize_alu(vec({gep(x, 0) * c, gep(x, 1) + c})));
+  EXPECT_FALSE(vectorize_alu(vec({gep(x, 0) < c, gep(x, 1) < c})));
+  EXPECT_FALSE(vectorize_alu(vec({where(gep(x, 0) < c, c, c), where(gep(x, 1) < c, c, c)})));
+  EXPECT_FALSE(vectorize_alu(vec({cast(gep(x, 0), dtypes::int32), cast(gep(x, 1), dtypes::int32)})));
+}
+
+// out[i] = in(i) over n, with `in_index(i)` the load's address.
+UPtr copy_kernel(int64_t n, const std::function<UPtr(const UPtr&)>& in_index, const UPtr& r) {
+  UPtr out = param(0, dtypes::float32, n), in = param(1, dtypes::float32, 4 * n);
+  UPtr value = UOp::make(Op::INDEX, dtypes::float32, {in, in_index(r)});
+  UPtr store = UOp::make(Op::STORE, dtypes::void_, {UOp::make(Op::INDEX, out->dtype, {out, r}), value});
+  return UOp::make(Op::SINK, dtypes::void_, {UOp::make(Op::END, dtypes::void_, {store, r})});
+}
+
+TEST(Devectorize, UpcastPlan) {
+  UPtr r = range(1024, 3);
+  UpcastPlan p = plan_upcast(copy_kernel(1024, [](const UPtr& i) { return i; }, r), 4, 32);
+  ASSERT_EQ(p.axis, r);
+  EXPECT_EQ(p.outer, UOp::make(Op::RANGE, dtypes::index, {idx(256)}, std::vector<int64_t>{3, int64_t(AxisType::Loop)}));
+  EXPECT_EQ(p.lanes, range(4, 4, AxisType::Upcast));
+  EXPECT_EQ(p.value, p.outer * 4 + p.lanes);
+  // A broadcast load (coefficient 0) is fine; a strided, a divided or a small axis is not split.
+  EXPECT_TRUE(plan_upcast(copy_kernel(1024, [](const UPtr&) { return idx(7); }, r), 4, 32).axis);
+  EXPECT_FALSE(plan_upcast(copy_kernel(1024, [](const UPtr& i) { return i * 2; }, r), 4, 32).axis);
+  EXPECT_FALSE(plan_upcast(copy_kernel(1024, [](const UPtr& i) { return i / 2; }, r), 4, 32).axis);
+  EXPECT_FALSE(plan_upcast(copy_kernel(1026, [](const UPtr& i) { return i; }, range(1026, 0)), 4, 32).axis);
+  EXPECT_FALSE(plan_upcast(copy_kernel(16, [](const UPtr& i) { return i; }, range(16, 0)), 4, 32).axis);  // unrolled
+  EXPECT_FALSE(plan_upcast(copy_kernel(1024, [](const UPtr& i) { return i; }, r), 1, 32).axis);
+  // The END closing the axis closes both new ranges.
+  EXPECT_EQ(upcast_end(p, UOp::make(Op::END, dtypes::void_, {idx(0), p.value})),
+            UOp::make(Op::END, dtypes::void_, {idx(0), p.outer, p.lanes}));
+}
+
+}  // namespace
+}  // namespace rg

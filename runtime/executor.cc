@@ -119,6 +119,9 @@ void run_copy(const UPtr& call, Timings& t) {
   ++t.copies;
 }
 
+void run_kernel(const UPtr& call, Device& dev, int shard, bool multi,
+                const std::vector<std::pair<std::string, int64_t>>& var_values, Timings& t);
+
 void run_linear_timed(const UPtr& linear, const std::vector<std::pair<std::string, int64_t>>& var_values, Timings& t) {
   if (!linear || linear->op != Op::LINEAR) throw Error("run_linear: expected a LINEAR of CALLs");
   for (const UPtr& call : linear->src) {
@@ -129,15 +132,31 @@ void run_linear_timed(const UPtr& linear, const std::vector<std::pair<std::strin
       continue;
     }
     if (call->src.size() < 2) throw Error("run_linear: a kernel CALL without buffers");
-    // The kernel runs where its output lives; every buffer it touches must be there too.
+    // The kernel runs where its output lives; every buffer it touches must be there too. On a device
+    // tuple (a sharded tensor's buffers) it runs once per device, on that device's shards, with
+    // _device_num bound to the device's position (DESIGN §6.2).
     const std::string& where = device_name(call, 1, "run_linear");
-    Device& dev = get_device(where, "run_linear");
+    const std::vector<std::string> devices = device_tuple(where);
+    const bool multi = is_device_tuple(where);
+    if (!multi) get_device(where, "run_linear");  // an unknown or missing device names itself first
     for (size_t i = 2; i < call->src.size(); ++i) {
       const std::string& d = device_name(call, i, "run_linear");
-      if (d != where && canonical_device(d, "run_linear") != dev.name())
-        throw Error("run_linear: a kernel's buffers are on " + dev.name() + " and " + canonical_device(d) + " (slot " +
-                    std::to_string(i - 1) + "); copy them to one device first");
+      if (d == where) continue;
+      if (multi || is_device_tuple(d) || canonical_device(d, "run_linear") != canonical_device(where, "run_linear"))
+        throw Error("run_linear: a kernel's buffers are on " + (multi ? where : canonical_device(where)) + " and " +
+                    (is_device_tuple(d) ? d : canonical_device(d)) + " (slot " + std::to_string(i - 1) +
+                    "); copy them to one device first");
     }
+    for (size_t shard = 0; shard < devices.size(); ++shard) {
+      Device& dev = get_device(devices[shard], "run_linear");
+      run_kernel(call, dev, int(shard), multi, var_values, t);
+    }
+  }
+}
+
+void run_kernel(const UPtr& call, Device& dev, int shard, bool multi,
+                const std::vector<std::pair<std::string, int64_t>>& var_values, Timings& t) {
+  {
     std::shared_ptr<const CompiledProgram> p = program_for(call->src[0], dev, &t);
     const Program& prog = p->program;
     if (call->src.size() - 1 != prog.params.size())
@@ -152,14 +171,15 @@ void run_linear_timed(const UPtr& linear, const std::vector<std::pair<std::strin
                     ", the buffer holds " + b->dtype.name());
       if (want.size >= 0 && b->arg_ints().at(1) < want.size)
         throw Error("run_linear: buffer for slot " + std::to_string(i - 1) + " of " + prog.name + " is too small");
-      bufs.push_back(&buffer_memory(b));
+      bufs.push_back(&buffer_memory(b, shard));
     }
     std::vector<int64_t> vals(prog.vars.size());
     for (size_t k = 0; k < prog.vars.size(); ++k) {
       const std::string& n = prog.vars[k]->arg_var().name;
       bool found = false;
+      if (multi && n == kDeviceNumVar) vals[k] = shard, found = true;
       for (const auto& [name, v] : var_values)
-        if (name == n) vals[k] = v, found = true;
+        if (!found && name == n) vals[k] = v, found = true;
       if (!found) throw Error("run_linear: kernel " + prog.name + " reads variable '" + n + "', which is not bound");
     }
     auto t0 = Clock::now();

@@ -34,10 +34,14 @@ inline std::shared_ptr<const CompiledProgram> get_program(const UPtr& kernel, Ti
 const Program& program_of(const CompiledProgram& p);
 const std::string& source_of(const CompiledProgram& p);
 
+// The variable a kernel on a device tuple reads as its device's position in the tuple.
+inline constexpr const char* kDeviceNumVar = "_device_num";
+
 // Runs LINEAR(CALL(kernel, buffers...)...) in order, allocating buffers on first use. A kernel runs on
 // the device of its output buffer (slot 0) and every buffer of the CALL must be there; CALL(COPY(src,
-// DEVICE), dst, src) copies src into dst. `var_values` binds DEFINE_VARs by name (kernels reading an
-// unbound variable are an rg::Error).
+// DEVICE), dst, src) copies src into dst. A kernel whose output is on a device tuple runs once per
+// device of the tuple, on that device's shard of every buffer, with `_device_num` bound to its
+// position. `var_values` binds DEFINE_VARs by name (kernels reading an unbound variable are an rg::Error).
 void run_linear(const UPtr& linear, const std::vector<std::pair<std::string, int64_t>>& var_values = {});
 
 // Schedules the roots and runs the schedule; per root, a RESHAPE(BUFFER) holding its value.

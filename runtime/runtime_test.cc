@@ -325,5 +325,54 @@ TEST(Realize, Seed004Oracle) {
   }
 }
 
+// Sharding's runtime half (DESIGN §6.2): a BUFFER on a device tuple holds one shard per device, and a
+// kernel on such buffers runs once per device with _device_num bound to the device's position.
+TEST(DeviceTuple, ShardsAndOneKernelPerDevice) {
+  EXPECT_EQ(device_tuple("(CPU, CPU:1, LLVM)"), (std::vector<std::string>{"CPU", "CPU:1", "LLVM"}));
+  EXPECT_EQ(device_tuple("CPU:1"), (std::vector<std::string>{"CPU:1"}));
+  EXPECT_EQ(tuple_name({"CPU", "LLVM"}), "(CPU, LLVM)");
+  EXPECT_THROW(device_tuple("(CPU, )"), Error);
+
+  const std::string tuple = "(CPU, LLVM, CPU:2)";
+  UPtr in = new_buffer(dtypes::float32, 2, tuple);
+  EXPECT_EQ(buffer_shards(in), 3);
+  EXPECT_EQ(buffer_device(in, 1).name(), "LLVM");
+  size_t before = buffer_live_bytes();
+  for (int k = 0; k < 3; ++k) {
+    std::vector<float> v{float(k), float(10 * k)};
+    buffer_write(in, v.data(), 8, k);
+  }
+  EXPECT_EQ(buffer_live_bytes(), before + 24);
+  // out = in * 2 + _device_num, on every device's shard.
+  UPtr view = UOp::make(Op::RESHAPE, dtypes::float32, {in}, Shape{2});
+  UPtr dnum = cast(var(kDeviceNumVar, 0, 2), dtypes::float32);
+  UPtr value = view * full(2, {2}) + mv(Op::EXPAND, mv(Op::RESHAPE, dnum, Shape{1}), Shape{2});
+  ScheduleResult s = schedule({value});
+  ASSERT_EQ(s.linear->src.size(), 1u);  // one CALL, run three times
+  EXPECT_EQ(buffer_of(s.outputs[0])->src[0]->arg_str(), tuple);
+  run_linear(s.linear);
+  EXPECT_EQ(last_timings().kernels, 3);
+  for (int k = 0; k < 3; ++k) {
+    std::vector<float> out(2);
+    buffer_read(s.outputs[0], out.data(), 8, k);
+    EXPECT_EQ(out, (std::vector<float>{2.0f * k + k, 20.0f * k + k})) << "shard " << k;
+  }
+  // Copies between shards, and a kernel mixing a tuple with a plain device is an error.
+  UPtr one = new_buffer(dtypes::float32, 2, "CPU");
+  buffer_copy(one, in, 0, 2);
+  EXPECT_EQ(read(one), (std::vector<float>{2, 20}));
+  UPtr mixed = view + UOp::make(Op::RESHAPE, dtypes::float32, {one}, Shape{2});
+  try {
+    run_linear(schedule({mixed}).linear);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("run_linear: a kernel's buffers are on "), std::string::npos) << m;
+    EXPECT_NE(m.find("(CPU, LLVM, CPU:2)"), std::string::npos) << m;
+  }
+  buffer_free(in);
+  EXPECT_FALSE(buffer_allocated(in, 1));
+}
+
 }  // namespace
 }  // namespace rg

@@ -131,6 +131,60 @@ std::string graph_device(const UPtr& root) {
   return dev[root.get()];
 }
 
+// ---------------------------------------------------------------- sharding helpers (DESIGN §6.2)
+
+// The device's position in its tuple, bound per device when a kernel runs.
+UPtr device_num(int64_t n) { return var("_device_num", 0, n - 1); }
+
+// `_device_num == k` as a bool tensor of shape s.
+UPtr is_device(int64_t k, int64_t n, const Shape& s) {
+  UPtr c = mk(Op::CMPEQ, dtypes::bool_, {device_num(n), cnst_int(dtypes::index, k)});
+  return s.empty() ? c : expand_u(mk(Op::RESHAPE, dtypes::bool_, {c}, Shape(s.size(), 1)), s);
+}
+
+// A device's piece seen full-shape: PAD with _device_num-dependent bounds, that is
+// STACK(PAD_0(x), ..., PAD_{n-1}(x)).index(_device_num) lowered to nested WHEREs, PAD_k placing the
+// piece at k * size along `axis` with Invalid around it.
+UPtr unshard_u(const UPtr& piece, int64_t axis, int64_t n) {
+  const int64_t sz = piece->shape[axis];
+  UPtr acc;
+  for (int64_t k = n - 1; k >= 0; --k) {
+    std::vector<int64_t> pads(2 * piece->shape.size(), 0);
+    pads[2 * axis] = k * sz;
+    pads[2 * axis + 1] = (n - 1 - k) * sz;
+    UPtr pk = n == 1 ? piece : mk(Op::PAD, piece->dtype, {piece}, pads);
+    acc = acc ? mk(Op::WHERE, piece->dtype, {is_device(k, n, pk->shape), pk, acc}) : pk;
+  }
+  return acc;
+}
+
+// The piece of a full-shape value a device holds: SHRINK with _device_num-dependent bounds, as nested WHEREs.
+UPtr shard_u(const UPtr& full, int64_t axis, int64_t n) {
+  const int64_t sz = full->shape[axis] / n;
+  UPtr acc;
+  for (int64_t k = n - 1; k >= 0; --k) {
+    std::vector<int64_t> bounds;
+    for (size_t d = 0; d < full->shape.size(); ++d) {
+      bounds.push_back(int64_t(d) == axis ? k * sz : 0);
+      bounds.push_back(int64_t(d) == axis ? (k + 1) * sz : full->shape[d]);
+    }
+    UPtr sk = n == 1 ? full : mk(Op::SHRINK, full->dtype, {full}, bounds);
+    acc = acc ? mk(Op::WHERE, full->dtype, {is_device(k, n, sk->shape), sk, acc}) : sk;
+  }
+  return acc;
+}
+
+// Where the shard axis `axis` of `from` lands when reshaped to `to`: the axis of the same size after
+// the same number of elements; -1 when the reshape splits or merges it.
+int64_t reshape_axis(const Shape& from, const Shape& to, int64_t axis) {
+  int64_t before = product(Shape(from.begin(), from.begin() + axis)), p = 1;
+  for (size_t k = 0; k < to.size(); ++k) {
+    if (p == before && to[k] == from[axis]) return int64_t(k);
+    p *= to[k];
+  }
+  return -1;
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------- devices
@@ -150,7 +204,8 @@ std::string Tensor::common_device(const char* who, const std::vector<const Tenso
 
 Tensor::Tensor(UPtr u) : Tensor(u, u ? graph_device(u) : std::string()) {}
 
-Tensor::Tensor(UPtr u, std::string device) : node_(std::make_shared<Node>(Node{std::move(u), std::move(device)})) {
+Tensor::Tensor(UPtr u, std::string device)
+    : node_(std::make_shared<Node>(Node{std::move(u), std::move(device), {}, -1, {}})) {
   if (!node_->uop) throw Error("Tensor: null graph");
   if (!node_->uop->has_shape) throw Error("Tensor: " + lower_name(node_->uop->op) + " is not a tensor-graph node");
 }
@@ -207,30 +262,136 @@ Tensor& Tensor::realize() {
 void Tensor::realize_all(std::vector<Tensor*> tensors) {
   std::vector<UPtr> roots;
   std::vector<Tensor*> todo;
-  for (Tensor* t : tensors)
-    if (!backend::is_realized(t->uop())) {
-      roots.push_back(t->uop());
-      todo.push_back(t);
-    }
+  for (Tensor* t : tensors) {
+    const Node& n = *t->node_;
+    if (n.devices.empty() ? backend::is_realized(n.uop) : bool(n.data)) continue;
+    // A sharded tensor stores each device's piece: the kernel computes shard_u(value), once per device.
+    roots.push_back(n.axis >= 0 ? shard_u(n.uop, n.axis, int64_t(n.devices.size())) : n.uop);
+    todo.push_back(t);
+  }
   if (roots.empty()) return;
   std::vector<UPtr> out = backend::realize(roots);
-  for (size_t i = 0; i < todo.size(); ++i) todo[i]->node_->uop = out[i];  // shared: every copy sees the value
+  for (size_t i = 0; i < todo.size(); ++i) {  // shared: every copy sees the value
+    Node& n = *todo[i]->node_;
+    if (n.devices.empty()) {
+      n.uop = out[i];
+      continue;
+    }
+    n.data = out[i];
+    n.uop = n.axis >= 0 ? unshard_u(out[i], n.axis, int64_t(n.devices.size())) : out[i];
+  }
 }
 
 void Tensor::read_bytes(void* out, size_t bytes, DType want, const char* type_name) const {
   if (dtype() != want)
     fail("to_vector", "tensor of shape " + shape_str(shape()) + " is " + dtype().name() + ", asked for " + type_name);
+  if (multi() && shard_axis() >= 0) return to(node_->devices[0]).read_bytes(out, bytes, want, type_name);
   Tensor t = *this;
   t.realize();
-  backend::read(t.uop(), out, bytes);
+  backend::read(multi() ? t.node_->data : t.uop(), out, bytes);
 }
 
 int64_t Tensor::numel() const { return product(shape()); }
 
 std::string Tensor::device() const { return node_->device.empty() ? "CPU" : node_->device; }
 
+Tensor Tensor::on_devices(UPtr u, const std::vector<std::string>& devices, int64_t axis, const std::string& device) {
+  Tensor t(std::move(u), device);
+  t.node_->devices = devices;
+  t.node_->axis = devices.empty() ? -1 : axis;
+  return t;
+}
+
+Tensor Tensor::moved(UPtr u, int64_t axis) const {
+  return on_devices(std::move(u), node_->devices, axis, node_->device);
+}
+
+Tensor Tensor::shard(const std::vector<std::string>& devices, int64_t axis) const {
+  if (multi()) fail("shard", "tensor of shape " + shape_str(shape()) + " is already on " + device());
+  if (devices.empty()) fail("shard", "no devices given for shape " + shape_str(shape()));
+  if (ndim() == 0) fail("shard", "cannot shard a tensor of shape ()");
+  std::vector<std::string> devs;
+  for (const std::string& d : devices) {
+    std::string c = backend::usable_device(d, "shard");
+    if (std::find(devs.begin(), devs.end(), c) != devs.end()) fail("shard", "device " + c + " listed twice");
+    devs.push_back(c);
+  }
+  const int64_t a = norm_axis(axis, ndim(), "shard", shape());
+  const int64_t n = int64_t(devs.size());
+  if (shape()[a] % n != 0)
+    fail("shard", "axis " + std::to_string(a) + " of shape " + shape_str(shape()) + " does not split evenly over " +
+                      std::to_string(n) + " devices " + backend::tuple_device(devs));
+  // Each piece is computed where the tensor is, then copied into its device's shard.
+  Shape piece_shape = shape();
+  piece_shape[a] /= n;
+  std::vector<Tensor> pieces;
+  for (int64_t k = 0; k < n; ++k) {
+    Pairs b;
+    for (int64_t d = 0; d < ndim(); ++d)
+      b.push_back(d == a ? std::pair{k * piece_shape[a], (k + 1) * piece_shape[a]} : std::pair{int64_t(0), shape()[d]});
+    pieces.push_back(shrink(b).contiguous());
+  }
+  std::vector<Tensor*> ptrs;
+  for (Tensor& p : pieces) ptrs.push_back(&p);
+  realize_all(ptrs);
+  const std::string tuple = backend::tuple_device(devs);
+  UPtr buf = backend::empty_buffer(dtype(), product(piece_shape), tuple);
+  for (int64_t k = 0; k < n; ++k) backend::copy_shard(buf, int(k), pieces[k].uop(), 0);
+  UPtr data = reshape_u(buf, piece_shape);
+  Tensor r = on_devices(unshard_u(data, a, n), devs, a, tuple);
+  r.node_->data = data;
+  return r;
+}
+
+Tensor Tensor::replicate(const std::vector<std::string>& devices) const {
+  Tensor t = contiguous();
+  t.realize();
+  const std::string tuple = backend::tuple_device(devices);
+  UPtr buf = backend::empty_buffer(dtype(), numel(), tuple);
+  for (size_t k = 0; k < devices.size(); ++k) backend::copy_shard(buf, int(k), t.uop(), 0);
+  Tensor r = on_devices(reshape_u(buf, shape()), devices, -1, tuple);
+  r.node_->data = r.uop();
+  return r;
+}
+
+std::vector<Tensor> Tensor::align(const char* who, const std::vector<const Tensor*>& tensors, size_t rank,
+                                  std::vector<std::string>* devices, int64_t* axis) {
+  devices->clear();
+  *axis = -1;
+  const Tensor* first = nullptr;
+  for (const Tensor* t : tensors) {
+    if (!t->multi()) continue;
+    if (!first) first = t, *devices = t->devices();
+    if (t->devices() != *devices) fail(who, "tensors on different devices, " + first->device() + " and " + t->device());
+    if (t->shard_axis() < 0) continue;
+    const int64_t a = t->shard_axis() + int64_t(rank) - t->ndim();
+    if (*axis >= 0 && a != *axis)
+      fail(who, "tensors sharded differently over " + t->device() + ": on axis " + std::to_string(*axis) + " of " +
+                    "the result and on axis " + std::to_string(a) + " (shapes " + shape_str(tensors[0]->shape()) +
+                    " and " + shape_str(t->shape()) + ")");
+    *axis = a;
+  }
+  std::vector<Tensor> out;
+  for (const Tensor* t : tensors)
+    out.push_back(first && !t->multi() && !t->node_->device.empty() ? t->replicate(*devices) : *t);
+  return out;
+}
+
 Tensor Tensor::to(const std::string& device) const {
   const std::string dev = backend::usable_device(device, "to");
+  if (multi()) {  // gather: each device's piece copied to `dev`, then concatenated there in order
+    Tensor t = *this;
+    t.realize();
+    const Shape piece = t.node_->data->shape;
+    std::vector<Tensor> pieces;
+    for (size_t k = 0; k < node_->devices.size(); ++k) {
+      UPtr buf = backend::empty_buffer(dtype(), product(piece), dev);
+      backend::copy_shard(buf, 0, t.node_->data, int(k));
+      pieces.push_back(Tensor(reshape_u(buf, piece), dev));
+      if (shard_axis() < 0) return pieces[0];
+    }
+    return cat(pieces, shard_axis());
+  }
   if (dev == this->device()) return *this;
   return Tensor(mk(Op::COPY, dtype(), {uop(), mk(Op::DEVICE, dtypes::void_, {}, dev)}), dev);
 }
@@ -259,6 +420,13 @@ Tensor Tensor::reshape(const Shape& new_shape) const {
   if (product(s) != numel())
     fail("reshape", "cannot reshape " + shape_str(shape()) + " to " + shape_str(new_shape) + ": " +
                         std::to_string(numel()) + " elements vs " + std::to_string(product(s)));
+  if (shard_axis() >= 0) {
+    const int64_t a = reshape_axis(shape(), s, shard_axis());
+    if (a < 0)
+      fail("reshape", "cannot reshape " + shape_str(shape()) + " to " + shape_str(new_shape) + ": it splits axis " +
+                          std::to_string(shard_axis()) + ", sharded over " + device());
+    return moved(reshape_u(uop(), s), a);
+  }
   return like(reshape_u(uop(), s));
 }
 
@@ -278,7 +446,8 @@ Tensor Tensor::permute(const std::vector<int64_t>& order) const {
   bool identity = true;
   for (int64_t i = 0; i < n; ++i) identity &= o[i] == i;
   if (identity) return *this;
-  return like(mk(Op::PERMUTE, dtype(), {uop()}, o));
+  const int64_t a = shard_axis() < 0 ? -1 : std::find(o.begin(), o.end(), shard_axis()) - o.begin();
+  return moved(mk(Op::PERMUTE, dtype(), {uop()}, o), a);
 }
 
 Tensor Tensor::expand(const Shape& new_shape) const {
@@ -295,11 +464,14 @@ Tensor Tensor::expand(const Shape& new_shape) const {
     if (s[i] < 0 || (s[i] != old && old != 1))
       fail("expand", "cannot expand " + shape_str(shape()) + " to " + shape_str(new_shape));
   }
-  return like(broadcast_u(uop(), s));
+  return moved(broadcast_u(uop(), s), shard_axis() < 0 ? -1 : shard_axis() + int64_t(lead));
 }
 
 Tensor Tensor::pad(const Pairs& padding, double value) const {
   check_pads(padding, shape(), "pad");
+  if (shard_axis() >= 0 && padding[shard_axis()] != std::pair<int64_t, int64_t>{0, 0})
+    fail("pad", "cannot pad axis " + std::to_string(shard_axis()) + " of shape " + shape_str(shape()) +
+                    ", the axis it is sharded on over " + device());
   if (std::all_of(padding.begin(), padding.end(), [](auto& p) { return p.first == 0 && p.second == 0; })) return *this;
   // The internal PAD fills Invalid, which would poison any op applied later (pad(x) + 1 must read 1 in the padded
   // region). So the fill is always explicit, even for 0: where(PAD(ones_bool), PAD(x), value) (DESIGN §6.1).
@@ -369,6 +541,9 @@ Tensor Tensor::shrink(const Pairs& bounds) const {
     full &= b == 0 && e == shape()[i];
   }
   if (full) return *this;
+  if (shard_axis() >= 0 && bounds[shard_axis()] != std::pair<int64_t, int64_t>{0, shape()[shard_axis()]})
+    fail("shrink", "cannot shrink axis " + std::to_string(shard_axis()) + " of shape " + shape_str(shape()) +
+                       ", the axis it is sharded on over " + device());
   return like(mk(Op::SHRINK, dtype(), {uop()}, flat(bounds)));
 }
 
@@ -383,6 +558,9 @@ Tensor Tensor::flip(const std::vector<int64_t>& axes) const {
   for (int64_t i = 0; i < ndim(); ++i)
     if (shape()[i] <= 1) flags[i] = 0;
   if (std::all_of(flags.begin(), flags.end(), [](int64_t f) { return f == 0; })) return *this;
+  if (shard_axis() >= 0 && flags[shard_axis()])
+    fail("flip", "cannot flip axis " + std::to_string(shard_axis()) + " of shape " + shape_str(shape()) +
+                     ", the axis it is sharded on over " + device());
   return like(mk(Op::FLIP, dtype(), {uop()}, flags));
 }
 
@@ -449,9 +627,12 @@ Tensor Tensor::binary(Op op, const Tensor& o, const char* who) const {
   Shape s = broadcast_shape(shape(), o.shape(), who);
   DType dt = least_upper_dtype(dtype(), o.dtype());
   if (op == Op::DIV) dt = least_upper_float(dt);
-  const std::string dev = common_device(who, {this, &o});
-  UPtr a = broadcast_u(cast_u(uop(), dt), s), b = broadcast_u(cast_u(o.uop(), dt), s);
-  return Tensor(mk(op, is(op, kComparison) ? dtypes::bool_ : dt, {a, b}), dev);
+  std::vector<std::string> devs;
+  int64_t axis;
+  std::vector<Tensor> t = align(who, {this, &o}, s.size(), &devs, &axis);
+  const std::string dev = common_device(who, {&t[0], &t[1]});
+  UPtr a = broadcast_u(cast_u(t[0].uop(), dt), s), b = broadcast_u(cast_u(t[1].uop(), dt), s);
+  return on_devices(mk(op, is(op, kComparison) ? dtypes::bool_ : dt, {a, b}), devs, axis, dev);
 }
 
 Tensor Tensor::add(const Tensor& o) const { return binary(Op::ADD, o, "add"); }
@@ -479,17 +660,25 @@ UPtr inverse_u(const UPtr& x) {
 Tensor Tensor::minimum(const Tensor& o) const {
   Shape s = broadcast_shape(shape(), o.shape(), "minimum");
   DType dt = least_upper_dtype(dtype(), o.dtype());
-  const std::string dev = common_device("minimum", {this, &o});
-  UPtr a = broadcast_u(cast_u(uop(), dt), s), b = broadcast_u(cast_u(o.uop(), dt), s);
-  return Tensor(inverse_u(mk(Op::MAX, dt, {inverse_u(a), inverse_u(b)})), dev);
+  std::vector<std::string> devs;
+  int64_t axis;
+  std::vector<Tensor> t = align("minimum", {this, &o}, s.size(), &devs, &axis);
+  const std::string dev = common_device("minimum", {&t[0], &t[1]});
+  UPtr a = broadcast_u(cast_u(t[0].uop(), dt), s), b = broadcast_u(cast_u(t[1].uop(), dt), s);
+  return on_devices(inverse_u(mk(Op::MAX, dt, {inverse_u(a), inverse_u(b)})), devs, axis, dev);
 }
 
 Tensor Tensor::where(const Tensor& a, const Tensor& b) const {
   Shape s = broadcast_shape(broadcast_shape(shape(), a.shape(), "where"), b.shape(), "where");
   DType dt = least_upper_dtype(a.dtype(), b.dtype());
-  const std::string dev = common_device("where", {this, &a, &b});
-  UPtr c = broadcast_u(cast_u(uop(), dtypes::bool_), s);
-  return Tensor(mk(Op::WHERE, dt, {c, broadcast_u(cast_u(a.uop(), dt), s), broadcast_u(cast_u(b.uop(), dt), s)}), dev);
+  std::vector<std::string> devs;
+  int64_t axis;
+  std::vector<Tensor> t = align("where", {this, &a, &b}, s.size(), &devs, &axis);
+  const std::string dev = common_device("where", {&t[0], &t[1], &t[2]});
+  UPtr c = broadcast_u(cast_u(t[0].uop(), dtypes::bool_), s);
+  return on_devices(
+      mk(Op::WHERE, dt, {c, broadcast_u(cast_u(t[1].uop(), dt), s), broadcast_u(cast_u(t[2].uop(), dt), s)}), devs,
+      axis, dev);
 }
 Tensor Tensor::where(const Tensor& a, Number b) const { return where(a, a.scalar_like(b)); }
 Tensor Tensor::where(Number a, const Tensor& b) const { return where(b.scalar_like(a), b); }
@@ -548,6 +737,8 @@ Tensor operator!=(const Tensor& a, const Tensor& b) { return a.ne(b); }
 
 // ---------------------------------------------------------------- reduce
 
+static UPtr reduce_u(Op op, const UPtr& x, const std::vector<bool>& reduced, bool keepdim);
+
 Tensor Tensor::reduce(Op op, const std::vector<int64_t>& axes, bool keepdim, const char* who) const {
   std::vector<bool> reduced(ndim(), axes.empty());
   for (int64_t a : axes) {
@@ -555,16 +746,41 @@ Tensor Tensor::reduce(Op op, const std::vector<int64_t>& axes, bool keepdim, con
     if (reduced[x]) fail(who, "axis " + std::to_string(a) + " repeated in " + ints_str(axes));
     reduced[x] = true;
   }
+  const int64_t sa = shard_axis();
+  if (sa >= 0 && reduced[sa] && shape()[sa] != 1) return allreduce(op, reduced, keepdim);
+  int64_t axis = sa;  // a reduce over other axes stays sharded; dropped axes before it move it
+  if (sa >= 0 && !keepdim) axis -= std::count(reduced.begin(), reduced.begin() + sa, true);
+  return moved(reduce_u(op, uop(), reduced, keepdim), axis);
+}
+
+static UPtr reduce_u(Op op, const UPtr& x, const std::vector<bool>& reduced, bool keepdim) {
   // Axes of length 1 need no reduction (as tinygrad's UOp.r skips them).
   std::vector<int64_t> arg{static_cast<int64_t>(op)};
   Shape kept, out;
-  for (int64_t i = 0; i < ndim(); ++i) {
-    if (reduced[i] && shape()[i] != 1) arg.push_back(i);
-    kept.push_back(reduced[i] ? 1 : shape()[i]);
-    if (!reduced[i]) out.push_back(shape()[i]);
+  for (size_t i = 0; i < x->shape.size(); ++i) {
+    if (reduced[i] && x->shape[i] != 1) arg.push_back(int64_t(i));
+    kept.push_back(reduced[i] ? 1 : x->shape[i]);
+    if (!reduced[i]) out.push_back(x->shape[i]);
   }
-  UPtr r = arg.size() > 1 ? mk(Op::REDUCE_AXIS, dtype(), {uop()}, arg) : uop();
-  return like(reshape_u(r, keepdim ? kept : out));
+  UPtr r = arg.size() > 1 ? mk(Op::REDUCE_AXIS, x->dtype, {x}, arg) : x;
+  return reshape_u(r, keepdim ? kept : out);
+}
+
+// A reduce over the shard axis: each device reduces its own piece (a local reduce, one kernel run per
+// device), then every device's partial is copied to every device (naive allreduce) and combined there with
+// the reduce op. The result is on every device of the tuple (replicated).
+Tensor Tensor::allreduce(Op op, const std::vector<bool>& reduced, bool keepdim) const {
+  const std::vector<std::string>& devs = node_->devices;
+  const int64_t n = int64_t(devs.size());
+  UPtr partial = backend::realize({reduce_u(op, shard_u(uop(), shard_axis(), n), reduced, keepdim)})[0];
+  std::optional<UPtr> acc;
+  for (int64_t j = 0; j < n; ++j) {
+    UPtr copies = backend::empty_buffer(partial->dtype, int64_t(partial->numel()), node_->device);
+    for (int64_t i = 0; i < n; ++i) backend::copy_shard(copies, int(i), partial, int(j));
+    UPtr v = reshape_u(copies, partial->shape);
+    acc = acc ? mk(op, v->dtype, {*acc, v}) : v;
+  }
+  return on_devices(*acc, devs, -1, node_->device);
 }
 
 Tensor Tensor::sum(const std::vector<int64_t>& axes, bool keepdim) const {
@@ -576,8 +792,8 @@ Tensor Tensor::max(const std::vector<int64_t>& axes, bool keepdim) const {
   return reduce(Op::MAX, axes, keepdim, "max");
 }
 Tensor Tensor::min(const std::vector<int64_t>& axes, bool keepdim) const {
-  Tensor inv = like(inverse_u(uop()));
-  return like(inverse_u(inv.reduce(Op::MAX, axes, keepdim, "min").uop()));
+  Tensor m = like(inverse_u(uop())).reduce(Op::MAX, axes, keepdim, "min");
+  return m.like(inverse_u(m.uop()));  // on the reduce's devices: sharded, or every device after an allreduce
 }
 Tensor Tensor::prod(const std::vector<int64_t>& axes, bool keepdim) const {
   return reduce(Op::MUL, axes, keepdim, "prod");
@@ -627,7 +843,18 @@ Tensor Tensor::cat(const std::vector<Tensor>& tensors, int64_t axis) {
   int64_t total = 0;
   std::vector<const Tensor*> all;
   for (const Tensor& t : tensors) all.push_back(&t);
-  const std::string dev = common_device("cat", all);
+  {
+    std::vector<std::string> devs;
+    int64_t shard;
+    std::vector<Tensor> aligned = align("cat", all, size_t(first.ndim()), &devs, &shard);
+    if (shard == d)
+      fail("cat", "cannot concatenate along axis " + std::to_string(axis) +
+                      ", the axis the tensors are sharded on over " + backend::tuple_device(devs));
+    bool copied = false;  // an unsharded piece met sharded ones: it is on every device now
+    for (size_t i = 0; i < tensors.size(); ++i) copied |= aligned[i].uop() != tensors[i].uop();
+    if (copied) return cat(aligned, axis);
+    if (devs.empty()) common_device("cat", all);
+  }
   for (const Tensor& t : tensors) {
     bool ok = t.ndim() == first.ndim();
     for (int64_t i = 0; ok && i < t.ndim(); ++i) ok = i == d || t.shape()[i] == first.shape()[i];
@@ -649,7 +876,7 @@ Tensor Tensor::cat(const std::vector<Tensor>& tensors, int64_t axis) {
     if (!acc)
       acc = piece;
     else if (dt.is_bool())
-      acc = Tensor(mk(Op::OR, dt, {acc->uop(), piece.uop()}), dev);
+      acc = acc->binary(Op::OR, piece, "cat");
     else
       acc = *acc + piece;
   }

@@ -85,6 +85,16 @@ class Tensor {
   // already). An unknown device, or one not available here (CUDA without a driver), is an rg::Error.
   // Ops between tensors on different devices are an rg::Error naming both: move one with to() first.
   Tensor to(const std::string& device) const;
+  // Splits `axis` evenly over `devices` and places piece i on devices[i] (DESIGN §6.2). The tensor keeps
+  // its full shape; device() reports the tuple, "(CPU, CPU:1)". Elementwise ops between tensors sharded
+  // the same way run per device on their pieces; an unsharded operand is copied to every device; a
+  // reduce over the shard axis is a local reduce per device plus an allreduce (the result is then on
+  // every device). to(device) and to_vector() gather the pieces in order. The input is realized first.
+  Tensor shard(const std::vector<std::string>& devices, int64_t axis = 0) const;
+  // The devices of a tensor made by shard() or computed from one (empty otherwise), and the axis it is
+  // split on (-1 when every device holds the whole tensor).
+  const std::vector<std::string>& devices() const { return node_->devices; }
+  int64_t shard_axis() const { return node_->axis; }
 
   // --- movement ---
   Tensor reshape(const Shape& shape) const;  // one -1 allowed
@@ -163,11 +173,29 @@ class Tensor {
   struct Node {
     UPtr uop;
     std::string device;  // canonical; empty for a graph of constants, which fits every device
+    // On several devices (DESIGN §6.2): the devices, the shard axis (-1: the whole tensor on each), and
+    // once realized the per-device buffer view (RESHAPE of a BUFFER on the device tuple, piece shape).
+    std::vector<std::string> devices;
+    int64_t axis = -1;
+    UPtr data;
   };
   std::shared_ptr<Node> node_;
 
   Tensor(UPtr u, std::string device);
-  Tensor like(UPtr u) const { return Tensor(std::move(u), node_->device); }  // on this tensor's device
+  // On this tensor's device(s), with the same shard axis.
+  Tensor like(UPtr u) const { return on_devices(std::move(u), node_->devices, node_->axis, node_->device); }
+  static Tensor on_devices(UPtr u, const std::vector<std::string>& devices, int64_t axis, const std::string& device);
+  bool multi() const { return !node_->devices.empty(); }
+  // like(u) for a movement op that moves the shard axis to `axis`.
+  Tensor moved(UPtr u, int64_t axis) const;
+  // Operands of an op between tensors brought onto common devices: an unsharded tensor meeting a
+  // sharded one is copied to each of its devices. *devices/*axis get the result's (axis counted in an
+  // output of `rank` axes). rg::Error naming `who` for different device tuples or shard axes.
+  static std::vector<Tensor> align(const char* who, const std::vector<const Tensor*>& tensors, size_t rank,
+                                   std::vector<std::string>* devices, int64_t* axis);
+  Tensor replicate(const std::vector<std::string>& devices) const;
+  // Per-device partials of a reduce over the shard axis, combined on every device (naive allreduce).
+  Tensor allreduce(Op op, const std::vector<bool>& reduced, bool keepdim) const;
   // The one device of operands of `who` (constants fit any); rg::Error naming both when they differ.
   static std::string common_device(const char* who, const std::vector<const Tensor*>& tensors);
 

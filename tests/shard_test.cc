@@ -1,0 +1,264 @@
+// Sharding over devices, the symbolic way (DESIGN §6.2): every result is checked against a plain loop.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "compiler/tensor/tensor.h"
+
+namespace rg {
+namespace {
+
+const std::vector<std::string> kTwo{"CPU:0", "CPU:1"};
+const std::vector<std::string> kThree{"CPU", "CPU:1", "CPU:2"};
+const std::vector<std::string> kMixed{"CPU", "LLVM", "CPU:2"};
+
+// 0..n-1 scaled and shifted so that there are negative values (max must not see an implicit 0).
+std::vector<float> data(int64_t n, float scale = 1.5f, float shift = -7.0f) {
+  std::vector<float> v(n);
+  for (int64_t i = 0; i < n; ++i) v[i] = float(i) * scale + shift;
+  return v;
+}
+
+template <class F>
+std::vector<float> map(const std::vector<float>& x, F f) {
+  std::vector<float> r;
+  for (float a : x) r.push_back(f(a));
+  return r;
+}
+
+// Reference reductions of a row-major (r, c) matrix.
+std::vector<float> sum_axis(const std::vector<float>& x, int64_t r, int64_t c, int axis, bool max = false) {
+  std::vector<float> out(axis == 0 ? c : r, max ? -1e30f : 0.0f);
+  for (int64_t i = 0; i < r; ++i)
+    for (int64_t j = 0; j < c; ++j) {
+      float& o = out[axis == 0 ? j : i];
+      o = max ? std::max(o, x[i * c + j]) : o + x[i * c + j];
+    }
+  return out;
+}
+
+TEST(Shard, DesignExample) {
+  Tensor x = Tensor::from_vector(std::vector<float>{1, 2, 3, 4}, {4}).shard({"CPU:0", "CPU:1"}, 0);
+  EXPECT_EQ(x.device(), "(CPU, CPU:1)");
+  EXPECT_EQ(x.shape(), (Shape{4}));
+  EXPECT_EQ(x.shard_axis(), 0);
+  EXPECT_EQ(x.to_vector<float>(), (std::vector<float>{1, 2, 3, 4}));
+}
+
+// Every way of splitting a (4, 6) tensor: axis 0 and 1, over 2 and 3 devices (and CPU/LLVM mixed).
+struct Split {
+  std::vector<std::string> devices;
+  int64_t axis;
+};
+const std::vector<Split> kSplits{
+    {kTwo, 0}, {kTwo, 1}, {kThree, 1}, {{"CPU", "CPU:1", "CPU:2", "CPU:3"}, 0}, {kMixed, 1}, {{"LLVM", "CPU:1"}, 0}};
+
+std::string name(const Split& s) {
+  return Tensor::from_vector(std::vector<float>{0}).device() + " " + std::to_string(s.devices.size()) +
+         " devices, axis " + std::to_string(s.axis);
+}
+
+TEST(Shard, RoundTrip) {
+  std::vector<float> v = data(24);
+  for (const Split& s : kSplits) {
+    Tensor x = Tensor::from_vector(v, {4, 6}).shard(s.devices, s.axis);
+    EXPECT_EQ(x.to_vector<float>(), v) << name(s);
+  }
+}
+
+TEST(Shard, ElementwiseChains) {
+  std::vector<float> v = data(24), w = data(24, -0.5f, 3.0f);
+  for (const Split& s : kSplits) {
+    Tensor x = Tensor::from_vector(v, {4, 6}).shard(s.devices, s.axis);
+    Tensor y = Tensor::from_vector(w, {4, 6}).shard(s.devices, s.axis);
+    std::vector<float> want;
+    for (size_t i = 0; i < v.size(); ++i) want.push_back(std::max((v[i] + 1) * w[i], -2.0f) - v[i]);
+    EXPECT_EQ((((x + 1) * y).maximum(Tensor::full({4, 6}, -2.0f)) - x).to_vector<float>(), want) << name(s);
+    // A realized intermediate stays sharded: the chain continues from its pieces.
+    Tensor z = (x * 2).realize();
+    EXPECT_EQ(z.device(), x.device());
+    EXPECT_EQ((z + y).to_vector<float>(), [&] {
+      std::vector<float> r;
+      for (size_t i = 0; i < v.size(); ++i) r.push_back(v[i] * 2 + w[i]);
+      return r;
+    }()) << name(s);
+  }
+}
+
+TEST(Shard, UnshardedOperandIsCopiedToEveryDevice) {
+  std::vector<float> v = data(24), row = data(6, 2.0f, -5.0f);
+  for (const Split& s : kSplits) {
+    Tensor x = Tensor::from_vector(v, {4, 6}).shard(s.devices, s.axis);
+    Tensor r = Tensor::from_vector(row, {6});  // broadcast along axis 0, on the CPU only
+    Tensor y = x * r;
+    EXPECT_EQ(y.device(), x.device());
+    EXPECT_EQ(y.shard_axis(), s.axis);
+    std::vector<float> want;
+    for (int64_t i = 0; i < 24; ++i) want.push_back(v[i] * row[i % 6]);
+    EXPECT_EQ(y.to_vector<float>(), want) << name(s);
+  }
+}
+
+TEST(Shard, ReduceOverTheOtherAxisStaysSharded) {
+  std::vector<float> v = data(24);
+  for (const Split& s : kSplits) {
+    Tensor x = Tensor::from_vector(v, {4, 6}).shard(s.devices, s.axis);
+    const int other = s.axis == 0 ? 1 : 0;
+    Tensor r = x.sum(other);
+    EXPECT_EQ(r.device(), x.device());
+    EXPECT_EQ(r.shard_axis(), 0) << name(s);
+    EXPECT_EQ(r.to_vector<float>(), sum_axis(v, 4, 6, other)) << name(s);
+    EXPECT_EQ(x.max(other).to_vector<float>(), sum_axis(v, 4, 6, other, true)) << name(s);
+    Tensor k = x.sum(other, true);
+    EXPECT_EQ(k.shard_axis(), s.axis);
+    EXPECT_EQ(k.to_vector<float>(), sum_axis(v, 4, 6, other)) << name(s);
+  }
+}
+
+TEST(Shard, ReduceOverTheShardAxisIsAnAllreduce) {
+  std::vector<float> v = data(24);
+  for (const Split& s : kSplits) {
+    Tensor x = Tensor::from_vector(v, {4, 6}).shard(s.devices, s.axis);
+    Tensor r = x.sum(int64_t(s.axis));
+    EXPECT_EQ(r.device(), x.device()) << name(s);
+    EXPECT_EQ(r.shard_axis(), -1) << name(s);  // replicated: the whole result on every device
+    EXPECT_EQ(r.to_vector<float>(), sum_axis(v, 4, 6, int(s.axis))) << name(s);
+    // max over negative and positive values: a padded 0 would show up here.
+    EXPECT_EQ((-x).max(int64_t(s.axis)).to_vector<float>(),
+              sum_axis(map(v, [](float a) { return -a; }), 4, 6, int(s.axis), true))
+        << name(s);
+    float total = 0;
+    for (float a : v) total += a;
+    EXPECT_EQ(x.sum().to_vector<float>(), (std::vector<float>{total})) << name(s);
+    // The replicated result keeps computing on every device.
+    EXPECT_EQ((r + 1).to_vector<float>(), map(sum_axis(v, 4, 6, int(s.axis)), [](float a) { return a + 1; }));
+    EXPECT_EQ((r + 1).to("CPU").to_vector<float>(), map(sum_axis(v, 4, 6, int(s.axis)), [](float a) { return a + 1; }));
+  }
+}
+
+TEST(Shard, MatmulOfShardedActivationByUnshardedWeight) {
+  std::vector<float> a = data(24, 0.5f, -3.0f), w = data(18, -0.25f, 2.0f);  // (4, 6) @ (6, 3)
+  std::vector<float> want(12, 0.0f);
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 3; ++j)
+      for (int k = 0; k < 6; ++k) want[i * 3 + j] += a[i * 6 + k] * w[k * 3 + j];
+  Tensor wt = Tensor::from_vector(w, {6, 3});
+  for (const Split& s : kSplits) {
+    Tensor x = Tensor::from_vector(a, {4, 6}).shard(s.devices, s.axis);
+    Tensor y = x.matmul(wt);
+    EXPECT_EQ(y.shape(), (Shape{4, 3}));
+    // Rows sharded: the product stays sharded by rows; columns (the contracted axis): an allreduce.
+    EXPECT_EQ(y.shard_axis(), s.axis == 0 ? 0 : -1) << name(s);
+    std::vector<float> got = y.to_vector<float>();
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-4) << name(s) << " at " << i;
+  }
+}
+
+// Seed 002: gathering the pieces is a cat of per-device pieces (pad + add); the nested-where collapse
+// keeps each piece's data under one gate.
+TEST(Shard, CatOfShards) {
+  std::vector<float> v = data(24), w = data(12, 3.0f, 1.0f);
+  Tensor x = Tensor::from_vector(v, {4, 6}).shard(kTwo, 0);
+  EXPECT_EQ(x.to("CPU").to_vector<float>(), v);
+  EXPECT_EQ(x.to("LLVM").device(), "LLVM");
+  EXPECT_EQ(x.to("LLVM").to_vector<float>(), v);
+  // cat along the other axis of two tensors sharded the same way stays sharded.
+  Tensor y = Tensor::from_vector(w, {4, 3}).shard(kTwo, 0);
+  Tensor c = Tensor::cat({x, y}, 1);
+  EXPECT_EQ(c.shard_axis(), 0);
+  std::vector<float> want;
+  for (int i = 0; i < 4; ++i) {
+    for (int j = 0; j < 6; ++j) want.push_back(v[i * 6 + j]);
+    for (int j = 0; j < 3; ++j) want.push_back(w[i * 3 + j]);
+  }
+  EXPECT_EQ(c.to_vector<float>(), want);
+  // An unsharded piece is copied to every device first.
+  EXPECT_EQ(Tensor::cat({x, Tensor::from_vector(w, {4, 3})}, 1).to_vector<float>(), want);
+}
+
+TEST(Shard, IntegersAndBools) {
+  std::vector<int32_t> v{5, -3, 8, 1, 0, 7};
+  Tensor x = Tensor::from_vector(v, {6}).shard(kThree, 0);
+  EXPECT_EQ((x * 3).to_vector<int32_t>(), (std::vector<int32_t>{15, -9, 24, 3, 0, 21}));
+  EXPECT_EQ((x > 0).to_vector<bool>(), (std::vector<bool>{true, false, true, true, false, true}));
+  EXPECT_EQ(x.max().to_vector<int32_t>(), (std::vector<int32_t>{8}));
+  EXPECT_EQ(x.min().to_vector<int32_t>(), (std::vector<int32_t>{-3}));
+}
+
+TEST(Shard, Errors) {
+  Tensor x = Tensor::from_vector(data(24), {4, 6});
+  auto msg = [](auto f) {
+    try {
+      f();
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(msg([&] {
+              x.shard({"CPU", "CPU:1", "CPU:2", "CPU:3", "CPU:4"}, 1);
+            }),
+            "shard: axis 1 of shape (4, 6) does not split evenly over 5 devices (CPU, CPU:1, CPU:2, CPU:3, CPU:4)");
+  EXPECT_EQ(msg([&] { x.shard({}, 0); }), "shard: no devices given for shape (4, 6)");
+  EXPECT_EQ(msg([&] { x.shard({"CPU", "CPU:0"}, 0); }), "shard: device CPU listed twice");
+  EXPECT_EQ(msg([&] { x.shard({"TPU", "CPU"}, 0); }).substr(0, 29), "shard: unknown device 'TPU' (");
+  EXPECT_EQ(msg([&] { x.shard(kTwo, 2); }), "shard: axis 2 out of range for shape (4, 6)");
+  Tensor a = x.shard(kTwo, 0), b = x.shard(kTwo, 1), c = x.shard(kThree, 1);
+  EXPECT_EQ(msg([&] { a + b; }),
+            "add: tensors sharded differently over (CPU, CPU:1): on axis 0 of the result and on axis 1 (shapes (4, 6) "
+            "and (4, 6))");
+  EXPECT_EQ(msg([&] { a + c; }), "add: tensors on different devices, (CPU, CPU:1) and (CPU, CPU:1, CPU:2)");
+  EXPECT_EQ(msg([&] { a.shard(kTwo, 0); }), "shard: tensor of shape (4, 6) is already on (CPU, CPU:1)");
+  EXPECT_EQ(msg([&] {
+              a.pad({{1, 0}, {0, 0}});
+            }),
+            "pad: cannot pad axis 0 of shape (4, 6), the axis it is sharded on over (CPU, CPU:1)");
+  EXPECT_EQ(msg([&] {
+              a.shrink({{1, 3}, {0, 6}});
+            }),
+            "shrink: cannot shrink axis 0 of shape (4, 6), the axis it is sharded on over (CPU, CPU:1)");
+  EXPECT_EQ(msg([&] { a.flip(0); }),
+            "flip: cannot flip axis 0 of shape (4, 6), the axis it is sharded on over (CPU, CPU:1)");
+  EXPECT_EQ(msg([&] { a.reshape({24}); }),
+            "reshape: cannot reshape (4, 6) to (24,): it splits axis 0, sharded over (CPU, CPU:1)");
+  EXPECT_EQ(msg([&] {
+              Tensor::cat({a, a}, 0);
+            }),
+            "cat: cannot concatenate along axis 0, the axis the tensors are sharded on over (CPU, CPU:1)");
+  // Fine: pads and movement that keep the shard axis whole.
+  std::vector<float> v = data(24);
+  Tensor p = a.pad({{0, 0}, {1, 0}}, 9.0f);
+  std::vector<float> want;
+  for (int i = 0; i < 4; ++i) {
+    want.push_back(9.0f);
+    for (int j = 0; j < 6; ++j) want.push_back(v[i * 6 + j]);
+  }
+  EXPECT_EQ(p.to_vector<float>(), want);
+  EXPECT_EQ(a.T().shard_axis(), 1);
+  EXPECT_EQ(a.T().T().to_vector<float>(), v);
+}
+
+}  // namespace
+}  // namespace rg
+
+namespace rg {
+namespace {
+
+// A stored intermediate of a sharded graph (a reduce feeding a broadcast), then a reduce over the shard axis.
+TEST(Shard, StoredIntermediateThenReduceOverTheShardAxis) {
+  std::vector<float> x = data(24);
+  Tensor t = Tensor::from_vector(x, {4, 6}).shard(kTwo, 0);
+  Tensor y = t.sum(1, true) + t;  // (4, 6): row sums broadcast back
+  std::vector<float> rows = sum_axis(x, 4, 6, 1), want(6, 0.0f);
+  for (int64_t i = 0; i < 4; ++i)
+    for (int64_t j = 0; j < 6; ++j) want[j] += rows[i] + x[i * 6 + j];
+  EXPECT_EQ(y.sum(0).to_vector<float>(), want);
+  EXPECT_EQ((t.sum(1, true) * 2.0f).max(0).to_vector<float>(),
+            std::vector<float>{*std::max_element(rows.begin(), rows.end()) * 2});
+}
+
+}  // namespace
+}  // namespace rg

@@ -58,6 +58,7 @@ class HostDevice : public Device {
 class CpuDevice : public HostDevice {
  public:
   using HostDevice::HostDevice;
+  LowerOptions lower_options() const override { return cpu_lower_options(); }  // vector lanes
   std::string render(const Program& p) const override { return render_c(p); }
   std::shared_ptr<const Runner> compile(const Program& p, const std::string& source) override {
     return std::make_shared<HostRunner<CompiledKernel>>(compile_c(source, p.name));

@@ -1,5 +1,7 @@
 #include "dsl/parser.h"
 
+#include <cerrno>
+#include <cmath>
 #include <cstdlib>
 
 #include "dsl/lexer.h"
@@ -255,13 +257,28 @@ class Parser {
     return r;
   }
 
+  // Expressions nest (brackets, calls, unary ops, chained binary ops) at most this deep, so that a
+  // pathological rule gets an error instead of overflowing the stack of the recursive later stages.
+  static constexpr int kMaxDepth = 256;
+  int depth_ = 0;
+  struct Nesting {  // restores the depth on leaving the parse of one expression
+    int& depth;
+    const int saved = depth;
+    ~Nesting() { depth = saved; }
+  };
+  void deeper(Loc loc) {
+    if (++depth_ > kMaxDepth) fail(loc, "expression nested more than " + std::to_string(kMaxDepth) + " deep");
+  }
+
   Expr expr(int min_prec = 1) {
+    Nesting nesting{depth_};
     Expr lhs = unary();
     for (;;) {
       const Token& t = peek();
       int p = precedence(t);
       if (p == 0 || p < min_prec) return lhs;
       Token op = next();
+      deeper(op.loc);
       Expr rhs = expr(p + 1);
       lhs = binary(op, std::move(lhs), std::move(rhs));
     }
@@ -285,7 +302,9 @@ class Parser {
   }
 
   Expr unary() {
+    Nesting nesting{depth_};
     const Token& t = peek();
+    deeper(t.loc);
     if (t.kind == Tok::Punct && (t.text == "-" || t.text == "!" || t.text == "~")) {
       next();
       if (t.text == "-" && peek().kind == Tok::Number) {
@@ -326,10 +345,20 @@ class Parser {
     return e;
   }
 
-  static double number(const Token& t, bool* is_int) {
-    *is_int = t.text.find_first_of(".eE") == std::string::npos || t.text.rfind("0x", 0) == 0;
-    if (t.text.rfind("0x", 0) == 0) return static_cast<double>(std::strtoull(t.text.c_str(), nullptr, 16));
-    return std::strtod(t.text.c_str(), nullptr);
+  // Literals are held as doubles: an integer past 2^53 or a float out of range would silently
+  // become another value, so they are errors.
+  double number(const Token& t, bool* is_int) {
+    const bool hex = t.text.rfind("0x", 0) == 0;
+    *is_int = hex || t.text.find_first_of(".eE") == std::string::npos;
+    errno = 0;
+    if (*is_int) {
+      const unsigned long long v = std::strtoull(t.text.c_str(), nullptr, hex ? 16 : 10);
+      if (errno == ERANGE || v > (1ull << 53)) fail(t.loc, "integer literal '" + t.text + "' is larger than 2^53");
+      return static_cast<double>(v);
+    }
+    const double v = std::strtod(t.text.c_str(), nullptr);
+    if (!std::isfinite(v)) fail(t.loc, "number '" + t.text + "' is out of the range of a double");
+    return v;
   }
 
   Expr primary() {

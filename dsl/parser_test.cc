@@ -109,6 +109,40 @@ TEST(Parser, SyntaxErrorHasPosition) {
   EXPECT_NE(d.text().find("f:2:7: error: expected a pattern or a term, found '=>'"), std::string::npos) << d.text();
 }
 
+// Literals are doubles: one that would round to another value is an error, not a silent change.
+TEST(Parser, NumbersThatADoubleCannotHoldAreErrors) {
+  for (const char* lit : {"9007199254740993", "0x20000000000001", "99999999999999999999999", "1e999"}) {
+    Diag d;
+    EXPECT_FALSE(parse("f", std::string("ruleset s {\n  x + ") + lit + " => x\n}\n", d)) << lit;
+    EXPECT_NE(d.text().find("f:2:7: error: "), std::string::npos) << d.text();
+    EXPECT_NE(d.text().find(lit), std::string::npos) << d.text();
+  }
+  Diag d;
+  auto f = parse("f", "ruleset s {\n  x + 9007199254740992 => x\n  x * 0x1F => x\n  x - 2.5e3 => x\n}\n", d);
+  ASSERT_TRUE(f) << d.text();
+  EXPECT_EQ(f->rulesets.at(0).block->stmts.at(0).rule.pattern.kids.at(1).num, 9007199254740992.0);
+  EXPECT_EQ(f->rulesets[0].block->stmts.at(1).rule.pattern.kids.at(1).num, 31.0);
+  EXPECT_EQ(f->rulesets[0].block->stmts.at(2).rule.pattern.kids.at(1).num, 2500.0);
+}
+
+// Deep nesting is an error, not a stack overflow in the recursive stages after the parser.
+TEST(Parser, NestingDeeperThanTheLimitIsAnError) {
+  auto rule = [](const std::string& pattern) { return "ruleset s {\n  " + pattern + " => 0\n}\n"; };
+  for (int n : {100000, 257}) {
+    std::string chain = "_x";
+    for (int i = 0; i < n; ++i) chain += " + _x";
+    const std::string brackets = std::string(n, '(') + "_x" + std::string(n, ')');
+    const std::string negations = std::string(n, '-') + "_x";
+    for (const std::string& p : {brackets, negations, chain}) {
+      Diag d;
+      EXPECT_FALSE(parse("f", rule(p), d)) << n;
+      EXPECT_NE(d.text().find("error: expression nested more than 256 deep"), std::string::npos) << d.text();
+    }
+  }
+  Diag d;
+  EXPECT_TRUE(parse("f", rule(std::string(200, '(') + "_x" + std::string(200, ')')), d)) << d.text();
+}
+
 TEST(Check, CommutativeVariantsAreDeduplicated) {
   Diag d;
   auto f = parse("f", "ruleset s {\n  x * (_y + 1) => x\n  add(a, a) => a\n  [ordered] 1 + z => z\n}\n", d);

@@ -128,7 +128,7 @@ TEST(Copy, ComputedOnItsDeviceThenMoved) {
   EXPECT_EQ(b.logical_not().to_vector<bool>(), (std::vector<bool>{false, true, false}));
   EXPECT_EQ(Tensor::from_vector(std::vector<float>{}, {0, 3}).to("LLVM").to_vector<float>(), std::vector<float>{});
   // A constant goes anywhere.
-  EXPECT_EQ(Tensor::full({2}, 7).to("LLVM").to_vector<float>(), (std::vector<float>{7, 7}));
+  EXPECT_EQ(Tensor::full({2}, 7.0f).to("LLVM").to_vector<float>(), (std::vector<float>{7, 7}));
   EXPECT_EQ((Tensor::from_vector(std::vector<float>{1, 2}, {2}, "LLVM") + Tensor::full({2}, 1)).device(), "LLVM");
 }
 

@@ -63,6 +63,19 @@ TEST(Errors, Messages) {
   EXPECT_EQ(error_of([&] { x.expand({2, 6}); }), "expand: cannot expand (2, 3) to (2, 6)");
   EXPECT_EQ(error_of([&] { x.permute({1, 2}); }), "permute: (1, 2) is not a permutation of the axes of (2, 3)");
   EXPECT_EQ(error_of([&] { x.flip(-3); }), "flip: axis -3 out of range for shape (2, 3)");
+  // The op the user called is the one named, with the user's shapes.
+  EXPECT_EQ(error_of([&] { x.mean({1, -1}); }), "mean: axis -1 repeated in (1, -1)");
+  EXPECT_EQ(error_of([&] {
+              Tensor::ones({2, 2, 3}).matmul(Tensor::ones({3, 3, 4}));
+            }),
+            "matmul: cannot multiply (2, 2, 3) and (3, 3, 4): batch axes differ");
+  EXPECT_EQ(error_of([&] { Tensor::eye(3, -2); }), "eye: negative size in (3, -2)");
+  EXPECT_EQ(error_of([&] { Tensor::eye(-1); }), "eye: negative size in (-1, -1)");
+  // A 0-d tensor takes axis 0 and -1 only.
+  Tensor s = x.sum();
+  EXPECT_EQ(error_of([&] { s.squeeze(5); }), "squeeze: axis 5 out of range for shape ()");
+  EXPECT_EQ(error_of([&] { s.flatten(3, 7); }), "flatten: axis 3 out of range for shape ()");
+  EXPECT_EQ(error_of([&] { s.sum(1); }), "sum: axis 1 out of range for shape ()");
 }
 
 }  // namespace

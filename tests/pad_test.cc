@@ -94,6 +94,12 @@ TEST(Pad, SumAndMaxInt) {
   EXPECT_EQ(p.min(0).to_vector<int32_t>(), (std::vector<int32_t>{-3, -5, 0}));
   EXPECT_EQ(n.pad({{0, 1}, {0, 0}}, 7).max(0).to_vector<int32_t>(), (std::vector<int32_t>{7, 7}));
   EXPECT_EQ(n.max().to_vector<int32_t>(), (std::vector<int32_t>{-1}));
+  // A floating fill is a Python float: the int tensor becomes float32 instead of the fill being truncated to 1.
+  Tensor f = n.pad({{0, 0}, {1, 0}}, 1.5);
+  EXPECT_EQ(f.dtype(), dtypes::float32);
+  EXPECT_EQ(f.to_vector<float>(), (std::vector<float>{1.5, -3, -1, 1.5, -2, -5}));
+  // A 0 fill of any kind keeps the dtype (tinygrad's bare pad).
+  EXPECT_EQ(n.pad({{0, 0}, {1, 0}}, 0.0).dtype(), dtypes::int32);
 }
 
 TEST(Pad, SumAndMaxBool) {
@@ -106,8 +112,12 @@ TEST(Pad, SumAndMaxBool) {
   EXPECT_EQ(p.max(0).to_vector<bool>(), (std::vector<bool>{false, true, true, false}));
   Tensor f = Tensor::from_vector(std::vector<bool>{false, false}, {1, 2}).pad({{1, 1}, {0, 0}});
   EXPECT_EQ(f.max().to_vector<bool>(), (std::vector<bool>{false}));
-  EXPECT_EQ(b.pad({{0, 1}, {0, 0}}, 1).sum().to_vector<int32_t>(), (std::vector<int32_t>{4}));
-  EXPECT_EQ(b.pad({{0, 1}, {0, 0}}, 1).min(1).to_vector<bool>(), (std::vector<bool>{false, false, true}));
+  EXPECT_EQ(b.pad({{0, 1}, {0, 0}}, true).sum().to_vector<int32_t>(), (std::vector<int32_t>{4}));
+  EXPECT_EQ(b.pad({{0, 1}, {0, 0}}, true).min(1).to_vector<bool>(), (std::vector<bool>{false, false, true}));
+  // An integer fill is a Python int: it makes the bool tensor int32, as tinygrad's where(mask, x, 2).
+  Tensor i = b.pad({{0, 1}, {0, 0}}, 2);
+  EXPECT_EQ(i.dtype(), dtypes::int32);
+  EXPECT_EQ(i.to_vector<int32_t>(), (std::vector<int32_t>{1, 0, 0, 1, 2, 2}));
 }
 
 TEST(Pad, Modes) {
@@ -174,7 +184,7 @@ TEST(Pad, CatOfPads) {
   EXPECT_EQ(d.max(0).to_vector<float>(), (std::vector<float>{7, 7, 7}));
   EXPECT_EQ((Tensor::cat({a, b}, 1) + 1).sum(1).to_vector<float>(), (std::vector<float>{20, 38}));
   Tensor bo = Tensor::from_vector(std::vector<bool>{true, false});
-  EXPECT_EQ(Tensor::cat({bo, bo.pad({{1, 0}}, 1)}).to_vector<bool>(),
+  EXPECT_EQ(Tensor::cat({bo, bo.pad({{1, 0}}, true)}).to_vector<bool>(),
             (std::vector<bool>{true, false, true, true, false}));
   Tensor s = Tensor::stack({tensor_of(x23()), tensor_of(x23()) * 10}, 1);
   ASSERT_EQ(s.shape(), (Shape{2, 2, 3}));

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Prints 'N passed, N failed, N skipped' for one `bazel test` invocation.
+"""Prints 'N skipped', then the closing line 'N passed, N failed', for one `bazel test` invocation.
 
 Usage: test_summary.py BEP_JSON_FILE [BAZEL_EXIT_CODE]
 
@@ -51,7 +51,8 @@ def main(bep_file, bazel_rc):
                                        zip((passed, failed, skipped), counts))
     if bazel_rc != 0 and failed == 0:
         failed = 1  # the build failed before any test could report
-    print(f"{passed} passed, {failed} failed, {skipped} skipped")
+    print(f"{skipped} skipped")
+    print(f"{passed} passed, {failed} failed")  # last: CI reads the closing line
     return 1 if failed else 0
 
 

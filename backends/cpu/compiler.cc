@@ -19,6 +19,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "backends/cpu/content_key.h"
 #include "compiler/ir/uop.h"
 
 extern char** environ;
@@ -55,19 +56,6 @@ bool executable_on_path(const std::string& prog) {
 const std::string& c_compiler() {
   static const std::string cc = executable_on_path("clang") ? "clang" : "cc";
   return cc;
-}
-
-// Two independent 64-bit FNV-1a hashes: a 128-bit key, stable across processes.
-std::string content_key(const std::string& data) {
-  uint64_t h1 = 0xcbf29ce484222325ULL, h2 = 0x84222325cbf29ce4ULL;
-  for (unsigned char c : data) {
-    h1 = (h1 ^ c) * 0x100000001b3ULL;
-    h2 = (h2 ^ c) * 0x100000001b3ULL + 0x9e3779b97f4a7c15ULL;
-  }
-  char buf[33];
-  std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(h1),
-                static_cast<unsigned long long>(h2));
-  return buf;
 }
 
 // Runs argv, returning its exit status and everything it wrote to stdout/stderr.

@@ -145,7 +145,7 @@ class Renderer {
       default:
         if (lanes_.count(u.get()))
           throw Error(who_ + ": a " + u->dtype.name() + " value is used whole, but the " + lang_.target() +
-                      " backend renders scalars only (devectorize is not implemented yet)");
+                      " backend renders scalars only (codegen must devectorize fully for it)");
         throw Error(who_ + ": " + std::string(name(u->op)) + " used before it is defined");
     }
   }
@@ -374,7 +374,7 @@ class Renderer {
           auto it = lanes_.find(u->src[0].get());
           if (it == lanes_.end() || lanes[0] < 0 || lanes[0] >= int64_t(it->second.size()))
             throw Error(who_ + ": GEP of a " + u->src[0]->dtype.name() + " that is not a VECTORIZE: the " +
-                        lang_.target() + " backend renders scalars only (devectorize is not implemented yet)");
+                        lang_.target() + " backend renders scalars only (codegen must devectorize fully for it)");
           names_[u.get()] = it->second[lanes[0]];
           return;
         }
@@ -460,7 +460,7 @@ std::string cstyle_type(DType dt, const CStyleLanguage& lang) {
   if (dt.count == 1) return base;
   if (!lang.native_vectors())
     throw Error(lang.who() + ": a " + dt.name() + " value, but the " + lang.target() +
-                " backend renders scalars only (devectorize is not implemented yet)");
+                " backend renders scalars only (codegen must devectorize fully for it)");
   std::string n;
   for (char c : base) n += c == ' ' ? '_' : c;
   return n + std::to_string(dt.count);

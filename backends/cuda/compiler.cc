@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -12,6 +11,7 @@
 #include <vector>
 
 #include "backends/cpu/compiler.h"
+#include "backends/cpu/content_key.h"
 #include "backends/cuda/nvrtc.h"
 #include "compiler/ir/uop.h"
 
@@ -22,19 +22,6 @@ namespace {
 namespace fs = std::filesystem;
 
 std::atomic<uint64_t> invocations{0};
-
-// Two independent 64-bit FNV-1a hashes: a 128-bit key, stable across processes (as the CPU's).
-std::string content_key(const std::string& data) {
-  uint64_t h1 = 0xcbf29ce484222325ULL, h2 = 0x84222325cbf29ce4ULL;
-  for (unsigned char c : data) {
-    h1 = (h1 ^ c) * 0x100000001b3ULL;
-    h2 = (h2 ^ c) * 0x100000001b3ULL + 0x9e3779b97f4a7c15ULL;
-  }
-  char buf[33];
-  std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(h1),
-                static_cast<unsigned long long>(h2));
-  return buf;
-}
 
 struct Cache {
   std::mutex mu;

@@ -1,30 +1,14 @@
-// Kernels in the schedule's format for the CUDA tests, built by hand as compiler/codegen's tests do:
+// Kernels in the schedule's format for the CUDA tests, built by hand with compiler/ir/kernel_builders.h:
 // seed 004, an elementwise add, row sums, a transposing copy, a sum.
 #pragma once
 
 #include <utility>
 #include <vector>
 
+#include "compiler/ir/kernel_builders.h"
 #include "compiler/ir/uop.h"
 
 namespace rg::testk {
-
-inline UPtr param(int64_t slot, DType dt, int64_t n) { return UOp::make(Op::PARAM, dt.ptr_to(n), {}, slot); }
-inline UPtr load(const UPtr& p, const UPtr& i) { return UOp::make(Op::INDEX, p->dtype.base(), {p, i}); }
-inline UPtr store(const UPtr& p, const UPtr& i, const UPtr& v) {
-  return UOp::make(Op::STORE, dtypes::void_, {UOp::make(Op::INDEX, p->dtype, {p, i}), v});
-}
-inline UPtr end(const UPtr& x, std::vector<UPtr> ranges) {
-  ranges.insert(ranges.begin(), x);
-  return UOp::make(Op::END, dtypes::void_, std::move(ranges));
-}
-inline UPtr sink(const UPtr& x) { return UOp::make(Op::SINK, dtypes::void_, {x}); }
-inline UPtr reduce(Op op, const UPtr& x, std::vector<UPtr> ranges) {
-  ranges.insert(ranges.begin(), x);
-  return UOp::make(Op::REDUCE, x->dtype, std::move(ranges), op);
-}
-inline UPtr idx(int64_t v) { return cnst_int(dtypes::index, v); }
-inline UPtr f32(double v) { return cnst(dtypes::float32, v); }
 
 // Seed 004: (x.T.pad((1,1),(1,1)) + 10).sum(1) over [[1,2,3],[4,5,6]] is [40,45,47,49,40]; the pad after
 // the add, [0,25,27,29,0]. Slot 0: the 5 outputs, slot 1: the 6 inputs.

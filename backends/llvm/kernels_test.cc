@@ -13,6 +13,7 @@
 #include "backends/llvm/jit.h"
 #include "backends/llvm/renderer.h"
 #include "compiler/codegen/codegen.h"
+#include "compiler/ir/kernel_builders.h"
 #include "compiler/schedule/schedule.h"
 #include "compiler/tensor/tensor.h"
 #include "runtime/buffer.h"
@@ -20,22 +21,7 @@
 namespace rg {
 namespace {
 
-UPtr param(int64_t slot, DType dt, int64_t n) { return UOp::make(Op::PARAM, dt.ptr_to(n), {}, slot); }
-UPtr load(const UPtr& p, const UPtr& i) { return UOp::make(Op::INDEX, p->dtype.base(), {p, i}); }  // INDEX as a value
-UPtr store(const UPtr& p, const UPtr& i, const UPtr& v) {
-  return UOp::make(Op::STORE, dtypes::void_, {UOp::make(Op::INDEX, p->dtype, {p, i}), v});
-}
-UPtr end(const UPtr& x, std::vector<UPtr> ranges) {
-  ranges.insert(ranges.begin(), x);
-  return UOp::make(Op::END, dtypes::void_, std::move(ranges));
-}
-UPtr sink(const UPtr& x) { return UOp::make(Op::SINK, dtypes::void_, {x}); }
-UPtr reduce(Op op, const UPtr& x, std::vector<UPtr> ranges) {
-  ranges.insert(ranges.begin(), x);
-  return UOp::make(Op::REDUCE, x->dtype, std::move(ranges), op);
-}
-UPtr idx(int64_t v) { return cnst_int(dtypes::index, v); }
-UPtr f32(double v) { return cnst(dtypes::float32, v); }
+using namespace testk;
 
 // Lowers, renders, JITs and runs a kernel; returns the IR.
 std::string run(const UPtr& kernel, std::vector<void*> bufs, const LowerOptions& opts = {}) {

@@ -7,26 +7,12 @@
 
 #include "compiler/codegen/codegen.h"
 #include "compiler/ir/eval.h"
+#include "compiler/ir/kernel_builders.h"
 
 namespace rg {
 namespace {
 
-UPtr param(int64_t slot, DType dt, int64_t n) { return UOp::make(Op::PARAM, dt.ptr_to(n), {}, slot); }
-UPtr load(const UPtr& p, const UPtr& i) { return UOp::make(Op::INDEX, p->dtype.base(), {p, i}); }
-UPtr store(const UPtr& p, const UPtr& i, const UPtr& v) {
-  return UOp::make(Op::STORE, dtypes::void_, {UOp::make(Op::INDEX, p->dtype, {p, i}), v});
-}
-UPtr end(const UPtr& x, std::vector<UPtr> ranges) {
-  ranges.insert(ranges.begin(), x);
-  return UOp::make(Op::END, dtypes::void_, std::move(ranges));
-}
-UPtr sink(const UPtr& x) { return UOp::make(Op::SINK, dtypes::void_, {x}); }
-UPtr reduce(Op op, const UPtr& x, std::vector<UPtr> ranges) {
-  ranges.insert(ranges.begin(), x);
-  return UOp::make(Op::REDUCE, x->dtype, std::move(ranges), op);
-}
-UPtr idx(int64_t v) { return cnst_int(dtypes::index, v); }
-UPtr f32(double v) { return cnst(dtypes::float32, v); }
+using namespace testk;
 
 GpuLimits limits(int64_t local_size, std::array<int64_t, 3> global_max = {INT32_MAX, 65535, 65535},
                  std::array<int64_t, 3> local_max = {1024, 1024, 64}) {

@@ -9,26 +9,12 @@
 #include "backends/cpu/compiler.h"
 #include "backends/cpu/renderer.h"
 #include "compiler/codegen/codegen.h"
+#include "compiler/ir/kernel_builders.h"
 
 namespace rg {
 namespace {
 
-UPtr param(int64_t slot, DType dt, int64_t n) { return UOp::make(Op::PARAM, dt.ptr_to(n), {}, slot); }
-UPtr load(const UPtr& p, const UPtr& i) { return UOp::make(Op::INDEX, p->dtype.base(), {p, i}); }
-UPtr store(const UPtr& p, const UPtr& i, const UPtr& v) {
-  return UOp::make(Op::STORE, dtypes::void_, {UOp::make(Op::INDEX, p->dtype, {p, i}), v});
-}
-UPtr end(const UPtr& x, std::vector<UPtr> ranges) {
-  ranges.insert(ranges.begin(), x);
-  return UOp::make(Op::END, dtypes::void_, std::move(ranges));
-}
-UPtr sink(const UPtr& x) { return UOp::make(Op::SINK, dtypes::void_, {x}); }
-UPtr reduce(Op op, const UPtr& x, std::vector<UPtr> ranges) {
-  ranges.insert(ranges.begin(), x);
-  return UOp::make(Op::REDUCE, x->dtype, std::move(ranges), op);
-}
-UPtr idx(int64_t v) { return cnst_int(dtypes::index, v); }
-UPtr f32(double v) { return cnst(dtypes::float32, v); }
+using namespace testk;
 
 std::string run(const UPtr& kernel, std::vector<void*> bufs, const LowerOptions& opts = cpu_lower_options()) {
   Program p = lower(kernel, opts);

@@ -64,16 +64,23 @@ UPtr broadcast_u(const UPtr& x, const Shape& s) {
   return expand_u(reshape_u(x, padded), s);
 }
 
-Shape broadcast_shape(const Shape& a, const Shape& b, const std::string& who) {
+// numpy broadcasting of two shapes; nullopt when they do not broadcast.
+std::optional<Shape> try_broadcast_shape(const Shape& a, const Shape& b) {
   const size_t n = std::max(a.size(), b.size());
   Shape out(n);
   for (size_t i = 0; i < n; ++i) {
     int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
     int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
-    if (da != db && da != 1 && db != 1) fail(who, "cannot broadcast " + shape_str(a) + " with " + shape_str(b));
+    if (da != db && da != 1 && db != 1) return std::nullopt;
     out[i] = da == 1 ? db : da;
   }
   return out;
+}
+
+Shape broadcast_shape(const Shape& a, const Shape& b, const std::string& who) {
+  std::optional<Shape> s = try_broadcast_shape(a, b);
+  if (!s) fail(who, "cannot broadcast " + shape_str(a) + " with " + shape_str(b));
+  return *s;
 }
 
 UPtr cast_u(const UPtr& x, DType dt) { return x->dtype == dt ? x : mk(Op::CAST, dt, {x}); }
@@ -91,6 +98,12 @@ DType scalar_dtype(const Tensor::Number& s) {
   return s.kind == Tensor::Number::Bool  ? dtypes::bool_
          : s.kind == Tensor::Number::Int ? dtypes::int32
                                          : dtypes::float32;
+}
+
+// The dtype a scalar takes next to a tensor of dtype dt (tinygrad's Python-scalar rule): a float tensor's, an
+// int tensor's for an integer, else the scalar's own.
+DType scalar_dtype_next_to(DType dt, const Tensor::Number& s) {
+  return dt.is_float() || (s.kind == Tensor::Number::Int && dt.is_int()) ? dt : scalar_dtype(s);
 }
 
 Pairs check_pads(const Pairs& padding, const Shape& shape, const std::string& who) {
@@ -223,10 +236,10 @@ Tensor Tensor::from_bytes(const void* data, size_t bytes, DType dt, const Shape&
   return Tensor(mk(Op::RESHAPE, dt, {buf}, shape), dev);
 }
 
-Tensor Tensor::full(const Shape& shape, double value, DType dt) {
+Tensor Tensor::full(const Shape& shape, Number value, std::optional<DType> dt) {
   for (int64_t d : shape)
     if (d < 0) fail("full", "negative dimension in shape " + shape_str(shape));
-  return Tensor(const_u(dt, value, shape), "");
+  return Tensor(const_u(dt.value_or(scalar_dtype(value)), value.value, shape), "");
 }
 
 Tensor Tensor::arange_impl(double start, double stop, double step, DType dt) {
@@ -243,12 +256,12 @@ Tensor Tensor::arange_impl(double start, double stop, double step, DType dt) {
   return from_vector(v, {n});
 }
 
-Tensor Tensor::eye(int64_t n, int64_t m, DType dt) {
-  if (m < 0) m = n;
-  if (n < 0) fail("eye", "negative size " + std::to_string(n));
+Tensor Tensor::eye(int64_t n, std::optional<int64_t> m, DType dt) {
+  const int64_t cols = m.value_or(n);
+  if (n < 0 || cols < 0) fail("eye", "negative size in (" + std::to_string(n) + ", " + std::to_string(cols) + ")");
   // (arange(n)[:, None] == arange(m)[None, :]).cast(dt), as tinygrad builds it.
   Tensor r = arange(n).reshape({n, 1});
-  Tensor c = arange(m).reshape({1, m});
+  Tensor c = arange(cols).reshape({1, cols});
   return (r == c).cast(dt);
 }
 
@@ -467,22 +480,26 @@ Tensor Tensor::expand(const Shape& new_shape) const {
   return moved(broadcast_u(uop(), s), shard_axis() < 0 ? -1 : shard_axis() + int64_t(lead));
 }
 
-Tensor Tensor::pad(const Pairs& padding, double value) const {
+Tensor Tensor::pad(const Pairs& padding, Number value) const {
   check_pads(padding, shape(), "pad");
   if (shard_axis() >= 0 && padding[shard_axis()] != std::pair<int64_t, int64_t>{0, 0})
     fail("pad", "cannot pad axis " + std::to_string(shard_axis()) + " of shape " + shape_str(shape()) +
                     ", the axis it is sharded on over " + device());
-  if (std::all_of(padding.begin(), padding.end(), [](auto& p) { return p.first == 0 && p.second == 0; })) return *this;
+  // The result's dtype is tinygrad's where(mask, base, value) (a 0 fill is its bare pad): the value typed by
+  // the Python-scalar rules, so 1.5 pads an int tensor into float32 rather than truncating.
+  const DType dt = value.value == 0 ? dtype() : least_upper_dtype(dtype(), scalar_dtype_next_to(dtype(), value));
+  if (std::all_of(padding.begin(), padding.end(), [](auto& p) { return p.first == 0 && p.second == 0; }))
+    return cast(dt);
   // The internal PAD fills Invalid, which would poison any op applied later (pad(x) + 1 must read 1 in the padded
   // region). So the fill is always explicit, even for 0: where(PAD(ones_bool), PAD(x), value) (DESIGN §6.1).
   std::vector<int64_t> arg = flat(padding);
-  UPtr base = mk(Op::PAD, dtype(), {uop()}, arg);
+  UPtr base = mk(Op::PAD, dt, {cast_u(uop(), dt)}, arg);
   UPtr mask = mk(Op::PAD, dtypes::bool_, {const_u(dtypes::bool_, 1, shape())}, arg);
-  return like(mk(Op::WHERE, dtype(), {mask, base, const_u(dtype(), value, base->shape)}));
+  return like(mk(Op::WHERE, dt, {mask, base, const_u(dt, value.value, base->shape)}));
 }
 
 Tensor Tensor::pad(const Pairs& padding, PadMode mode) const {
-  if (mode == PadMode::constant) return pad(padding, 0.0);
+  if (mode == PadMode::constant) return pad(padding, 0);
   const char* who = mode == PadMode::reflect     ? "pad(reflect)"
                     : mode == PadMode::replicate ? "pad(replicate)"
                                                  : "pad(circular)";
@@ -586,8 +603,8 @@ Tensor Tensor::squeeze() const {
 }
 
 Tensor Tensor::squeeze(int64_t axis) const {
+  axis = norm_axis(axis, std::max<int64_t>(ndim(), 1), "squeeze", shape());  // a 0-d tensor takes 0 and -1
   if (ndim() == 0) return *this;
-  axis = norm_axis(axis, ndim(), "squeeze", shape());
   if (shape()[axis] != 1) return *this;  // as in tinygrad and torch
   Shape s = shape();
   s.erase(s.begin() + axis);
@@ -602,9 +619,9 @@ Tensor Tensor::unsqueeze(int64_t axis) const {
 }
 
 Tensor Tensor::flatten(int64_t start, int64_t end) const {
+  start = norm_axis(start, std::max<int64_t>(ndim(), 1), "flatten", shape());  // a 0-d tensor takes 0 and -1
+  end = norm_axis(end, std::max<int64_t>(ndim(), 1), "flatten", shape());
   if (ndim() == 0) return reshape({1});
-  start = norm_axis(start, ndim(), "flatten", shape());
-  end = norm_axis(end, ndim(), "flatten", shape());
   if (start > end) fail("flatten", "start axis " + std::to_string(start) + " after end axis " + std::to_string(end));
   Shape s(shape().begin(), shape().begin() + start);
   int64_t n = 1;
@@ -619,8 +636,7 @@ Tensor Tensor::contiguous() const { return like(mk(Op::CONTIGUOUS, dtype(), {uop
 // ---------------------------------------------------------------- elementwise
 
 Tensor Tensor::scalar_like(Number s) const {
-  DType dt = dtype().is_float() || (s.kind == Number::Int && dtype().is_int()) ? dtype() : scalar_dtype(s);
-  return Tensor(const_u(dt, s.value, shape()), "");
+  return Tensor(const_u(scalar_dtype_next_to(dtype(), s), s.value, shape()), "");
 }
 
 Tensor Tensor::binary(Op op, const Tensor& o, const char* who) const {
@@ -636,7 +652,11 @@ Tensor Tensor::binary(Op op, const Tensor& o, const char* who) const {
 }
 
 Tensor Tensor::add(const Tensor& o) const { return binary(Op::ADD, o, "add"); }
-Tensor Tensor::sub(const Tensor& o) const { return binary(Op::SUB, o, "sub"); }
+Tensor Tensor::sub(const Tensor& o) const {
+  // tinygrad's a - b is a + (-b), and -b of a bool is not b: bool - bool is a or not b (SUB would give a xor b).
+  if (least_upper_dtype(dtype(), o.dtype()).is_bool()) return binary(Op::ADD, o.logical_not(), "sub");
+  return binary(Op::SUB, o, "sub");
+}
 Tensor Tensor::mul(const Tensor& o) const { return binary(Op::MUL, o, "mul"); }
 Tensor Tensor::div(const Tensor& o) const { return binary(Op::DIV, o, "div"); }
 Tensor Tensor::maximum(const Tensor& o) const { return binary(Op::MAX, o, "maximum"); }
@@ -682,9 +702,8 @@ Tensor Tensor::where(const Tensor& a, const Tensor& b) const {
 }
 Tensor Tensor::where(const Tensor& a, Number b) const { return where(a, a.scalar_like(b)); }
 Tensor Tensor::where(Number a, const Tensor& b) const { return where(b.scalar_like(a), b); }
-Tensor Tensor::where(Number a, Number b) const {
-  return where(Tensor(const_u(scalar_dtype(a), a.value, {}), ""), Tensor(const_u(scalar_dtype(b), b.value, {}), ""));
-}
+// Two scalars are typed against the condition, as tinygrad does: a float condition gives float values.
+Tensor Tensor::where(Number a, Number b) const { return where(scalar_like(a), scalar_like(b)); }
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) { return cond.where(a, b); }
 Tensor maximum(const Tensor& a, const Tensor& b) { return a.maximum(b); }
 Tensor minimum(const Tensor& a, const Tensor& b) { return a.minimum(b); }
@@ -739,13 +758,24 @@ Tensor operator!=(const Tensor& a, const Tensor& b) { return a.ne(b); }
 
 static UPtr reduce_u(Op op, const UPtr& x, const std::vector<bool>& reduced, bool keepdim);
 
-Tensor Tensor::reduce(Op op, const std::vector<int64_t>& axes, bool keepdim, const char* who) const {
-  std::vector<bool> reduced(ndim(), axes.empty());
+namespace {
+// Per axis of `shape`, whether a reduce over `axes` (all when empty; negative ones count from the end) removes
+// it. A 0-d tensor takes axis 0 and -1 and reduces nothing, as tinygrad's _resolve_dim.
+std::vector<bool> reduced_axes(const std::vector<int64_t>& axes, const Shape& shape, const char* who) {
+  const int64_t n = int64_t(shape.size());
+  std::vector<bool> reduced(n, axes.empty());
   for (int64_t a : axes) {
-    int64_t x = norm_axis(a, ndim(), who, shape());
+    int64_t x = norm_axis(a, std::max<int64_t>(n, 1), who, shape);
+    if (n == 0) continue;
     if (reduced[x]) fail(who, "axis " + std::to_string(a) + " repeated in " + ints_str(axes));
     reduced[x] = true;
   }
+  return reduced;
+}
+}  // namespace
+
+Tensor Tensor::reduce(Op op, const std::vector<int64_t>& axes, bool keepdim, const char* who) const {
+  std::vector<bool> reduced = reduced_axes(axes, shape(), who);
   const int64_t sa = shard_axis();
   if (sa >= 0 && reduced[sa] && shape()[sa] != 1) return allreduce(op, reduced, keepdim);
   int64_t axis = sa;  // a reduce over other axes stays sharded; dropped axes before it move it
@@ -799,9 +829,12 @@ Tensor Tensor::prod(const std::vector<int64_t>& axes, bool keepdim) const {
   return reduce(Op::MUL, axes, keepdim, "prod");
 }
 Tensor Tensor::mean(const std::vector<int64_t>& axes, bool keepdim) const {
-  int64_t count = axes.empty() ? numel() : 1;
-  for (int64_t a : axes) count *= shape()[norm_axis(a, ndim(), "mean", shape())];
-  Tensor s = sum(axes, keepdim);
+  std::vector<bool> reduced = reduced_axes(axes, shape(), "mean");
+  int64_t count = 1;
+  for (int64_t i = 0; i < ndim(); ++i)
+    if (reduced[i]) count *= shape()[i];
+  // As tinygrad: the sum and the division in the accumulation dtype (float32 for halves), then the output dtype.
+  Tensor s = cast(sum_acc_dtype(dtype())).sum(axes, keepdim);
   DType out = dtype().is_float() ? dtype() : dtypes::float32;
   return (s / count).cast(out);
 }
@@ -824,12 +857,14 @@ Tensor Tensor::matmul(const Tensor& w) const {
   ws.insert(ws.end(), ones, 1);
   ws.insert(ws.end(), w.shape().begin() + axis_w, w.shape().end());
   Tensor x = reshape(xs), y = w.reshape(ws).transpose(-1, -std::min<int64_t>(dw, 2));
+  if (!try_broadcast_shape(x.shape(), y.shape()))
+    fail("matmul", "cannot multiply " + shape_str(shape()) + " and " + shape_str(w.shape()) + ": batch axes differ");
   DType out = least_upper_dtype(dtype(), w.dtype());
   return (x * y).sum(-1).cast(out);
 }
 
 Tensor Tensor::softmax(int64_t axis) const {
-  axis = norm_axis(axis, ndim(), "softmax", shape());
+  axis = norm_axis(axis, std::max<int64_t>(ndim(), 1), "softmax", shape());  // a 0-d tensor takes 0 and -1
   Tensor m = *this - max(axis, true);
   Tensor e = m.exp();
   return e / e.sum(axis, true);
@@ -872,7 +907,7 @@ Tensor Tensor::cat(const std::vector<Tensor>& tensors, int64_t axis) {
     Pairs p(t.ndim(), {0, 0});
     p[d] = {at, total - at - t.shape()[d]};
     at += t.shape()[d];
-    Tensor piece = t.cast(dt).pad(p, 0.0);
+    Tensor piece = t.cast(dt).pad(p, 0);
     if (!acc)
       acc = piece;
     else if (dt.is_bool())

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -47,7 +48,8 @@ class Tensor {
   // The data in a new buffer on `device` ("CPU", "LLVM", "CUDA:1", ...; see device()).
   template <class E>
   static Tensor from_vector(const std::vector<E>& data, const Shape& shape, const std::string& device);
-  static Tensor full(const Shape& shape, double value, DType dt = dtypes::float32);
+  // Without a dtype, the value's: int32 for a C++ integer, float32 for a floating number, bool (as tinygrad).
+  static Tensor full(const Shape& shape, Number value, std::optional<DType> dt = std::nullopt);
   static Tensor zeros(const Shape& shape, DType dt = dtypes::float32) { return full(shape, 0, dt); }
   static Tensor ones(const Shape& shape, DType dt = dtypes::float32) { return full(shape, 1, dt); }
   // Integer arguments give int32, any floating argument float32 (as in tinygrad).
@@ -61,7 +63,7 @@ class Tensor {
     bool f = std::is_floating_point_v<A> || std::is_floating_point_v<B> || std::is_floating_point_v<C>;
     return arange_impl(double(start), double(stop), double(step), f ? dtypes::float32 : dtypes::int32);
   }
-  static Tensor eye(int64_t n, int64_t m = -1, DType dt = dtypes::float32);
+  static Tensor eye(int64_t n, std::optional<int64_t> m = std::nullopt, DType dt = dtypes::float32);  // m: n
 
   // --- realization and data ---
   // Computes the value (once; copies of this Tensor share it) and returns this.
@@ -100,7 +102,9 @@ class Tensor {
   Tensor reshape(const Shape& shape) const;  // one -1 allowed
   Tensor permute(const std::vector<int64_t>& order) const;
   Tensor expand(const Shape& shape) const;                   // -1 keeps an axis; new leading axes allowed
-  Tensor pad(const Pairs& padding, double value = 0) const;  // keeps the dtype
+  // The fill follows the Python-scalar rules as in tinygrad: a floating value pads an int tensor into float32,
+  // a 0 fill keeps the dtype.
+  Tensor pad(const Pairs& padding, Number value = 0) const;
   Tensor pad(const Pairs& padding, PadMode mode) const;
   Tensor shrink(const Pairs& bounds) const;
   Tensor flip(const std::vector<int64_t>& axes) const;

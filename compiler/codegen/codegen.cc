@@ -73,11 +73,8 @@ Program lower(const UPtr& kernel, const LowerOptions& opts) {
     k = graph_rewrite(k, rules::expand);
     changed = true;
   }
-  for (int round = 0; changed && round < 8; ++round) {  // a folded gate can expose more of either set
-    UPtr next = graph_rewrite(graph_rewrite(k, rules::invalid), rules::symbolic);
-    if (next == k) break;
-    k = next;
-  }
+  // A folded gate can expose more of either set: one joint fixed point.
+  if (changed) k = graph_rewrite(k, {&rules::invalid, &rules::symbolic});
   ReduceCtx rctx;
   k = graph_rewrite(k, rules::remove_reduce, &rctx);
   if (opts.gpu) {  // GLOBAL/LOCAL ranges become SPECIAL thread indices

@@ -165,8 +165,10 @@ UPtr fold_store_group(const FoldCtx& ctx, const UPtr& group) {
   std::vector<UPtr> src;
   for (size_t i = 0; i < group->src.size(); ++i) {
     auto it = replace.find(i);
-    if (it == replace.end()) src.push_back(group->src[i]);
-    else if (it->second) src.push_back(it->second);
+    if (it == replace.end())
+      src.push_back(group->src[i]);
+    else if (it->second)
+      src.push_back(it->second);
   }
   return UOp::make(group->op, group->dtype, std::move(src), group->arg);
 }

@@ -1,9 +1,10 @@
 // rules/devectorize.rules and its helpers on small hand-built graphs: affine indices, the fold of
 // offsets to widths, load and store folding, vector lanes through ALU ops, and the upcast plan.
+#include "rules/devectorize.h"
+
 #include <gtest/gtest.h>
 
 #include "compiler/ir/rewrite.h"
-#include "rules/devectorize.h"
 #include "rules/devectorize_helpers.h"
 #include "rules/expand_helpers.h"
 
@@ -43,7 +44,7 @@ TEST(Devectorize, AffineIndex) {
 }
 
 TEST(Devectorize, FoldRunsTakeTheLargestAlignedWidth) {
-  AffineIndex flat;  // constant addresses
+  AffineIndex flat;                                                              // constant addresses
   EXPECT_EQ(fold_runs({0, 1, 2, 3, 4, 5}, kCpu, flat), (Runs{{0, 4}, {4, 2}}));  // seed 004's input
   EXPECT_EQ(fold_runs({0, 1, 2, 3, 4, 5, 6}, kCpu, flat), (Runs{{0, 4}, {4, 2}}));
   EXPECT_EQ(fold_runs({1, 2, 3, 4}, kCpu, flat), (Runs{{2, 2}}));  // 1 and 4 misaligned or alone
@@ -74,8 +75,8 @@ TEST(Devectorize, LoadsFoldToVectorLoadsAndGeps) {
   EXPECT_EQ(g5->src[0]->dtype, dtypes::float32.vec(2));
   EXPECT_EQ(g5->src[0]->src[0]->src[1], idx(4));
   // Gated loads and bool loads stay scalar.
-  UPtr gated = UOp::make(Op::LOAD, dtypes::float32, {ptr_index(in, idx(0)), cnst(dtypes::float32, 0),
-                                                     cnst(dtypes::bool_, 1)});
+  UPtr gated =
+      UOp::make(Op::LOAD, dtypes::float32, {ptr_index(in, idx(0)), cnst(dtypes::float32, 0), cnst(dtypes::bool_, 1)});
   FoldCtx none{kCpu, {}};
   plan_load_folds(UOp::make(Op::SINK, dtypes::void_, {st(out, idx(0), gated)}), none);
   EXPECT_TRUE(none.loads.empty());
@@ -138,18 +139,38 @@ UPtr copy_kernel(int64_t n, const std::function<UPtr(const UPtr&)>& in_index, co
 
 TEST(Devectorize, UpcastPlan) {
   UPtr r = range(1024, 3);
-  UpcastPlan p = plan_upcast(copy_kernel(1024, [](const UPtr& i) { return i; }, r), 4, 32);
+  UpcastPlan p = plan_upcast(copy_kernel(
+                                 1024, [](const UPtr& i) { return i; }, r),
+                             4, 32);
   ASSERT_EQ(p.axis, r);
   EXPECT_EQ(p.outer, UOp::make(Op::RANGE, dtypes::index, {idx(256)}, std::vector<int64_t>{3, int64_t(AxisType::Loop)}));
   EXPECT_EQ(p.lanes, range(4, 4, AxisType::Upcast));
   EXPECT_EQ(p.value, p.outer * 4 + p.lanes);
   // A broadcast load (coefficient 0) is fine; a strided, a divided or a small axis is not split.
-  EXPECT_TRUE(plan_upcast(copy_kernel(1024, [](const UPtr&) { return idx(7); }, r), 4, 32).axis);
-  EXPECT_FALSE(plan_upcast(copy_kernel(1024, [](const UPtr& i) { return i * 2; }, r), 4, 32).axis);
-  EXPECT_FALSE(plan_upcast(copy_kernel(1024, [](const UPtr& i) { return i / 2; }, r), 4, 32).axis);
-  EXPECT_FALSE(plan_upcast(copy_kernel(1026, [](const UPtr& i) { return i; }, range(1026, 0)), 4, 32).axis);
-  EXPECT_FALSE(plan_upcast(copy_kernel(16, [](const UPtr& i) { return i; }, range(16, 0)), 4, 32).axis);  // unrolled
-  EXPECT_FALSE(plan_upcast(copy_kernel(1024, [](const UPtr& i) { return i; }, r), 1, 32).axis);
+  EXPECT_TRUE(plan_upcast(copy_kernel(
+                              1024, [](const UPtr&) { return idx(7); }, r),
+                          4, 32)
+                  .axis);
+  EXPECT_FALSE(plan_upcast(copy_kernel(
+                               1024, [](const UPtr& i) { return i * 2; }, r),
+                           4, 32)
+                   .axis);
+  EXPECT_FALSE(plan_upcast(copy_kernel(
+                               1024, [](const UPtr& i) { return i / 2; }, r),
+                           4, 32)
+                   .axis);
+  EXPECT_FALSE(plan_upcast(copy_kernel(
+                               1026, [](const UPtr& i) { return i; }, range(1026, 0)),
+                           4, 32)
+                   .axis);
+  EXPECT_FALSE(plan_upcast(copy_kernel(
+                               16, [](const UPtr& i) { return i; }, range(16, 0)),
+                           4, 32)
+                   .axis);  // unrolled
+  EXPECT_FALSE(plan_upcast(copy_kernel(
+                               1024, [](const UPtr& i) { return i; }, r),
+                           1, 32)
+                   .axis);
   // The END closing the axis closes both new ranges.
   EXPECT_EQ(upcast_end(p, UOp::make(Op::END, dtypes::void_, {idx(0), p.value})),
             UOp::make(Op::END, dtypes::void_, {idx(0), p.outer, p.lanes}));

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "backends/cpu/compiler.h"
+#include "compiler/ir/error_of.h"
 #include "compiler/schedule/schedule.h"
 #include "runtime/buffer.h"
 #include "runtime/device.h"
@@ -130,15 +131,6 @@ UPtr times2_plus1(const UPtr& out, const UPtr& tmp, const UPtr& in) {
 UPtr copy_call(const UPtr& dst, const UPtr& src) {
   return UOp::make(Op::CALL, dtypes::void_, {UOp::make(Op::COPY, src->dtype, {src, dst->src[0]}), dst, src});
 }
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
 TEST(Device, NamesAreCanonical) {
   EXPECT_EQ(device_kinds(), (std::vector<std::string>{"CPU", "CUDA", "LLVM"}));
   EXPECT_EQ(canonical_device("CPU"), "CPU");

@@ -5,19 +5,11 @@
 #include <string>
 #include <vector>
 
+#include "compiler/ir/error_of.h"
 #include "compiler/tensor/tensor.h"
 
 namespace rg {
 namespace {
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
 
 TEST(Errors, Messages) {
   Tensor x = Tensor::from_vector(std::vector<float>{1, 2, 3, 4, 5, 6}, {2, 3});

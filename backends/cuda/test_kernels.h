@@ -10,18 +10,6 @@
 
 namespace rg::testk {
 
-// Seed 004: (x.T.pad((1,1),(1,1)) + 10).sum(1) over [[1,2,3],[4,5,6]] is [40,45,47,49,40]; the pad after
-// the add, [0,25,27,29,0]. Slot 0: the 5 outputs, slot 1: the 6 inputs.
-struct Seed004 {
-  UPtr out = param(0, dtypes::float32, 5), in = param(1, dtypes::float32, 6);
-  UPtr r0 = range(5, 0, AxisType::Loop), r1 = range(4, 1, AxisType::Reduce);
-  UPtr valid = (idx(0) < r0) & (r0 < idx(4)) & (idx(0) < r1) & (r1 < idx(3));
-  UPtr x = load(in, where(valid, r1 * 3 + r0 - idx(4), invalid(dtypes::index)));
-  UPtr kernel(const UPtr& value) { return sink(end(store(out, r0, reduce(Op::ADD, value, {r1})), {r0})); }
-  UPtr pad_then_add() { return kernel(where(valid, x, f32(0)) + f32(10)); }
-  UPtr add_then_pad() { return kernel(where(valid, x + f32(10), invalid(dtypes::float32))); }
-};
-
 // out[i] = a[i] + b[i] over n floats (slots: out, a, b).
 inline UPtr elementwise_add(int64_t n) {
   UPtr out = param(0, dtypes::float32, n), a = param(1, dtypes::float32, n), b = param(2, dtypes::float32, n);

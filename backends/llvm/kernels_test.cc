@@ -32,29 +32,12 @@ std::string run(const UPtr& kernel, std::vector<void*> bufs, const LowerOptions&
   return ir;
 }
 
-size_t count(const std::string& s, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
-  return n;
-}
-
 struct Mode {
   const char* name;
   LowerOptions opts;
   bool unrolled;
 };
 const Mode kModes[] = {{"unrolled", {}, true}, {"loops", {.unroll_limit = 0}, false}};
-
-// Seed 004: (x.T.pad((1,1),(1,1)) + 10).sum(1) over [[1,2,3],[4,5,6]] and the pad-after-add variant.
-struct Seed004 {
-  UPtr out = param(0, dtypes::float32, 5), in = param(1, dtypes::float32, 6);
-  UPtr r0 = range(5, 0, AxisType::Loop), r1 = range(4, 1, AxisType::Reduce);
-  UPtr valid = (idx(0) < r0) & (r0 < idx(4)) & (idx(0) < r1) & (r1 < idx(3));
-  UPtr x = load(in, where(valid, r1 * 3 + r0 - idx(4), invalid(dtypes::index)));
-  UPtr kernel(const UPtr& value) { return sink(end(store(out, r0, reduce(Op::ADD, value, {r1})), {r0})); }
-  UPtr pad_then_add() { return kernel(where(valid, x, f32(0)) + f32(10)); }
-  UPtr add_then_pad() { return kernel(where(valid, x + f32(10), invalid(dtypes::float32))); }
-};
 
 TEST(LlvmKernels, Seed004BothVariants) {
   for (const Mode& m : kModes) {
@@ -66,7 +49,7 @@ TEST(LlvmKernels, Seed004BothVariants) {
     std::fill(o.begin(), o.end(), -1);
     ir = run(s.add_then_pad(), {o.data(), x.data()}, m.opts);
     EXPECT_EQ(o, (std::vector<float>{0, 25, 27, 29, 0})) << ir;
-    EXPECT_EQ(count(ir, "phi i32 [ 0,"), m.unrolled ? 0u : 2u) << ir;  // two loops unless unrolled
+    EXPECT_EQ(occurrences(ir, "phi i32 [ 0,"), m.unrolled ? 0u : 2u) << ir;  // two loops unless unrolled
     // x = [[-1.5, 2, 0.25], [8, -3, 100]]: x.T = [[-1.5, 8], [2, -3], [0.25, 100]], sums by hand.
     std::vector<float> y{-1.5f, 2, 0.25f, 8, -3, 100};
     run(s.pad_then_add(), {o.data(), y.data()}, m.opts);
@@ -83,9 +66,9 @@ TEST(LlvmKernels, Seed004UnrolledOptimizesToStraightLineCode) {
   Program p = lower(s.pad_then_add());
   std::string opt = optimize_llvm(render_llvm(p));
   for (const char* no : {"br ", "phi ", "select ", "icmp ", "fcmp ", "alloca"})
-    EXPECT_EQ(count(opt, no), 0u) << no << opt;
-  EXPECT_EQ(count(opt, "store float 4.000000e+01"), 2u) << opt;
-  EXPECT_EQ(count(opt, "load float, "), 6u) << opt;
+    EXPECT_EQ(occurrences(opt, no), 0u) << no << opt;
+  EXPECT_EQ(occurrences(opt, "store float 4.000000e+01"), 2u) << opt;
+  EXPECT_EQ(occurrences(opt, "load float, "), 6u) << opt;
 }
 
 // Three pages: the middle one readable, its neighbours not. Any read out of the buffer faults.
@@ -121,7 +104,7 @@ TEST(LlvmKernels, PaddedIndexReadsZeroAndNeverOutOfBounds) {
       std::string ir = run(k, {o.data(), in_buf}, m.opts);
       EXPECT_EQ(o, (std::vector<float>{0, 7, 8, 9, 0})) << ir;
       if (!m.unrolled) {
-        EXPECT_EQ(count(ir, "\nload"), 2u) << ir;  // one gated read: its block and the join
+        EXPECT_EQ(occurrences(ir, "\nload"), 2u) << ir;  // one gated read: its block and the join
       }
     }
   }
@@ -182,7 +165,7 @@ TEST(LlvmKernels, LargeSumAndMaxKeepTheirLoops) {
     std::vector<float> o(rows, -1);
     std::string ir = run(sink(end(store(out, i, reduce(op, load(in, i * cols + j), {j})), {i})), {o.data(), x.data()});
     EXPECT_EQ(o, want) << ir;
-    EXPECT_EQ(count(ir, "alloca"), 1u) << ir;  // one accumulator
+    EXPECT_EQ(occurrences(ir, "alloca"), 1u) << ir;  // one accumulator
   }
 }
 

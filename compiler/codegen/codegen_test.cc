@@ -25,12 +25,6 @@ void run(const UPtr& kernel, std::vector<void*> bufs, std::string* source = null
   (*k)(bufs.data());
 }
 
-size_t count(const std::string& s, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
-  return n;
-}
-
 struct Mode {
   const char* name;
   LowerOptions opts;
@@ -40,7 +34,7 @@ const Mode kModes[] = {{"unrolled", {}, true}, {"loops", {.unroll_limit = 0}, fa
 
 // Loops in the source: none when the small ranges were unrolled, `loops` otherwise.
 void expect_loops(const std::string& src, const Mode& m, size_t loops) {
-  EXPECT_EQ(count(src, "for ("), m.unrolled ? 0 : loops) << src;
+  EXPECT_EQ(occurrences(src, "for ("), m.unrolled ? 0 : loops) << src;
 }
 
 TEST(Codegen, ElementwiseAdd) {
@@ -73,7 +67,7 @@ TEST(Codegen, ReduceSumOverRange) {
     EXPECT_EQ(o[0], 21.5f) << src;
     expect_loops(src, m, 1);
     // The accumulator: declared, initialised, read and written in the loop, read after it.
-    EXPECT_EQ(count(src, "acc0"), m.unrolled ? 0u : 5u) << src;
+    EXPECT_EQ(occurrences(src, "acc0"), m.unrolled ? 0u : 5u) << src;
     EXPECT_EQ(lower(k, m.opts).name, "r_6");
   }
 }
@@ -146,7 +140,7 @@ TEST(Codegen, PaddedIndexReadsZero) {
     run(k, {o.data(), x.data()}, &src, m.opts);
     EXPECT_EQ(o, (std::vector<float>{0, 7, 8, 9, 0})) << src;
     expect_loops(src, m, 1);
-    EXPECT_EQ(count(src, "?"), m.unrolled ? 0u : 1u) << src;  // the gate: at run time, or known per lane
+    EXPECT_EQ(occurrences(src, "?"), m.unrolled ? 0u : 1u) << src;  // the gate: at run time, or known per lane
   }
 }
 
@@ -162,37 +156,24 @@ TEST(Codegen, PaddedStoreWritesOnlyInside) {
     std::string src;
     run(k, {o.data(), x.data()}, &src, m.opts);
     EXPECT_EQ(o, (std::vector<float>{2, 3, 4})) << src;
-    EXPECT_EQ(count(src, "if ("), m.unrolled ? 0u : 1u) << src;
-    EXPECT_EQ(count(src, "*(data0+"), m.unrolled ? 3u : 1u) << src;  // the padding lanes store nothing
+    EXPECT_EQ(occurrences(src, "if ("), m.unrolled ? 0u : 1u) << src;
+    EXPECT_EQ(occurrences(src, "*(data0+"), m.unrolled ? 3u : 1u) << src;  // the padding lanes store nothing
   }
 }
-
-// Seed 004: (x.T.pad((1,1),(1,1)) + 10).sum(1) over [[1,2,3],[4,5,6]] and the pad-after-add variant.
-struct Seed004 {
-  UPtr out = param(0, dtypes::float32, 5), in = param(1, dtypes::float32, 6);
-  UPtr r0 = range(5, 0, AxisType::Loop), r1 = range(4, 1, AxisType::Reduce);
-  UPtr valid = (idx(0) < r0) & (r0 < idx(4)) & (idx(0) < r1) & (r1 < idx(3));
-  UPtr x = load(in, where(valid, r1 * 3 + r0 - idx(4), invalid(dtypes::index)));
-  UPtr kernel(const UPtr& value) { return sink(end(store(out, r0, reduce(Op::ADD, value, {r1})), {r0})); }
-  // The external pad's mask: where(valid, x_padded, 0) + 10.
-  UPtr pad_then_add() { return kernel(where(valid, x, f32(0)) + f32(10)); }
-  // Internal pad of (x + 10): Invalid outside, the reduce's identity inside a reduction.
-  UPtr add_then_pad() { return kernel(where(valid, x + f32(10), invalid(dtypes::float32))); }
-};
 
 // The seed's CPU source (DESIGN §6.4): no loop, no run-time padding predicate. The compiler
 // knows which lanes are padding: output[0] and output[4] are constants, and each of the others
 // reads exactly its two input elements, in[i - 1] and in[i + 2], from inside the allocation.
 void expect_loop_free_seed_source(const std::string& src, float padded) {
-  EXPECT_EQ(count(src, "for ("), 0u) << src;
+  EXPECT_EQ(occurrences(src, "for ("), 0u) << src;
   for (const char* predicate : {"?", "<", ">", "==", "!=", "if (", "&&", "&", "|"})
-    EXPECT_EQ(count(src, predicate), 0u) << predicate << "\n" << src;
+    EXPECT_EQ(occurrences(src, predicate), 0u) << predicate << "\n" << src;
   const std::string c = padded == 0 ? "0.0f" : "40.0f";
-  EXPECT_EQ(count(src, "*(data0+0) = " + c + ";"), 1u) << src;
-  EXPECT_EQ(count(src, "*(data0+4) = " + c + ";"), 1u) << src;
-  EXPECT_EQ(count(src, "*(data0+"), 5u) << src;  // five stores, one per output
-  EXPECT_EQ(count(src, "*(data1+"), 6u) << src;  // six loads, one per input element
-  for (int i = 0; i < 6; ++i) EXPECT_EQ(count(src, "*(data1+" + std::to_string(i) + ")"), 1u) << i << "\n" << src;
+  EXPECT_EQ(occurrences(src, "*(data0+0) = " + c + ";"), 1u) << src;
+  EXPECT_EQ(occurrences(src, "*(data0+4) = " + c + ";"), 1u) << src;
+  EXPECT_EQ(occurrences(src, "*(data0+"), 5u) << src;  // five stores, one per output
+  EXPECT_EQ(occurrences(src, "*(data1+"), 6u) << src;  // six loads, one per input element
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(occurrences(src, "*(data1+" + std::to_string(i) + ")"), 1u) << i << "\n" << src;
 }
 
 TEST(Codegen, Seed004PadThenAdd) {
@@ -206,7 +187,7 @@ TEST(Codegen, Seed004PadThenAdd) {
     if (m.unrolled)
       expect_loop_free_seed_source(src, 40);
     else
-      EXPECT_EQ(count(src, "for ("), 2u) << src;
+      EXPECT_EQ(occurrences(src, "for ("), 2u) << src;
   }
 }
 
@@ -221,7 +202,7 @@ TEST(Codegen, Seed004AddThenPad) {
     if (m.unrolled)
       expect_loop_free_seed_source(src, 0);
     else
-      EXPECT_EQ(count(src, "for ("), 2u) << src;
+      EXPECT_EQ(occurrences(src, "for ("), 2u) << src;
     Program p = lower(s.add_then_pad(), m.opts);
     for (const UPtr& u : p.uops) EXPECT_FALSE(u->is_invalid());
   }
@@ -272,44 +253,44 @@ struct RowSum {
 
 TEST(Codegen, LargeKernelsKeepTheirLoops) {
   std::string src = RowSum{64, 64}.check();  // 64 > 32: nothing unrolled
-  EXPECT_EQ(count(src, "for ("), 2u) << src;
-  EXPECT_EQ(count(src, "acc0"), 5u) << src;
-  EXPECT_EQ(count(src, "acc1"), 0u) << src;
+  EXPECT_EQ(occurrences(src, "for ("), 2u) << src;
+  EXPECT_EQ(occurrences(src, "acc0"), 5u) << src;
+  EXPECT_EQ(occurrences(src, "acc1"), 0u) << src;
   src = RowSum{1, 100}.check();  // one output, a loop over 100
-  EXPECT_EQ(count(src, "for ("), 1u) << src;
+  EXPECT_EQ(occurrences(src, "for ("), 1u) << src;
   src = RowSum{33, 1}.check();  // 33 outputs of one element: the reduce unrolls, the output loop stays
-  EXPECT_EQ(count(src, "for ("), 1u) << src;
-  EXPECT_EQ(count(src, "acc"), 0u) << src;
+  EXPECT_EQ(occurrences(src, "for ("), 1u) << src;
+  EXPECT_EQ(occurrences(src, "acc"), 0u) << src;
 }
 
 TEST(Codegen, SmallReduceUnrolledInsideAnOutputLoop) {
   // 64 x 4: the reduction becomes a chain of three adds, the loop over the outputs stays.
   std::string src = RowSum{64, 4}.check();
-  EXPECT_EQ(count(src, "for ("), 1u) << src;
-  EXPECT_EQ(count(src, "acc"), 0u) << src;
-  EXPECT_EQ(count(src, "*(data1+"), 4u) << src;
+  EXPECT_EQ(occurrences(src, "for ("), 1u) << src;
+  EXPECT_EQ(occurrences(src, "acc"), 0u) << src;
+  EXPECT_EQ(occurrences(src, "*(data1+"), 4u) << src;
 }
 
 TEST(Codegen, SmallOutputUnrolledAroundAReduceLoop) {
   // 4 x 64: four outputs, one loop over the reduction updating four accumulators.
   std::string src = RowSum{4, 64}.check();
-  EXPECT_EQ(count(src, "for ("), 1u) << src;
-  for (int a = 0; a < 4; ++a) EXPECT_EQ(count(src, "acc" + std::to_string(a)), 5u) << src;
-  EXPECT_EQ(count(src, "acc4"), 0u) << src;
-  EXPECT_EQ(count(src, "*(data0+"), 4u) << src;
+  EXPECT_EQ(occurrences(src, "for ("), 1u) << src;
+  for (int a = 0; a < 4; ++a) EXPECT_EQ(occurrences(src, "acc" + std::to_string(a)), 5u) << src;
+  EXPECT_EQ(occurrences(src, "acc4"), 0u) << src;
+  EXPECT_EQ(occurrences(src, "*(data0+"), 4u) << src;
 }
 
 TEST(Codegen, UnrollLimitIsAProductPerKernel) {
   // 8 x 4 = 32 unrolls fully; 8 x 8 = 64 keeps the output loop and unrolls the reduction.
   std::string src = RowSum{8, 4}.check();
-  EXPECT_EQ(count(src, "for ("), 0u) << src;
-  EXPECT_EQ(count(src, "*(data0+"), 8u) << src;
+  EXPECT_EQ(occurrences(src, "for ("), 0u) << src;
+  EXPECT_EQ(occurrences(src, "*(data0+"), 8u) << src;
   src = RowSum{8, 8}.check();
-  EXPECT_EQ(count(src, "for ("), 1u) << src;
+  EXPECT_EQ(occurrences(src, "for ("), 1u) << src;
   src = RowSum{8, 8}.check({.unroll_limit = 64});
-  EXPECT_EQ(count(src, "for ("), 0u) << src;
+  EXPECT_EQ(occurrences(src, "for ("), 0u) << src;
   src = RowSum{8, 4}.check({.unroll_limit = 0});
-  EXPECT_EQ(count(src, "for ("), 2u) << src;
+  EXPECT_EQ(occurrences(src, "for ("), 2u) << src;
 }
 
 TEST(Codegen, IntegerDivisionIsC) {

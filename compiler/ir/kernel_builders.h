@@ -2,6 +2,7 @@
 // so the tests of codegen and the backends build their kernels in one vocabulary.
 #pragma once
 
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -27,5 +28,26 @@ inline UPtr reduce(Op op, const UPtr& x, std::vector<UPtr> ranges) {
 }
 inline UPtr idx(int64_t v) { return cnst_int(dtypes::index, v); }
 inline UPtr f32(double v) { return cnst(dtypes::float32, v); }
+
+// Seed 004 as the schedule writes it: (x.T().pad({{1,1},{1,1}}) + 10).sum(1) over a (2, 3) input,
+// and the variant that adds before padding.
+struct Seed004 {
+  UPtr out = param(0, dtypes::float32, 5), in = param(1, dtypes::float32, 6);
+  UPtr r0 = range(5, 0, AxisType::Loop), r1 = range(4, 1, AxisType::Reduce);
+  UPtr valid = (idx(0) < r0) & (r0 < idx(4)) & (idx(0) < r1) & (r1 < idx(3));
+  UPtr x = load(in, where(valid, r1 * 3 + r0 - idx(4), invalid(dtypes::index)));
+  UPtr kernel(const UPtr& value) { return sink(end(store(out, r0, reduce(Op::ADD, value, {r1})), {r0})); }
+  // The external pad's mask: where(valid, x_padded, 0) + 10.
+  UPtr pad_then_add() { return kernel(where(valid, x, f32(0)) + f32(10)); }
+  // Internal pad of (x + 10): Invalid outside, the reduce's identity inside a reduction.
+  UPtr add_then_pad() { return kernel(where(valid, x + f32(10), invalid(dtypes::float32))); }
+};
+
+// How often `what` occurs in `s` (e.g. loops in rendered source).
+inline size_t occurrences(const std::string& s, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
+  return n;
+}
 
 }  // namespace rg::testk

@@ -101,7 +101,7 @@ class Tensor {
   // --- movement ---
   Tensor reshape(const Shape& shape) const;  // one -1 allowed
   Tensor permute(const std::vector<int64_t>& order) const;
-  Tensor expand(const Shape& shape) const;                   // -1 keeps an axis; new leading axes allowed
+  Tensor expand(const Shape& shape) const;  // -1 keeps an axis; new leading axes allowed
   // The fill follows the Python-scalar rules as in tinygrad: a floating value pads an int tensor into float32,
   // a 0 fill keeps the dtype.
   Tensor pad(const Pairs& padding, Number value = 0) const;

@@ -8,21 +8,14 @@
 #include <functional>
 #include <string>
 
+#include "compiler/ir/error_of.h"
+
 namespace rg {
 namespace {
 
 Tensor data23() { return Tensor::from_vector(std::vector<float>{1, 2, 3, 4, 5, 6}, {2, 3}); }
 
 // Runs f and returns the rg::Error message it throws ("" if none).
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
 TEST(Tensor, FromVectorIsReshapeOfBuffer) {
   Tensor x = data23();
   EXPECT_EQ(x.shape(), (Shape{2, 3}));

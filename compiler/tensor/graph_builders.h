@@ -1,0 +1,203 @@
+// Private to compiler/tensor: the graph-building helpers the Tensor methods share
+// (tensor-graph conventions: CONST → RESHAPE → EXPAND, explicit broadcasting, the
+// sharded forms of DESIGN §6.2). Not part of the public API.
+#pragma once
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "compiler/ir/shape.h"
+#include "compiler/tensor/backend.h"
+#include "compiler/tensor/tensor.h"
+
+namespace rg::tensor_detail {
+
+// ---------------------------------------------------------------- helpers
+
+[[noreturn]] inline void fail(const std::string& who, const std::string& why) { throw Error(who + ": " + why); }
+
+inline std::string ints_str(const std::vector<int64_t>& v) { return shape_str(v); }
+
+inline std::string pairs_str(const Pairs& p) {
+  std::string r = "(";
+  for (size_t i = 0; i < p.size(); ++i)
+    r += (i ? ", " : "") + std::string("(") + std::to_string(p[i].first) + ", " + std::to_string(p[i].second) + ")";
+  return r + (p.size() == 1 ? ",)" : ")");
+}
+
+inline int64_t product(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+// Resolves a negative axis against ndim axes; out of range is an error naming the op and the shape.
+inline int64_t norm_axis(int64_t a, int64_t ndim, const std::string& who, const Shape& shape) {
+  if (a < -ndim || a >= ndim) fail(who, "axis " + std::to_string(a) + " out of range for shape " + shape_str(shape));
+  return a < 0 ? a + ndim : a;
+}
+
+inline UPtr mk(Op op, DType dt, std::vector<UPtr> src, Arg arg = {}) {
+  return UOp::make(op, dt, std::move(src), std::move(arg));
+}
+
+// A reshape of a reshape is one reshape of the inner source.
+inline UPtr reshape_u(const UPtr& x, const Shape& s) {
+  if (x->shape == s) return x;
+  const UPtr& base = x->op == Op::RESHAPE ? x->src[0] : x;
+  return base->shape == s ? base : mk(Op::RESHAPE, x->dtype, {base}, s);
+}
+inline UPtr expand_u(const UPtr& x, const Shape& s) { return x->shape == s ? x : mk(Op::EXPAND, x->dtype, {x}, s); }
+
+// A constant of shape s: CONST → RESHAPE to all ones → EXPAND (the tensor-graph convention).
+inline UPtr const_u(DType dt, double v, const Shape& s) {
+  UPtr c = cnst(dt, v);
+  if (s.empty()) return c;
+  return expand_u(mk(Op::RESHAPE, dt, {c}, Shape(s.size(), 1)), s);
+}
+
+// Left-pads x's shape with ones to `s`'s rank, then expands (numpy broadcasting of one operand).
+inline UPtr broadcast_u(const UPtr& x, const Shape& s) {
+  Shape padded(s.size() - x->shape.size(), 1);
+  padded.insert(padded.end(), x->shape.begin(), x->shape.end());
+  return expand_u(reshape_u(x, padded), s);
+}
+
+// numpy broadcasting of two shapes; nullopt when they do not broadcast.
+inline std::optional<Shape> try_broadcast_shape(const Shape& a, const Shape& b) {
+  const size_t n = std::max(a.size(), b.size());
+  Shape out(n);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    if (da != db && da != 1 && db != 1) return std::nullopt;
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+inline Shape broadcast_shape(const Shape& a, const Shape& b, const std::string& who) {
+  std::optional<Shape> s = try_broadcast_shape(a, b);
+  if (!s) fail(who, "cannot broadcast " + shape_str(a) + " with " + shape_str(b));
+  return *s;
+}
+
+inline UPtr cast_u(const UPtr& x, DType dt) { return x->dtype == dt ? x : mk(Op::CAST, dt, {x}); }
+
+// tinygrad's sum_acc_dtype: small ints and bool sum in int32, unsigned in uint32, floats in at least float32.
+inline DType sum_acc_dtype(DType dt) {
+  if (dt.is_unsigned()) return least_upper_dtype(dt, dtypes::uint32);
+  if (dt.is_int() || dt.is_bool()) return least_upper_dtype(dt, dtypes::int32);
+  return least_upper_dtype(dt, dtypes::float32);
+}
+
+inline DType least_upper_float(DType dt) { return dt.is_float() ? dt : least_upper_dtype(dt, dtypes::float32); }
+
+inline DType scalar_dtype(const Tensor::Number& s) {
+  return s.kind == Tensor::Number::Bool  ? dtypes::bool_
+         : s.kind == Tensor::Number::Int ? dtypes::int32
+                                         : dtypes::float32;
+}
+
+// The dtype a scalar takes next to a tensor of dtype dt (tinygrad's Python-scalar rule): a float tensor's, an
+// int tensor's for an integer, else the scalar's own.
+inline DType scalar_dtype_next_to(DType dt, const Tensor::Number& s) {
+  return dt.is_float() || (s.kind == Tensor::Number::Int && dt.is_int()) ? dt : scalar_dtype(s);
+}
+
+inline Pairs check_pads(const Pairs& padding, const Shape& shape, const std::string& who) {
+  if (padding.size() != shape.size())
+    fail(who,
+         "padding " + pairs_str(padding) + " needs one (before, after) pair per axis of shape " + shape_str(shape));
+  for (const auto& [b, a] : padding)
+    if (b < 0 || a < 0) fail(who, "negative padding " + pairs_str(padding) + " for shape " + shape_str(shape));
+  return padding;
+}
+
+inline std::vector<int64_t> flat(const Pairs& p) {
+  std::vector<int64_t> r;
+  for (const auto& [a, b] : p) {
+    r.push_back(a);
+    r.push_back(b);
+  }
+  return r;
+}
+
+// The device of a graph given as a UOp: a BUFFER's, a COPY's target, else the first one among the
+// sources (the Tensor API keeps one device per graph); "" for constants only.
+inline std::string graph_device(const UPtr& root) {
+  std::unordered_map<const UOp*, std::string> dev;
+  for (const UPtr& u : toposort(root)) {
+    std::string d;
+    if (u->op == Op::BUFFER || u->op == Op::COPY) {
+      d = backend::canonical_name(u->src[u->op == Op::COPY ? 1 : 0]->arg_str());
+    } else {
+      for (const UPtr& x : u->src)
+        if (auto it = dev.find(x.get()); it != dev.end() && !it->second.empty()) {
+          d = it->second;
+          break;
+        }
+    }
+    dev[u.get()] = d;
+  }
+  return dev[root.get()];
+}
+
+// ---------------------------------------------------------------- sharding helpers (DESIGN §6.2)
+
+// The device's position in its tuple, bound per device when a kernel runs.
+inline UPtr device_num(int64_t n) { return var("_device_num", 0, n - 1); }
+
+// `_device_num == k` as a bool tensor of shape s.
+inline UPtr is_device(int64_t k, int64_t n, const Shape& s) {
+  UPtr c = mk(Op::CMPEQ, dtypes::bool_, {device_num(n), cnst_int(dtypes::index, k)});
+  return s.empty() ? c : expand_u(mk(Op::RESHAPE, dtypes::bool_, {c}, Shape(s.size(), 1)), s);
+}
+
+// A device's piece seen full-shape: PAD with _device_num-dependent bounds, that is
+// STACK(PAD_0(x), ..., PAD_{n-1}(x)).index(_device_num) lowered to nested WHEREs, PAD_k placing the
+// piece at k * size along `axis` with Invalid around it.
+inline UPtr unshard_u(const UPtr& piece, int64_t axis, int64_t n) {
+  const int64_t sz = piece->shape[axis];
+  UPtr acc;
+  for (int64_t k = n - 1; k >= 0; --k) {
+    std::vector<int64_t> pads(2 * piece->shape.size(), 0);
+    pads[2 * axis] = k * sz;
+    pads[2 * axis + 1] = (n - 1 - k) * sz;
+    UPtr pk = n == 1 ? piece : mk(Op::PAD, piece->dtype, {piece}, pads);
+    acc = acc ? mk(Op::WHERE, piece->dtype, {is_device(k, n, pk->shape), pk, acc}) : pk;
+  }
+  return acc;
+}
+
+// The piece of a full-shape value a device holds: SHRINK with _device_num-dependent bounds, as nested WHEREs.
+inline UPtr shard_u(const UPtr& full, int64_t axis, int64_t n) {
+  const int64_t sz = full->shape[axis] / n;
+  UPtr acc;
+  for (int64_t k = n - 1; k >= 0; --k) {
+    std::vector<int64_t> bounds;
+    for (size_t d = 0; d < full->shape.size(); ++d) {
+      bounds.push_back(int64_t(d) == axis ? k * sz : 0);
+      bounds.push_back(int64_t(d) == axis ? (k + 1) * sz : full->shape[d]);
+    }
+    UPtr sk = n == 1 ? full : mk(Op::SHRINK, full->dtype, {full}, bounds);
+    acc = acc ? mk(Op::WHERE, full->dtype, {is_device(k, n, sk->shape), sk, acc}) : sk;
+  }
+  return acc;
+}
+
+// Where the shard axis `axis` of `from` lands when reshaped to `to`: the axis of the same size after
+// the same number of elements; -1 when the reshape splits or merges it.
+inline int64_t reshape_axis(const Shape& from, const Shape& to, int64_t axis) {
+  int64_t before = product(Shape(from.begin(), from.begin() + axis)), p = 1;
+  for (size_t k = 0; k < to.size(); ++k) {
+    if (p == before && to[k] == from[axis]) return int64_t(k);
+    p *= to[k];
+  }
+  return -1;
+}
+
+}  // namespace rg::tensor_detail

@@ -1,0 +1,538 @@
+// The Tensor methods that build graphs: movement, elementwise, reductions, matmul and friends.
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <optional>
+#include <unordered_map>
+
+#include "compiler/ir/shape.h"
+#include "compiler/tensor/backend.h"
+#include "compiler/tensor/graph_builders.h"
+#include "compiler/tensor/tensor.h"
+
+namespace rg {
+
+using namespace tensor_detail;
+
+// ---------------------------------------------------------------- movement
+
+Tensor Tensor::reshape(const Shape& new_shape) const {
+  Shape s = new_shape;
+  int infer = -1;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == -1) {
+      if (infer >= 0) fail("reshape", "only one -1 allowed in " + shape_str(new_shape));
+      infer = static_cast<int>(i);
+    } else if (s[i] < 0) {
+      fail("reshape", "negative dimension in " + shape_str(new_shape));
+    }
+  }
+  if (infer >= 0) {
+    int64_t rest = 1;
+    for (size_t i = 0; i < s.size(); ++i)
+      if (int(i) != infer) rest *= s[i];
+    if (rest == 0 || numel() % rest != 0)
+      fail("reshape", "cannot reshape " + shape_str(shape()) + " to " + shape_str(new_shape));
+    s[infer] = numel() / rest;
+  }
+  if (product(s) != numel())
+    fail("reshape", "cannot reshape " + shape_str(shape()) + " to " + shape_str(new_shape) + ": " +
+                        std::to_string(numel()) + " elements vs " + std::to_string(product(s)));
+  if (shard_axis() >= 0) {
+    const int64_t a = reshape_axis(shape(), s, shard_axis());
+    if (a < 0)
+      fail("reshape", "cannot reshape " + shape_str(shape()) + " to " + shape_str(new_shape) + ": it splits axis " +
+                          std::to_string(shard_axis()) + ", sharded over " + device());
+    return moved(reshape_u(uop(), s), a);
+  }
+  return like(reshape_u(uop(), s));
+}
+
+Tensor Tensor::permute(const std::vector<int64_t>& order) const {
+  const int64_t n = ndim();
+  std::string why = ints_str(order) + " is not a permutation of the axes of " + shape_str(shape());
+  if (int64_t(order.size()) != n) fail("permute", why);
+  std::vector<int64_t> o;
+  std::vector<bool> seen(n, false);
+  for (int64_t a : order) {
+    if (a < -n || a >= n) fail("permute", why);
+    int64_t x = a < 0 ? a + n : a;
+    if (seen[x]) fail("permute", why);
+    seen[x] = true;
+    o.push_back(x);
+  }
+  bool identity = true;
+  for (int64_t i = 0; i < n; ++i) identity &= o[i] == i;
+  if (identity) return *this;
+  const int64_t a = shard_axis() < 0 ? -1 : std::find(o.begin(), o.end(), shard_axis()) - o.begin();
+  return moved(mk(Op::PERMUTE, dtype(), {uop()}, o), a);
+}
+
+Tensor Tensor::expand(const Shape& new_shape) const {
+  if (new_shape.size() < shape().size())
+    fail("expand", "cannot expand " + shape_str(shape()) + " to " + shape_str(new_shape) + ": fewer axes");
+  const size_t lead = new_shape.size() - shape().size();
+  Shape s = new_shape;
+  for (size_t i = 0; i < s.size(); ++i) {
+    int64_t old = i < lead ? 1 : shape()[i - lead];
+    if (s[i] == -1) {
+      if (i < lead) fail("expand", "-1 on a new axis in " + shape_str(new_shape));
+      s[i] = old;
+    }
+    if (s[i] < 0 || (s[i] != old && old != 1))
+      fail("expand", "cannot expand " + shape_str(shape()) + " to " + shape_str(new_shape));
+  }
+  return moved(broadcast_u(uop(), s), shard_axis() < 0 ? -1 : shard_axis() + int64_t(lead));
+}
+
+Tensor Tensor::pad(const Pairs& padding, Number value) const {
+  check_pads(padding, shape(), "pad");
+  if (shard_axis() >= 0 && padding[shard_axis()] != std::pair<int64_t, int64_t>{0, 0})
+    fail("pad", "cannot pad axis " + std::to_string(shard_axis()) + " of shape " + shape_str(shape()) +
+                    ", the axis it is sharded on over " + device());
+  // The result's dtype is tinygrad's where(mask, base, value) (a 0 fill is its bare pad): the value typed by
+  // the Python-scalar rules, so 1.5 pads an int tensor into float32 rather than truncating.
+  const DType dt = value.value == 0 ? dtype() : least_upper_dtype(dtype(), scalar_dtype_next_to(dtype(), value));
+  if (std::all_of(padding.begin(), padding.end(), [](auto& p) { return p.first == 0 && p.second == 0; }))
+    return cast(dt);
+  // The internal PAD fills Invalid, which would poison any op applied later (pad(x) + 1 must read 1 in the padded
+  // region). So the fill is always explicit, even for 0: where(PAD(ones_bool), PAD(x), value) (DESIGN §6.1).
+  std::vector<int64_t> arg = flat(padding);
+  UPtr base = mk(Op::PAD, dt, {cast_u(uop(), dt)}, arg);
+  UPtr mask = mk(Op::PAD, dtypes::bool_, {const_u(dtypes::bool_, 1, shape())}, arg);
+  return like(mk(Op::WHERE, dt, {mask, base, const_u(dt, value.value, base->shape)}));
+}
+
+Tensor Tensor::pad(const Pairs& padding, PadMode mode) const {
+  if (mode == PadMode::constant) return pad(padding, 0);
+  const char* who = mode == PadMode::reflect     ? "pad(reflect)"
+                    : mode == PadMode::replicate ? "pad(replicate)"
+                                                 : "pad(circular)";
+  check_pads(padding, shape(), who);
+  Tensor x = *this;
+  for (int64_t d = 0; d < ndim(); ++d) {
+    const auto [pb, pa] = padding[d];
+    if (pb == 0 && pa == 0) continue;
+    const int64_t s = shape()[d];
+    auto slice = [&](int64_t start, int64_t end) {
+      Pairs b;
+      for (int64_t i = 0; i < x.ndim(); ++i)
+        b.push_back(i == d ? std::pair{start, end} : std::pair{int64_t(0), x.shape()[i]});
+      return x.shrink(b);
+    };
+    std::vector<Tensor> parts;
+    if (mode == PadMode::reflect) {
+      if (pb >= s || pa >= s)
+        fail(who, "padding " + pairs_str(padding) + " must be smaller than axis " + std::to_string(d) + " of shape " +
+                      shape_str(shape()));
+      if (pb) parts.push_back(slice(1, pb + 1).flip(d));
+      parts.push_back(x);
+      if (pa) parts.push_back(slice(s - 1 - pa, s - 1).flip(d));
+    } else if (mode == PadMode::replicate) {
+      if (s == 0) fail(who, "cannot replicate an empty axis " + std::to_string(d) + " of shape " + shape_str(shape()));
+      auto edge = [&](int64_t at, int64_t n) {
+        Shape e = x.shape();
+        e[d] = n;
+        return slice(at, at + 1).expand(e);
+      };
+      if (pb) parts.push_back(edge(0, pb));
+      parts.push_back(x);
+      if (pa) parts.push_back(edge(s - 1, pa));
+    } else {
+      if (pb > s || pa > s)
+        fail(who, "padding " + pairs_str(padding) + " wraps around axis " + std::to_string(d) + " of shape " +
+                      shape_str(shape()) + " more than once");
+      if (pb) parts.push_back(slice(s - pb, s));
+      parts.push_back(x);
+      if (pa) parts.push_back(slice(0, pa));
+    }
+    x = cat(parts, d);
+  }
+  return x;
+}
+
+Tensor Tensor::shrink(const Pairs& bounds) const {
+  if (bounds.size() != shape().size())
+    fail("shrink",
+         "bounds " + pairs_str(bounds) + " need one (start, end) pair per axis of shape " + shape_str(shape()));
+  bool full = true;
+  for (size_t i = 0; i < bounds.size(); ++i) {
+    auto [b, e] = bounds[i];
+    if (b < 0 || b > e || e > shape()[i])
+      fail("shrink", "bounds " + pairs_str(bounds) + " out of range for shape " + shape_str(shape()));
+    full &= b == 0 && e == shape()[i];
+  }
+  if (full) return *this;
+  if (shard_axis() >= 0 && bounds[shard_axis()] != std::pair<int64_t, int64_t>{0, shape()[shard_axis()]})
+    fail("shrink", "cannot shrink axis " + std::to_string(shard_axis()) + " of shape " + shape_str(shape()) +
+                       ", the axis it is sharded on over " + device());
+  return like(mk(Op::SHRINK, dtype(), {uop()}, flat(bounds)));
+}
+
+Tensor Tensor::flip(const std::vector<int64_t>& axes) const {
+  std::vector<int64_t> flags(ndim(), 0);
+  for (int64_t a : axes) {
+    int64_t x = norm_axis(a, ndim(), "flip", shape());
+    if (flags[x]) fail("flip", "axis " + std::to_string(a) + " repeated in " + ints_str(axes));
+    flags[x] = 1;
+  }
+  // Flipping a length-1 axis changes nothing.
+  for (int64_t i = 0; i < ndim(); ++i)
+    if (shape()[i] <= 1) flags[i] = 0;
+  if (std::all_of(flags.begin(), flags.end(), [](int64_t f) { return f == 0; })) return *this;
+  if (shard_axis() >= 0 && flags[shard_axis()])
+    fail("flip", "cannot flip axis " + std::to_string(shard_axis()) + " of shape " + shape_str(shape()) +
+                     ", the axis it is sharded on over " + device());
+  return like(mk(Op::FLIP, dtype(), {uop()}, flags));
+}
+
+Tensor Tensor::T() const {
+  if (ndim() < 2) fail("T", "needs at least 2 axes, got shape " + shape_str(shape()));
+  return transpose(1, 0);
+}
+
+Tensor Tensor::transpose(int64_t a, int64_t b) const {
+  a = norm_axis(a, ndim(), "transpose", shape());
+  b = norm_axis(b, ndim(), "transpose", shape());
+  std::vector<int64_t> order(ndim());
+  std::iota(order.begin(), order.end(), 0);
+  std::swap(order[a], order[b]);
+  return permute(order);
+}
+
+Tensor Tensor::squeeze() const {
+  Shape s;
+  for (int64_t d : shape())
+    if (d != 1) s.push_back(d);
+  return reshape(s);
+}
+
+Tensor Tensor::squeeze(int64_t axis) const {
+  axis = norm_axis(axis, std::max<int64_t>(ndim(), 1), "squeeze", shape());  // a 0-d tensor takes 0 and -1
+  if (ndim() == 0) return *this;
+  if (shape()[axis] != 1) return *this;  // as in tinygrad and torch
+  Shape s = shape();
+  s.erase(s.begin() + axis);
+  return reshape(s);
+}
+
+Tensor Tensor::unsqueeze(int64_t axis) const {
+  axis = norm_axis(axis, ndim() + 1, "unsqueeze", shape());
+  Shape s = shape();
+  s.insert(s.begin() + axis, 1);
+  return reshape(s);
+}
+
+Tensor Tensor::flatten(int64_t start, int64_t end) const {
+  start = norm_axis(start, std::max<int64_t>(ndim(), 1), "flatten", shape());  // a 0-d tensor takes 0 and -1
+  end = norm_axis(end, std::max<int64_t>(ndim(), 1), "flatten", shape());
+  if (ndim() == 0) return reshape({1});
+  if (start > end) fail("flatten", "start axis " + std::to_string(start) + " after end axis " + std::to_string(end));
+  Shape s(shape().begin(), shape().begin() + start);
+  int64_t n = 1;
+  for (int64_t i = start; i <= end; ++i) n *= shape()[i];
+  s.push_back(n);
+  s.insert(s.end(), shape().begin() + end + 1, shape().end());
+  return reshape(s);
+}
+
+Tensor Tensor::contiguous() const { return like(mk(Op::CONTIGUOUS, dtype(), {uop()})); }
+
+// ---------------------------------------------------------------- elementwise
+
+Tensor Tensor::scalar_like(Number s) const {
+  return Tensor(const_u(scalar_dtype_next_to(dtype(), s), s.value, shape()), "");
+}
+
+Tensor Tensor::binary(Op op, const Tensor& o, const char* who) const {
+  Shape s = broadcast_shape(shape(), o.shape(), who);
+  DType dt = least_upper_dtype(dtype(), o.dtype());
+  if (op == Op::DIV) dt = least_upper_float(dt);
+  std::vector<std::string> devs;
+  int64_t axis;
+  std::vector<Tensor> t = align(who, {this, &o}, s.size(), &devs, &axis);
+  const std::string dev = common_device(who, {&t[0], &t[1]});
+  UPtr a = broadcast_u(cast_u(t[0].uop(), dt), s), b = broadcast_u(cast_u(t[1].uop(), dt), s);
+  return on_devices(mk(op, is(op, kComparison) ? dtypes::bool_ : dt, {a, b}), devs, axis, dev);
+}
+
+Tensor Tensor::add(const Tensor& o) const { return binary(Op::ADD, o, "add"); }
+Tensor Tensor::sub(const Tensor& o) const {
+  // tinygrad's a - b is a + (-b), and -b of a bool is not b: bool - bool is a or not b (SUB would give a xor b).
+  if (least_upper_dtype(dtype(), o.dtype()).is_bool()) return binary(Op::ADD, o.logical_not(), "sub");
+  return binary(Op::SUB, o, "sub");
+}
+Tensor Tensor::mul(const Tensor& o) const { return binary(Op::MUL, o, "mul"); }
+Tensor Tensor::div(const Tensor& o) const { return binary(Op::DIV, o, "div"); }
+Tensor Tensor::maximum(const Tensor& o) const { return binary(Op::MAX, o, "maximum"); }
+Tensor Tensor::lt(const Tensor& o) const { return binary(Op::CMPLT, o, "lt"); }
+Tensor Tensor::gt(const Tensor& o) const { return o.binary(Op::CMPLT, *this, "gt"); }
+Tensor Tensor::le(const Tensor& o) const { return gt(o).logical_not(); }
+Tensor Tensor::ge(const Tensor& o) const { return lt(o).logical_not(); }
+Tensor Tensor::eq(const Tensor& o) const { return binary(Op::CMPEQ, o, "eq"); }
+Tensor Tensor::ne(const Tensor& o) const { return binary(Op::CMPNE, o, "ne"); }
+
+namespace {
+// An order-reversing bijection, so that min(x) = inv(max(inv(x))) at every dtype (as tinygrad's _inverse):
+// floats negate, integers complement (~x also reverses unsigned order, where -x would not), bools invert.
+UPtr inverse_u(const UPtr& x) {
+  if (x->dtype.is_float()) return mk(Op::NEG, x->dtype, {x});
+  if (x->dtype.is_bool()) return mk(Op::CMPNE, dtypes::bool_, {x, const_u(dtypes::bool_, 1, x->shape)});
+  return mk(Op::XOR, x->dtype, {x, const_u(x->dtype, -1, x->shape)});
+}
+}  // namespace
+
+Tensor Tensor::minimum(const Tensor& o) const {
+  Shape s = broadcast_shape(shape(), o.shape(), "minimum");
+  DType dt = least_upper_dtype(dtype(), o.dtype());
+  std::vector<std::string> devs;
+  int64_t axis;
+  std::vector<Tensor> t = align("minimum", {this, &o}, s.size(), &devs, &axis);
+  const std::string dev = common_device("minimum", {&t[0], &t[1]});
+  UPtr a = broadcast_u(cast_u(t[0].uop(), dt), s), b = broadcast_u(cast_u(t[1].uop(), dt), s);
+  return on_devices(inverse_u(mk(Op::MAX, dt, {inverse_u(a), inverse_u(b)})), devs, axis, dev);
+}
+
+Tensor Tensor::where(const Tensor& a, const Tensor& b) const {
+  Shape s = broadcast_shape(broadcast_shape(shape(), a.shape(), "where"), b.shape(), "where");
+  DType dt = least_upper_dtype(a.dtype(), b.dtype());
+  std::vector<std::string> devs;
+  int64_t axis;
+  std::vector<Tensor> t = align("where", {this, &a, &b}, s.size(), &devs, &axis);
+  const std::string dev = common_device("where", {&t[0], &t[1], &t[2]});
+  UPtr c = broadcast_u(cast_u(t[0].uop(), dtypes::bool_), s);
+  return on_devices(
+      mk(Op::WHERE, dt, {c, broadcast_u(cast_u(t[1].uop(), dt), s), broadcast_u(cast_u(t[2].uop(), dt), s)}), devs,
+      axis, dev);
+}
+Tensor Tensor::where(const Tensor& a, Number b) const { return where(a, a.scalar_like(b)); }
+Tensor Tensor::where(Number a, const Tensor& b) const { return where(b.scalar_like(a), b); }
+// Two scalars are typed against the condition, as tinygrad does: a float condition gives float values.
+Tensor Tensor::where(Number a, Number b) const { return where(scalar_like(a), scalar_like(b)); }
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) { return cond.where(a, b); }
+Tensor maximum(const Tensor& a, const Tensor& b) { return a.maximum(b); }
+Tensor minimum(const Tensor& a, const Tensor& b) { return a.minimum(b); }
+
+Tensor Tensor::logical_not() const {
+  UPtr x = cast_u(uop(), dtypes::bool_);
+  return like(mk(Op::CMPNE, dtypes::bool_, {x, const_u(dtypes::bool_, 1, shape())}));
+}
+
+Tensor Tensor::operator-() const {
+  if (dtype().is_bool()) return logical_not();
+  return like(mk(Op::NEG, dtype(), {uop()}));
+}
+
+namespace {
+// Transcendental ops compute in floating point: int and bool inputs become float32 first.
+UPtr unary_float(Op op, const UPtr& x) {
+  DType dt = least_upper_float(x->dtype);
+  return mk(op, dt, {cast_u(x, dt)});
+}
+}  // namespace
+
+Tensor Tensor::exp2() const { return like(unary_float(Op::EXP2, uop())); }
+Tensor Tensor::log2() const { return like(unary_float(Op::LOG2, uop())); }
+Tensor Tensor::sin() const { return like(unary_float(Op::SIN, uop())); }
+Tensor Tensor::sqrt() const { return like(unary_float(Op::SQRT, uop())); }
+Tensor Tensor::reciprocal() const { return like(unary_float(Op::RECIPROCAL, uop())); }
+Tensor Tensor::exp() const { return (*this * (1.0 / std::log(2.0))).exp2(); }               // e^x = 2^(x / ln 2)
+Tensor Tensor::log() const { return log2() * std::log(2.0); }                               // ln x = log2(x) * ln 2
+Tensor Tensor::cos() const { return (M_PI / 2 - cast(least_upper_float(dtype()))).sin(); }  // cos x = sin(pi/2 - x)
+Tensor Tensor::relu() const { return (*this > 0).where(*this, 0); }
+Tensor Tensor::sigmoid() const { return (1 + (*this * (-1.0 / std::log(2.0))).exp2()).reciprocal(); }
+Tensor Tensor::tanh() const { return 2.0 * (2.0 * *this).sigmoid() - 1.0; }
+Tensor Tensor::abs() const {
+  if (dtype().is_bool() || dtype().is_unsigned()) return *this;
+  return (*this < 0).where(-*this, *this);
+}
+Tensor Tensor::cast(DType dt) const { return like(cast_u(uop(), dt)); }
+
+Tensor operator+(const Tensor& a, const Tensor& b) { return a.add(b); }
+Tensor operator-(const Tensor& a, const Tensor& b) { return a.sub(b); }
+Tensor operator*(const Tensor& a, const Tensor& b) { return a.mul(b); }
+Tensor operator/(const Tensor& a, const Tensor& b) { return a.div(b); }
+Tensor operator<(const Tensor& a, const Tensor& b) { return a.lt(b); }
+Tensor operator<=(const Tensor& a, const Tensor& b) { return a.le(b); }
+Tensor operator>(const Tensor& a, const Tensor& b) { return a.gt(b); }
+Tensor operator>=(const Tensor& a, const Tensor& b) { return a.ge(b); }
+Tensor operator==(const Tensor& a, const Tensor& b) { return a.eq(b); }
+Tensor operator!=(const Tensor& a, const Tensor& b) { return a.ne(b); }
+
+// ---------------------------------------------------------------- reduce
+
+static UPtr reduce_u(Op op, const UPtr& x, const std::vector<bool>& reduced, bool keepdim);
+
+namespace {
+// Per axis of `shape`, whether a reduce over `axes` (all when empty; negative ones count from the end) removes
+// it. A 0-d tensor takes axis 0 and -1 and reduces nothing, as tinygrad's _resolve_dim.
+std::vector<bool> reduced_axes(const std::vector<int64_t>& axes, const Shape& shape, const char* who) {
+  const int64_t n = int64_t(shape.size());
+  std::vector<bool> reduced(n, axes.empty());
+  for (int64_t a : axes) {
+    int64_t x = norm_axis(a, std::max<int64_t>(n, 1), who, shape);
+    if (n == 0) continue;
+    if (reduced[x]) fail(who, "axis " + std::to_string(a) + " repeated in " + ints_str(axes));
+    reduced[x] = true;
+  }
+  return reduced;
+}
+}  // namespace
+
+Tensor Tensor::reduce(Op op, const std::vector<int64_t>& axes, bool keepdim, const char* who) const {
+  std::vector<bool> reduced = reduced_axes(axes, shape(), who);
+  const int64_t sa = shard_axis();
+  if (sa >= 0 && reduced[sa] && shape()[sa] != 1) return allreduce(op, reduced, keepdim);
+  int64_t axis = sa;  // a reduce over other axes stays sharded; dropped axes before it move it
+  if (sa >= 0 && !keepdim) axis -= std::count(reduced.begin(), reduced.begin() + sa, true);
+  return moved(reduce_u(op, uop(), reduced, keepdim), axis);
+}
+
+static UPtr reduce_u(Op op, const UPtr& x, const std::vector<bool>& reduced, bool keepdim) {
+  // Axes of length 1 need no reduction (as tinygrad's UOp.r skips them).
+  std::vector<int64_t> arg{static_cast<int64_t>(op)};
+  Shape kept, out;
+  for (size_t i = 0; i < x->shape.size(); ++i) {
+    if (reduced[i] && x->shape[i] != 1) arg.push_back(int64_t(i));
+    kept.push_back(reduced[i] ? 1 : x->shape[i]);
+    if (!reduced[i]) out.push_back(x->shape[i]);
+  }
+  UPtr r = arg.size() > 1 ? mk(Op::REDUCE_AXIS, x->dtype, {x}, arg) : x;
+  return reshape_u(r, keepdim ? kept : out);
+}
+
+// A reduce over the shard axis: each device reduces its own piece (a local reduce, one kernel run per
+// device), then every device's partial is copied to every device (naive allreduce) and combined there with
+// the reduce op. The result is on every device of the tuple (replicated).
+Tensor Tensor::allreduce(Op op, const std::vector<bool>& reduced, bool keepdim) const {
+  const std::vector<std::string>& devs = node_->devices;
+  const int64_t n = int64_t(devs.size());
+  UPtr partial = backend::realize({reduce_u(op, shard_u(uop(), shard_axis(), n), reduced, keepdim)})[0];
+  std::optional<UPtr> acc;
+  for (int64_t j = 0; j < n; ++j) {
+    UPtr copies = backend::empty_buffer(partial->dtype, int64_t(partial->numel()), node_->device);
+    for (int64_t i = 0; i < n; ++i) backend::copy_shard(copies, int(i), partial, int(j));
+    UPtr v = reshape_u(copies, partial->shape);
+    acc = acc ? mk(op, v->dtype, {*acc, v}) : v;
+  }
+  return on_devices(*acc, devs, -1, node_->device);
+}
+
+Tensor Tensor::sum(const std::vector<int64_t>& axes, bool keepdim) const {
+  Tensor r = cast(sum_acc_dtype(dtype())).reduce(Op::ADD, axes, keepdim, "sum");
+  // Half-precision sums accumulate in float32 and return in their own dtype, as in tinygrad.
+  return dtype() == dtypes::float16 || dtype() == dtypes::bfloat16 ? r.cast(dtype()) : r;
+}
+Tensor Tensor::max(const std::vector<int64_t>& axes, bool keepdim) const {
+  return reduce(Op::MAX, axes, keepdim, "max");
+}
+Tensor Tensor::min(const std::vector<int64_t>& axes, bool keepdim) const {
+  Tensor m = like(inverse_u(uop())).reduce(Op::MAX, axes, keepdim, "min");
+  return m.like(inverse_u(m.uop()));  // on the reduce's devices: sharded, or every device after an allreduce
+}
+Tensor Tensor::prod(const std::vector<int64_t>& axes, bool keepdim) const {
+  return reduce(Op::MUL, axes, keepdim, "prod");
+}
+Tensor Tensor::mean(const std::vector<int64_t>& axes, bool keepdim) const {
+  std::vector<bool> reduced = reduced_axes(axes, shape(), "mean");
+  int64_t count = 1;
+  for (int64_t i = 0; i < ndim(); ++i)
+    if (reduced[i]) count *= shape()[i];
+  // As tinygrad: the sum and the division in the accumulation dtype (float32 for halves), then the output dtype.
+  Tensor s = cast(sum_acc_dtype(dtype())).sum(axes, keepdim);
+  DType out = dtype().is_float() ? dtype() : dtypes::float32;
+  return (s / count).cast(out);
+}
+
+// ---------------------------------------------------------------- composites
+
+Tensor Tensor::matmul(const Tensor& w) const {
+  const int64_t dx = ndim(), dw = w.ndim();
+  if (dx == 0 || dw == 0)
+    fail("matmul", "both operands need at least 1 axis, got " + shape_str(shape()) + " and " + shape_str(w.shape()));
+  const int64_t axis_w = dw - std::min<int64_t>(dw, 2);  // the contracted axis of w
+  if (shape().back() != w.shape()[axis_w])
+    fail("matmul", "cannot multiply " + shape_str(shape()) + " and " + shape_str(w.shape()));
+  // x: (..., n, 1, k) and w: (..., 1, m, k) multiply and sum over k (tinygrad's dot).
+  const int64_t ones = std::min<int64_t>({dx - 1, dw - 1, 1});
+  Shape xs(shape().begin(), shape().end() - 1);
+  xs.insert(xs.end(), ones, 1);
+  xs.push_back(shape().back());
+  Shape ws(w.shape().begin(), w.shape().begin() + axis_w);
+  ws.insert(ws.end(), ones, 1);
+  ws.insert(ws.end(), w.shape().begin() + axis_w, w.shape().end());
+  Tensor x = reshape(xs), y = w.reshape(ws).transpose(-1, -std::min<int64_t>(dw, 2));
+  if (!try_broadcast_shape(x.shape(), y.shape()))
+    fail("matmul", "cannot multiply " + shape_str(shape()) + " and " + shape_str(w.shape()) + ": batch axes differ");
+  DType out = least_upper_dtype(dtype(), w.dtype());
+  return (x * y).sum(-1).cast(out);
+}
+
+Tensor Tensor::softmax(int64_t axis) const {
+  axis = norm_axis(axis, std::max<int64_t>(ndim(), 1), "softmax", shape());  // a 0-d tensor takes 0 and -1
+  Tensor m = *this - max(axis, true);
+  Tensor e = m.exp();
+  return e / e.sum(axis, true);
+}
+
+Tensor Tensor::cat(const std::vector<Tensor>& tensors, int64_t axis) {
+  if (tensors.empty()) fail("cat", "empty list of tensors");
+  const Tensor& first = tensors[0];
+  const int64_t d = norm_axis(axis, first.ndim(), "cat", first.shape());
+  DType dt = first.dtype();
+  int64_t total = 0;
+  std::vector<const Tensor*> all;
+  for (const Tensor& t : tensors) all.push_back(&t);
+  {
+    std::vector<std::string> devs;
+    int64_t shard;
+    std::vector<Tensor> aligned = align("cat", all, size_t(first.ndim()), &devs, &shard);
+    if (shard == d)
+      fail("cat", "cannot concatenate along axis " + std::to_string(axis) +
+                      ", the axis the tensors are sharded on over " + backend::tuple_device(devs));
+    bool copied = false;  // an unsharded piece met sharded ones: it is on every device now
+    for (size_t i = 0; i < tensors.size(); ++i) copied |= aligned[i].uop() != tensors[i].uop();
+    if (copied) return cat(aligned, axis);
+    if (devs.empty()) common_device("cat", all);
+  }
+  for (const Tensor& t : tensors) {
+    bool ok = t.ndim() == first.ndim();
+    for (int64_t i = 0; ok && i < t.ndim(); ++i) ok = i == d || t.shape()[i] == first.shape()[i];
+    if (!ok)
+      fail("cat", "shapes " + shape_str(first.shape()) + " and " + shape_str(t.shape()) + " differ outside axis " +
+                      std::to_string(axis));
+    dt = least_upper_dtype(dt, t.dtype());
+    total += t.shape()[d];
+  }
+  if (tensors.size() == 1) return first.cast(dt);
+  // Each piece is padded to the full size with 0 (the explicit-mask pad) and the pieces are added; bools are or-ed.
+  std::optional<Tensor> acc;
+  int64_t at = 0;
+  for (const Tensor& t : tensors) {
+    Pairs p(t.ndim(), {0, 0});
+    p[d] = {at, total - at - t.shape()[d]};
+    at += t.shape()[d];
+    Tensor piece = t.cast(dt).pad(p, 0);
+    if (!acc)
+      acc = piece;
+    else if (dt.is_bool())
+      acc = acc->binary(Op::OR, piece, "cat");
+    else
+      acc = *acc + piece;
+  }
+  return *acc;
+}
+
+Tensor Tensor::stack(const std::vector<Tensor>& tensors, int64_t axis) {
+  if (tensors.empty()) fail("stack", "empty list of tensors");
+  const int64_t a = norm_axis(axis, tensors[0].ndim() + 1, "stack", tensors[0].shape());
+  std::vector<Tensor> parts;
+  for (const Tensor& t : tensors) {
+    if (t.shape() != tensors[0].shape())
+      fail("stack", "shapes " + shape_str(tensors[0].shape()) + " and " + shape_str(t.shape()) + " differ");
+    parts.push_back(t.unsqueeze(a));
+  }
+  return cat(parts, a);
+}
+
+}  // namespace rg

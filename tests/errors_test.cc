@@ -18,7 +18,7 @@ TEST(Errors, Messages) {
   EXPECT_EQ(error_of([&] { (x - v).realize(); }), "sub: cannot broadcast (2, 3) with (4,)");
   EXPECT_EQ(error_of([&] { (v / x).realize(); }), "div: cannot broadcast (4,) with (2, 3)");
   EXPECT_EQ(error_of([&] { x.maximum(v); }), "maximum: cannot broadcast (2, 3) with (4,)");
-  EXPECT_EQ(error_of([&] { (x == v); }), "eq: cannot broadcast (2, 3) with (4,)");
+  EXPECT_EQ(error_of([&] { (void)(x == v); }), "eq: cannot broadcast (2, 3) with (4,)");
   EXPECT_EQ(error_of([&] { x.sum(2); }), "sum: axis 2 out of range for shape (2, 3)");
   EXPECT_EQ(error_of([&] { x.mean({0, -3}); }), "mean: axis -3 out of range for shape (2, 3)");
   EXPECT_EQ(error_of([&] { x.min(5, true); }), "min: axis 5 out of range for shape (2, 3)");

@@ -52,6 +52,27 @@ TEST(Eval, FloatsRoundToTheirDtype) {
   EXPECT_FALSE(eval_alu(Op::EXP2, dtypes::int32, {Value{3, 0}}));
 }
 
+// float16 rounding without the compiler's _Float16: values worked out by hand from the format
+// (10 fraction bits, subnormals below 2^-14 with a quantum of 2^-24, max 65504).
+TEST(Eval, HalfRoundsToNearestEven) {
+  EXPECT_EQ(round_float(dtypes::float16, 1.0 + 1.0 / 2048), 1.0);               // a tie: to even (1.0)
+  EXPECT_EQ(round_float(dtypes::float16, 1.0 + 3.0 / 2048), 1.0 + 2.0 / 1024);  // a tie: to even (up)
+  EXPECT_EQ(round_float(dtypes::float16, 1.0 + 1.5 / 2048), 1.0 + 1.0 / 1024);  // above the tie
+  EXPECT_EQ(round_float(dtypes::float16, 2049.0), 2048.0);                      // ulp 2 at 2048
+  EXPECT_EQ(round_float(dtypes::float16, 65504.0), 65504.0);
+  EXPECT_EQ(round_float(dtypes::float16, 65519.0), 65504.0);
+  EXPECT_EQ(round_float(dtypes::float16, 65520.0), INFINITY);
+  EXPECT_EQ(round_float(dtypes::float16, -70000.0), -INFINITY);
+  EXPECT_EQ(round_float(dtypes::float16, std::ldexp(1.0, -24)), std::ldexp(1.0, -24));  // smallest subnormal
+  EXPECT_EQ(round_float(dtypes::float16, std::ldexp(1.0, -25)), 0.0);                   // a tie: to even (0)
+  EXPECT_EQ(round_float(dtypes::float16, std::ldexp(3.0, -26)), std::ldexp(1.0, -24));
+  EXPECT_EQ(round_float(dtypes::float16, std::ldexp(1.0, -14) * 1.5), std::ldexp(1.0, -14) * 1.5);
+  EXPECT_EQ(round_float(dtypes::float16, 0.1), 0.0999755859375);
+  EXPECT_TRUE(std::isnan(round_float(dtypes::float16, NAN)));
+  EXPECT_EQ(round_float(dtypes::bfloat16, 1.0 + 1.0 / 256), 1.0);      // 7 fraction bits: a tie, to even
+  EXPECT_EQ(cnst(dtypes::float16, 0.1)->as_float(), 0.0999755859375);  // constants are rounded too
+}
+
 TEST(Eval, FoldBuildsConstants) {
   UPtr c = fold(cnst_int(dtypes::int32, 7) / cnst_int(dtypes::int32, -2));
   EXPECT_EQ(c->as_int(), -3);

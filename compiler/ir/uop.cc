@@ -7,6 +7,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "compiler/ir/eval.h"
 #include "compiler/ir/shape.h"
 
 namespace rg {
@@ -408,13 +409,7 @@ UPtr cnst_int(DType dt, int64_t v) {
 }
 
 UPtr cnst(DType dt, double v) {
-  if (dt.is_float()) {
-    if (dt.scalar == Scalar::Float32)
-      v = static_cast<float>(v);
-    else if (dt.scalar == Scalar::Float16)
-      v = static_cast<float>(static_cast<_Float16>(v));
-    return UOp::make(Op::CONST, dt, {}, v);
-  }
+  if (dt.is_float()) return UOp::make(Op::CONST, dt, {}, round_float(dt, v));
   if (dt.is_bool()) return UOp::make(Op::CONST, dt, {}, int64_t(v != 0));
   if (std::isnan(v)) v = 0;
   if (dt.is_unsigned() && v >= 9223372036854775808.0)

@@ -253,8 +253,10 @@ constexpr DType dtype_of() {
     return dtypes::float32;
   else if constexpr (std::is_same_v<E, double>)
     return dtypes::float64;
+#ifdef __FLT16_MAX__  // compilers with a _Float16 type (gcc; not clang 14 on x86)
   else if constexpr (std::is_same_v<E, _Float16>)
     return dtypes::float16;
+#endif
   else if constexpr (std::is_integral_v<E> && std::is_signed_v<E>)
     return sizeof(E) == 1   ? dtypes::int8
            : sizeof(E) == 2 ? dtypes::int16

@@ -17,7 +17,9 @@ namespace rg::trace {
 
 namespace {
 
-Tensor x23() { return Tensor::from_vector(std::vector<float>{1, 2, 3, 4, 5, 6}, {2, 3}).realize(); }
+Tensor x23(const std::string& dev) {
+  return Tensor::from_vector(std::vector<float>{1, 2, 3, 4, 5, 6}, {2, 3}, dev).realize();
+}
 
 std::string arg_text(const Arg& a) {
   return std::visit(
@@ -164,37 +166,38 @@ std::string two(int i) { return (i < 10 ? "0" : "") + std::to_string(i); }
 const std::vector<Example>& examples() {
   static const std::vector<Example> all = {
       {"seed004", "(x.T().pad({{1, 1}, {1, 1}}) + 10).sum(1), x = [[1, 2, 3], [4, 5, 6]]",
-       [] {
-         return (x23().T().pad({{1, 1}, {1, 1}}) + 10.0f).sum(1);
+       [](const std::string& dev) {
+         return (x23(dev).T().pad({{1, 1}, {1, 1}}) + 10.0f).sum(1);
        }},
       {"seed004_inside", "(x.T() + 10).pad({{1, 1}, {1, 1}}).sum(1)",
-       [] {
-         return (x23().T() + 10.0f).pad({{1, 1}, {1, 1}}).sum(1);
+       [](const std::string& dev) {
+         return (x23(dev).T() + 10.0f).pad({{1, 1}, {1, 1}}).sum(1);
        }},
       {"oracle", "(x.T().flip(0).pad({{2, 1}, {1, 2}}) + bias.reshape({-1, 1})).sum(1), x (2, 3), bias (6,)",
-       [] {
-         Tensor b = Tensor::from_vector(std::vector<float>{-2, -1, 0, 1, 2, 3});
-         return (x23().T().flip(0).pad({{2, 1}, {1, 2}}) + b.reshape({-1, 1})).sum(1);
+       [](const std::string& dev) {
+         Tensor b = Tensor::from_vector(std::vector<float>{-2, -1, 0, 1, 2, 3}, {6}, dev);
+         return (x23(dev).T().flip(0).pad({{2, 1}, {1, 2}}) + b.reshape({-1, 1})).sum(1);
        }},
       {"pad_max", "[[-3, -1], [-2, -5]].pad({{0, 1}, {1, 0}}).max(1)",
-       [] {
-         return Tensor::from_vector(std::vector<float>{-3, -1, -2, -5}, {2, 2}).pad({{0, 1}, {1, 0}}).max(1);
+       [](const std::string& dev) {
+         return Tensor::from_vector(std::vector<float>{-3, -1, -2, -5}, {2, 2}, dev).pad({{0, 1}, {1, 0}}).max(1);
        }},
-      {"matmul", "x.matmul(x.T())", [] { return x23().matmul(x23().T()); }},
-      {"softmax", "x.softmax(1)", [] { return x23().softmax(1); }},
+      {"matmul", "x.matmul(x.T())", [](const std::string& dev) { return x23(dev).matmul(x23(dev).T()); }},
+      {"softmax", "x.softmax(1)", [](const std::string& dev) { return x23(dev).softmax(1); }},
       {"cat", "Tensor::cat({x, x * 10}, 0).sum(0)",
-       [] {
-         return Tensor::cat({x23(), x23() * 10}, 0).sum(0);
+       [](const std::string& dev) {
+         return Tensor::cat({x23(dev), x23(dev) * 10}, 0).sum(0);
        }},
       {"reflect", "x.pad({{1, 1}, {2, 2}}, PadMode::reflect)",
-       [] {
-         return x23().pad({{1, 1}, {2, 2}}, PadMode::reflect);
+       [](const std::string& dev) {
+         return x23(dev).pad({{1, 1}, {2, 2}}, PadMode::reflect);
        }},
   };
   return all;
 }
 
-std::vector<double> run(const std::string& expr, std::ostream& out, const std::string& out_dir) {
+std::vector<double> run(const std::string& expr, std::ostream& out, const std::string& out_dir,
+                        const std::string& device) {
   const Example* ex = nullptr;
   std::string known;
   for (const Example& e : examples()) {
@@ -206,7 +209,7 @@ std::vector<double> run(const std::string& expr, std::ostream& out, const std::s
   int n = 0;
 
   out << "=== " << ex->name << ": " << ex->what << "\n";
-  Tensor t = ex->build();
+  Tensor t = ex->build(device);
   {
     std::string text = render(t.uop());
     out << "\n--- tensor graph: " << shape_str(t.shape()) << " " << t.dtype().name() << ", " << count_nodes(t.uop())
@@ -242,7 +245,9 @@ std::vector<double> run(const std::string& expr, std::ostream& out, const std::s
   // Each kernel exactly as the runtime builds it (lowered, rendered, compiled; cached by kernel).
   for (size_t i = 0; i < calls.size(); ++i) {
     const UPtr& kernel = calls[i]->src[0];
-    std::shared_ptr<const CompiledProgram> compiled = get_program(kernel, &timings);
+    // The program of the device the kernel runs on: its output buffer's.
+    const std::string dev = calls[i]->src[1]->src[0]->arg_str();
+    std::shared_ptr<const CompiledProgram> compiled = get_program(kernel, dev, &timings);
     const Program& p = program_of(*compiled);
     const std::string tag = "kernel" + std::to_string(i);
     std::vector<UPtr> bufs(calls[i]->src.begin() + 1, calls[i]->src.end());
@@ -266,13 +271,14 @@ std::vector<double> run(const std::string& expr, std::ostream& out, const std::s
     w.write(ps, two(++n) + "_" + tag + "_program");
 
     const std::string& src = source_of(*compiled);
-    out << "\n--- kernel " << i << " (" << p.name << "): C source\n" << src;
+    out << "\n--- kernel " << i << " (" << p.name << "): source for " << dev << "\n" << src;
     capture::Stage cs = w.stage("source");
     cs.set_kernel(int(i));
     cs.set_kernel_name(p.name);
     cs.set_source(src);
     w.write(cs, two(++n) + "_" + tag + "_source");
-    w.write_text(src, two(n) + "_" + tag + ".c");
+    const std::string kind = dev.substr(0, dev.find(':'));
+    w.write_text(src, two(n) + "_" + tag + (kind == "LLVM" ? ".ll" : kind == "CUDA" ? ".cu" : ".c"));
   }
 
   run_linear(sched.linear);

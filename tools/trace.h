@@ -1,7 +1,8 @@
 // tools/trace: runs one computation stage by stage and shows every stage: the
 // Tensor graph, the schedule (its CALLs and buffers), each kernel's rangeified
-// graph, linear program and C source, and the answer. Optionally writes each
-// stage as a Protobuf capture (tools/capture.proto) plus the C source.
+// graph, linear program and source (C, LLVM IR or CUDA C: the device's), and the
+// answer. Optionally writes each stage as a Protobuf capture (tools/capture.proto)
+// plus the source text.
 #pragma once
 
 #include <functional>
@@ -15,8 +16,8 @@ namespace rg::trace {
 
 struct Example {
   std::string name;
-  std::string what;  // the expression, as a user would write it
-  std::function<Tensor()> build;
+  std::string what;                                        // the expression, as a user would write it
+  std::function<Tensor(const std::string& device)> build;  // inputs created on `device`
 };
 
 // The built-in examples; the first ("seed004") is the default.
@@ -25,6 +26,7 @@ const std::vector<Example>& examples();
 // Runs example `name`, printing each stage to `out`; when `out_dir` is not empty, also writes
 // NN_<stage>.pb captures and kernel sources there (the directory must exist). Returns the answer,
 // flat and row-major. An unknown name is an rg::Error listing the known ones.
-std::vector<double> run(const std::string& name, std::ostream& out, const std::string& out_dir = "");
+std::vector<double> run(const std::string& name, std::ostream& out, const std::string& out_dir = "",
+                        const std::string& device = "CPU");
 
 }  // namespace rg::trace

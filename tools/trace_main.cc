@@ -1,4 +1,4 @@
-// bazel run //tools:trace -- [--expr NAME] [--out DIR] [--list]
+// bazel run //tools:trace -- [--expr NAME] [--device CPU|LLVM|CUDA] [--out DIR] [--list]
 // Shows every stage of one computation (default: the seed-004 example).
 #include <cstdio>
 #include <cstdlib>
@@ -10,16 +10,16 @@
 #include "tools/trace.h"
 
 int main(int argc, char** argv) {
-  std::string expr = "seed004", out_dir;
+  std::string expr = "seed004", out_dir, device = "CPU";
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if ((a == "--expr" || a == "--out") && i + 1 < argc) {
-      (a == "--expr" ? expr : out_dir) = argv[++i];
+    if ((a == "--expr" || a == "--out" || a == "--device") && i + 1 < argc) {
+      (a == "--expr" ? expr : a == "--out" ? out_dir : device) = argv[++i];
     } else if (a == "--list") {
       for (const auto& e : rg::trace::examples()) std::printf("%-16s %s\n", e.name.c_str(), e.what.c_str());
       return 0;
     } else {
-      std::fprintf(stderr, "usage: trace [--expr NAME] [--out DIR] [--list]\n");
+      std::fprintf(stderr, "usage: trace [--expr NAME] [--device CPU|LLVM|CUDA] [--out DIR] [--list]\n");
       return 2;
     }
   }
@@ -28,7 +28,7 @@ int main(int argc, char** argv) {
   if (!out_dir.empty() && out_dir[0] != '/' && cwd) out_dir = std::string(cwd) + "/" + out_dir;
   try {
     if (!out_dir.empty()) std::filesystem::create_directories(out_dir);
-    rg::trace::run(expr, std::cout, out_dir);
+    rg::trace::run(expr, std::cout, out_dir, device);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "trace: %s\n", e.what());
     return 1;

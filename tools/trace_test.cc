@@ -58,9 +58,18 @@ TEST(Trace, EveryExampleRuns) {
     std::ostringstream out;
     std::vector<double> got = trace::run(e.name, out);
     std::vector<double> want;
-    for (float v : e.build().to_vector<float>()) want.push_back(v);
+    for (float v : e.build("CPU").to_vector<float>()) want.push_back(v);
     EXPECT_EQ(got, want) << e.name;
   }
+}
+
+TEST(Trace, OnTheLlvmDevice) {
+  std::filesystem::path dir = std::filesystem::path(testing::TempDir()) / "trace_llvm";
+  std::filesystem::create_directories(dir);
+  std::ostringstream out;
+  EXPECT_EQ(trace::run("seed004", out, dir.string(), "LLVM"), (std::vector<double>{40, 45, 47, 49, 40}));
+  EXPECT_NE(out.str().find("source for LLVM\ndefine void @r_5_4(i8** %bufs)"), std::string::npos) << out.str();
+  EXPECT_TRUE(std::filesystem::exists(dir / "05_kernel0.ll"));
 }
 
 TEST(Trace, UnknownExample) {

@@ -2,13 +2,14 @@
 
 #include <algorithm>
 #include <atomic>
-#include <unordered_map>
 #include <unordered_set>
 
 #include "compiler/ir/rewrite.h"
 #include "compiler/ir/shape.h"
 #include "rules/rangeify.h"
 #include "rules/rangeify_helpers.h"
+#include "rules/realize.h"
+#include "rules/realize_helpers.h"
 
 namespace rg {
 
@@ -25,70 +26,54 @@ UPtr new_buffer(DType dt, int64_t n, const std::string& device) {
 
 namespace {
 
-using NodeSet = std::unordered_set<const UOp*>;
-
-// A RESHAPE chain over a BUFFER is already a contiguous buffer: realizing it needs no kernel.
+// The BUFFER `u` views (rules/realize.rules, `buffer_view`), or null: the rules step down a RESHAPE chain
+// until a BUFFER answers itself or nothing matches.
 const UOp* viewed_buffer(const UPtr& u) {
-  const UOp* p = u.get();
-  while (p->op == Op::RESHAPE) p = p->src[0].get();
-  return p->op == Op::BUFFER ? p : nullptr;
+  UPtr p = u;
+  while (UPtr next = rewrite_once(p, rules::buffer_view)) {
+    if (next == p) return p.get();
+    p = next;
+  }
+  return nullptr;
 }
 
-// What a realized node's kernel computes: CONTIGUOUS and COPY store their source.
-const UPtr& stored_value(const UPtr& k) { return (k->op == Op::CONTIGUOUS || k->op == Op::COPY) ? k->src[0] : k; }
-
-bool broadcasts(const UOp* e) { return e->op == Op::EXPAND && e->src[0]->shape != e->shape; }
-
-// Which tensor-graph nodes get their own buffer. Always: the roots, CONTIGUOUS, COPY and its source. Then a
-// REDUCE_AXIS is realized when inlining it would recompute it: reached from its kernel through a
-// broadcasting EXPAND (x.sum(1) + x) or inside another reduction, or read by two kernels.
-// Everything else (movement, elementwise, constants) is computed inline by its consumers.
-// Returns the nodes in dependency order.
-std::vector<UPtr> plan_realize(const std::vector<UPtr>& roots, const std::vector<UPtr>& order) {
-  NodeSet realize;
-  for (const UPtr& r : roots) realize.insert(r.get());
-  for (const UPtr& u : order) {
-    if (u->op == Op::CONTIGUOUS || u->op == Op::COPY) realize.insert(u.get());
-    // A copy moves bytes between devices: its source is computed on its own device first.
-    if (u->op == Op::COPY) realize.insert(u->src[0].get());
+// Applies `realize_inline` to every node k's kernel computes inline: a walk from the value k stores down
+// to realized nodes (read from their buffers). The rules decide, through ctx, whether the walk goes on
+// below a node and whether it is deep there; a node is seen once per depth, since only the depth
+// changes what the rules decide.
+void walk_inline(const UPtr& k, RealizeCtx& ctx) {
+  ctx.kernel = k.get();
+  std::vector<std::pair<const UOp*, bool>> stack{{ctx.value(k).get(), false}};
+  std::unordered_set<const UOp*> seen[2];
+  while (!stack.empty()) {
+    auto [n, deep] = stack.back();
+    stack.pop_back();
+    if (!seen[deep].insert(n).second) continue;
+    if (n != k.get() && ctx.is_realized(n)) continue;
+    ctx.deep = deep;
+    ctx.stop = false;
+    rewrite_once(UPtr(n), rules::realize_inline, &ctx);
+    if (ctx.stop) continue;
+    for (const UPtr& s : n->src) stack.push_back({s.get(), ctx.deep});
   }
+}
 
-  for (;;) {
-    NodeSet more;
-    std::unordered_map<const UOp*, NodeSet> readers;  // REDUCE_AXIS → kernels inlining it
-    for (const UPtr& k : order) {
-      if (!realize.count(k.get())) continue;
-      // Walk k's kernel graph; `deep` is true below a broadcast or a reduction.
-      std::vector<std::pair<const UOp*, bool>> stack{{stored_value(k).get(), false}};
-      std::unordered_set<const UOp*> seen[2];
-      while (!stack.empty()) {
-        auto [n, deep] = stack.back();
-        stack.pop_back();
-        if (!seen[deep].insert(n).second) continue;
-        if (n != k.get() && realize.count(n)) continue;  // read from its buffer
-        if (n->op == Op::BUFFER) continue;
-        if (n->op == Op::REDUCE_AXIS) {
-          if (deep) {
-            more.insert(n);
-            continue;
-          }
-          readers[n].insert(k.get());
-          deep = true;
-        }
-        if (broadcasts(n)) deep = true;
-        for (const UPtr& s : n->src) stack.push_back({s.get(), deep});
-      }
-    }
-    for (const auto& [r, ks] : readers)
-      if (ks.size() > 1) more.insert(r);
-    size_t before = realize.size();
-    realize.insert(more.begin(), more.end());
-    if (realize.size() == before) break;
-  }
+// Which tensor-graph nodes get their own buffer, in dependency order; rules/realize.rules decides, this
+// runs it. `realize` marks what is always stored (roots, CONTIGUOUS, COPY and its source). Then rounds
+// of `realize_inline` over every kernel's inlined graph realize the reductions inlining would recompute,
+// until a round marks nothing new: each realized node cuts the graphs of the kernels that read it and
+// is a kernel of its own, so the next round sees different graphs.
+std::vector<UPtr> plan_realize(const UPtr& sink, const std::vector<UPtr>& order, RealizeCtx& ctx) {
+  graph_rewrite(sink, rules::realize, &ctx);
+  do {
+    ctx.begin_round();
+    for (const UPtr& k : order)
+      if (ctx.is_realized(k.get())) walk_inline(k, ctx);
+  } while (ctx.end_round());
 
   std::vector<UPtr> plan;
   for (const UPtr& u : order)
-    if (realize.count(u.get())) plan.push_back(u);
+    if (ctx.is_realized(u.get())) plan.push_back(u);
   return plan;
 }
 
@@ -145,8 +130,8 @@ UPtr build_kernel(const UPtr& value, const UPtr& out, std::vector<UPtr>* buffers
 // COPY(x, DEVICE): x is a buffer by now (its own step, on its device). Unless it is on the target
 // already, a new buffer there and CALL(COPY(src, DEVICE), dst, src), which the runtime performs as a
 // transfer between devices, not as a kernel.
-void schedule_copy(const UPtr& k, UMap& view, std::vector<UPtr>& calls) {
-  UPtr src = substitute(k->src[0], view);
+void schedule_copy(const UPtr& k, const UPtr& value, UMap& view, std::vector<UPtr>& calls) {
+  UPtr src = substitute(value, view);
   const UOp* sb = viewed_buffer(src);
   if (!sb) throw Error("schedule: the source of a copy is not a buffer: " + lower_name(src->op));
   const UPtr& dev = k->src[1];
@@ -168,17 +153,19 @@ ScheduleResult schedule(const std::vector<UPtr>& roots) {
   for (const UPtr& r : roots)
     if (!r || !r->has_shape)
       throw Error("schedule: a root must be a tensor-graph node" + (r ? " (got " + lower_name(r->op) + ")" : ""));
-  std::vector<UPtr> order = toposort(UOp::make(Op::SINK, dtypes::void_, roots));
+  UPtr sink = UOp::make(Op::SINK, dtypes::void_, roots);
+  std::vector<UPtr> order = toposort(sink);
   order.pop_back();  // the SINK itself
 
+  RealizeCtx plan;
   UMap view;  // realized node → the buffer (reshaped to its shape) holding its value
   std::vector<UPtr> calls;
-  for (const UPtr& k : plan_realize(roots, order)) {
-    if (k->op == Op::COPY) {
-      schedule_copy(k, view, calls);
+  for (const UPtr& k : plan_realize(sink, order, plan)) {
+    if (plan.is_copy(k)) {
+      schedule_copy(k, plan.value(k), view, calls);
       continue;
     }
-    UPtr value = substitute(stored_value(k), view);
+    UPtr value = substitute(plan.value(k), view);
     const std::string device = device_of(value);
     if (const UOp* b = viewed_buffer(value); b && b->src[0]->arg_str() == device) {
       view[k] = value;  // already a buffer there: nothing to compute

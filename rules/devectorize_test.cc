@@ -146,6 +146,7 @@ TEST(Devectorize, UpcastPlan) {
   EXPECT_EQ(p.outer, UOp::make(Op::RANGE, dtypes::index, {idx(256)}, std::vector<int64_t>{3, int64_t(AxisType::Loop)}));
   EXPECT_EQ(p.lanes, range(4, 4, AxisType::Upcast));
   EXPECT_EQ(p.value, p.outer * 4 + p.lanes);
+  EXPECT_FALSE(p.has_tail());
   // A broadcast load (coefficient 0) is fine; a strided, a divided or a small axis is not split.
   EXPECT_TRUE(plan_upcast(copy_kernel(
                               1024, [](const UPtr&) { return idx(7); }, r),
@@ -160,10 +161,6 @@ TEST(Devectorize, UpcastPlan) {
                            4, 32)
                    .axis);
   EXPECT_FALSE(plan_upcast(copy_kernel(
-                               1026, [](const UPtr& i) { return i; }, range(1026, 0)),
-                           4, 32)
-                   .axis);
-  EXPECT_FALSE(plan_upcast(copy_kernel(
                                16, [](const UPtr& i) { return i; }, range(16, 0)),
                            4, 32)
                    .axis);  // unrolled
@@ -174,6 +171,39 @@ TEST(Devectorize, UpcastPlan) {
   // The END closing the axis closes both new ranges.
   EXPECT_EQ(upcast_end(p, UOp::make(Op::END, dtypes::void_, {idx(0), p.value})),
             UOp::make(Op::END, dtypes::void_, {idx(0), p.outer, p.lanes}));
+  EXPECT_FALSE(upcast_tail(p, UOp::make(Op::END, dtypes::void_, {idx(0), p.value})));
+}
+
+UPtr end_of(const UPtr& x, std::vector<UPtr> ranges) {
+  ranges.insert(ranges.begin(), x);
+  return UOp::make(Op::END, dtypes::void_, std::move(ranges));
+}
+UPtr sum_of(const UPtr& x, const UPtr& r) { return UOp::make(Op::REDUCE, x->dtype, {x, r}, Op::ADD); }
+
+TEST(Devectorize, UpcastPlanWithATail) {
+  // 1027 = 256 * 4 + 3: the vector loop over 256, and a tail of 3 (ids after the kernel's: lanes 1, tail 2).
+  UPtr r = range(1027, 0);
+  UpcastPlan p = plan_upcast(copy_kernel(
+                                 1027, [](const UPtr& i) { return i; }, r),
+                             4, 32);
+  ASSERT_EQ(p.axis, r);
+  EXPECT_EQ(p.outer, UOp::make(Op::RANGE, dtypes::index, {idx(256)}, std::vector<int64_t>{0, int64_t(AxisType::Loop)}));
+  EXPECT_EQ(p.lanes, range(4, 1, AxisType::Upcast));
+  ASSERT_TRUE(p.has_tail());
+  EXPECT_EQ(p.tail, range(3, 2, AxisType::Upcast));
+  // The tail's body: outer at 256, lanes the tail; a range closed inside (a reduction's) gets a fresh id,
+  // the same one for every END that closes the axis, and the END's other ranges stay.
+  UPtr j = range(8, 0, AxisType::Reduce), k = range(5, 7);
+  UPtr in = param(1, dtypes::float32, 8 * 1027);
+  auto value = [&](const UPtr& i) { return UOp::make(Op::INDEX, dtypes::float32, {in, i}); };
+  UPtr body = sum_of(value(j * 1027 + p.value), j);
+  UPtr t = upcast_tail(p, end_of(body, {k, p.value}));
+  UPtr j2 = UOp::make(Op::RANGE, dtypes::index, {idx(8)}, std::vector<int64_t>{3, int64_t(AxisType::Reduce)});
+  UPtr tail_index = substitute(p.value, {{p.outer, idx(256)}, {p.lanes, p.tail}});
+  EXPECT_EQ(t, end_of(sum_of(value(j2 * 1027 + tail_index), j2), {k, p.tail}));
+  UPtr one = cnst(dtypes::float32, 1);
+  EXPECT_EQ(upcast_tail(p, end_of(body + one, {p.value}))->src[0], t->src[0] + one);
+  EXPECT_EQ(p.next_id, 4);
 }
 
 }  // namespace

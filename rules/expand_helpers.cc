@@ -78,9 +78,7 @@ UpcastPlan plan_upcast(const UPtr& kernel, int64_t width, int64_t unroll_limit) 
   for (const UPtr& u : topo) {
     if (u->op == Op::RANGE) {
       next_id = std::max(next_id, u->arg_ints().empty() ? 0 : u->arg_ints()[0] + 1);
-      if (axis_type(u) == AxisType::Loop && const_bound(u) && u->src[0]->as_int() > width &&
-          u->src[0]->as_int() % width == 0)
-        candidates.push_back(u);
+      if (axis_type(u) == AxisType::Loop && const_bound(u) && u->src[0]->as_int() > width) candidates.push_back(u);
     }
     if (u->op == Op::STORE) stores.push_back(u->src[0]);
     if (u->op == Op::INDEX && u->src[0]->op == Op::PARAM) addresses.push_back(u);
@@ -102,10 +100,13 @@ UpcastPlan plan_upcast(const UPtr& kernel, int64_t width, int64_t unroll_limit) 
     }
     if (!ok) continue;
     plan.axis = r;
+    const int64_t n = r->src[0]->as_int();
     std::vector<int64_t> arg = r->arg_ints();
-    plan.outer = UOp::make(Op::RANGE, r->dtype, {cnst_int(r->src[0]->dtype, r->src[0]->as_int() / width)}, arg);
-    plan.lanes = range(width, next_id, AxisType::Upcast);
+    plan.outer = UOp::make(Op::RANGE, r->dtype, {cnst_int(r->src[0]->dtype, n / width)}, arg);
+    plan.lanes = range(width, next_id++, AxisType::Upcast);
     plan.value = plan.outer * width + plan.lanes;
+    if (n % width != 0) plan.tail = range(n % width, next_id++, AxisType::Upcast);
+    plan.next_id = next_id;
     return plan;
   }
   return plan;
@@ -123,6 +124,36 @@ UPtr upcast_end(const UpcastPlan& plan, const UPtr& end) {
     src.push_back(plan.outer);
     src.push_back(plan.lanes);
   }
+  return UOp::make(Op::END, end->dtype, std::move(src), end->arg);
+}
+
+namespace {
+
+// r with axis id `id` (same bound and type).
+UPtr renumbered(const UPtr& r, int64_t id) {
+  std::vector<int64_t> arg = r->arg_ints();
+  if (arg.empty()) arg.push_back(0);
+  arg[0] = id;
+  return UOp::make(Op::RANGE, r->dtype, std::vector<UPtr>(r->src.begin(), r->src.end()), std::move(arg));
+}
+
+}  // namespace
+
+UPtr upcast_tail(UpcastPlan& plan, const UPtr& end) {
+  if (!plan.tail) return {};
+  UMap values{{plan.outer, cnst_int(plan.outer->dtype, plan.outer->src[0]->as_int())}, {plan.lanes, plan.tail}};
+  for (const UPtr& u : toposort(end->src[0])) {
+    if (u->op != Op::REDUCE && u->op != Op::END) continue;
+    for (size_t i = 1; i < u->src.size(); ++i) {
+      const UPtr& r = u->src[i];
+      if (r->op != Op::RANGE) continue;
+      auto it = plan.renamed.find(r);
+      if (it == plan.renamed.end()) it = plan.renamed.emplace(r, renumbered(r, plan.next_id++)).first;
+      values[r] = it->second;
+    }
+  }
+  std::vector<UPtr> src{substitute(end->src[0], values)};
+  for (size_t i = 1; i < end->src.size(); ++i) src.push_back(end->src[i] == plan.value ? plan.tail : end->src[i]);
   return UOp::make(Op::END, end->dtype, std::move(src), end->arg);
 }
 

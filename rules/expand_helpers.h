@@ -32,24 +32,35 @@ UnrollPlan plan_unrolls(const UPtr& kernel, int64_t limit);
 
 // The innermost contiguous output axis split into vector lanes (context of the upcast rule set): a
 // Loop range r of constant bound n becomes `outer * width + lanes`, outer a Loop of n / width (r's
-// axis id) and lanes an Upcast of width (a new axis id), which the expander turns into lanes.
+// axis id) and lanes an Upcast of width (a new axis id), which the expander turns into lanes. When
+// width does not divide n, the last n % width elements run once more as a tail: a copy of the body with
+// r = (n / width) * width + tail, tail an Upcast of n % width, so the expander unrolls it into scalar
+// copies beside the vector loop.
 struct UpcastPlan {
   UPtr axis;                 // r; null when nothing is split
   UPtr outer, lanes, value;  // the two ranges and the index that replaces r
+  UPtr tail;                 // the Upcast range of the n % width last elements; null when width divides n
+  int64_t next_id = 0;       // the next free axis id (for the ranges the tail copy renames)
+  UMap renamed;              // ranges closed inside the body -> their tail copies' ranges
   bool splits(const UPtr& r) const { return axis && r == axis; }
   bool closes(USpan ranges) const;  // does an END close the replaced range (value is among its ranges)?
+  bool has_tail() const { return static_cast<bool>(tail); }
 };
 
 // Chooses the axis to upcast by `width` (rules/README: the CPU heuristic): the Loop range with a constant
-// bound n, n % width == 0 and n > width, with the largest range_key, such that every store's address
-// has coefficient 1 on it and every other memory address coefficient 0 or 1 (AffineIndex), and that
-// plan_unrolls(kernel, unroll_limit) does not already unroll fully (small kernels stay loop-free).
-// Nothing when width < 2 or no range qualifies.
+// bound n > width, with the largest range_key, such that every store's address has coefficient 1 on it and
+// every other memory address coefficient 0 or 1 (AffineIndex), and that plan_unrolls(kernel, unroll_limit)
+// does not already unroll fully (small kernels stay loop-free). n % width != 0 gives a tail. Nothing when
+// width < 2 or no range qualifies.
 UpcastPlan plan_upcast(const UPtr& kernel, int64_t width, int64_t unroll_limit);
 // The index that replaces the split range.
 UPtr upcast_value(const UpcastPlan& plan);
 // END(x, ..., value, ...) closing the split range: END(x, ..., outer, lanes, ...).
 UPtr upcast_end(const UpcastPlan& plan, const UPtr& end);
+// The tail of END(x, ..., value, ...): END(x', ..., tail, ...), x' being x with outer at its last value + 1
+// (n / width) and lanes replaced by tail, and every range closed inside x (a REDUCE's, an inner END's)
+// replaced by a fresh one, as the tail's loops are not the vector loop's. Null without a tail.
+UPtr upcast_tail(UpcastPlan& plan, const UPtr& end);
 
 // A chosen range retyped for expansion: a Reduce range becomes Unroll, any other Upcast.
 UPtr unrolled_axis(const UPtr& r);

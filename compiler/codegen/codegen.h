@@ -32,9 +32,9 @@ struct LowerOptions {
   std::optional<GpuLimits> gpu = std::nullopt;
   // Vector lanes, for a target with vector registers (the CPU's C: cpu_lower_options() in
   // backends/cpu/renderer.h). upcast: the innermost contiguous output axis is split by this width into
-  // lanes when it divides the axis and the kernel is not unrolled fully (rules/expand_helpers.h
-  // plan_upcast; 0 or 1: never). fold_widths: the vector widths loads and stores fold to, largest first
-  // (e.g. {4, 2}; 1 is implied); empty: the program stays scalar (LLVM, CUDA). Ignored with `gpu`.
+  // lanes when the kernel is not unrolled fully, the n % width last elements as an unrolled tail
+  // (rules/expand_helpers.h plan_upcast; 0 or 1: never). fold_widths: the vector widths loads and stores fold to,
+  // largest first (e.g. {4, 2}; 1 is implied); empty: the program stays scalar (LLVM, CUDA). Ignored with `gpu`.
   int64_t upcast = 0;
   std::vector<int> fold_widths = {};
 };

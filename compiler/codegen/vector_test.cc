@@ -39,7 +39,7 @@ UPtr add_kernel(int64_t n) {
   return sink(end(store(out, r, load(a, r) + load(b, r)), {r}));
 }
 
-// out[i] = a[i] + b[i]; a[i] = i * 0.5, b[i] = 1000 - i * 0.25: sums exact in float32 for i < 4096.
+// out[i] = a[i] + b[i]; a[i] = i * 0.5, b[i] = 1000 - i * 0.25: sums exact in float32 for i < 8192.
 void check_add(int64_t n, const LowerOptions& opts, std::string* src) {
   std::vector<float> o(n + 1, -7), a(n), b(n);
   for (int64_t i = 0; i < n; ++i) a[i] = 0.5f * i, b[i] = 1000.0f - 0.25f * i;
@@ -49,7 +49,7 @@ void check_add(int64_t n, const LowerOptions& opts, std::string* src) {
 }
 
 TEST(Vector, ElementwiseAddExactValues) {
-  for (int64_t n : {1, 2, 3, 4, 5, 6, 7, 8, 31, 32, 33, 36, 1024, 1027, 4096}) {
+  for (int64_t n : {1, 2, 3, 4, 5, 6, 7, 8, 31, 32, 33, 36, 1024, 1027, 4096, 4099}) {
     SCOPED_TRACE(n);
     std::string src;
     check_add(n, cpu_lower_options(), &src);
@@ -92,14 +92,79 @@ TEST(Vector, Add1024UsesFourWideLoadsAndStores) {
   EXPECT_NE(src.find("ext_vector_type(4)"), std::string::npos) << src;
 }
 
-TEST(Vector, NonDivisibleAndDefaultOptionsStayScalar) {
+TEST(Vector, DefaultOptionsStayScalar) {
   std::string src;
-  check_add(1027, cpu_lower_options(), &src);  // 1027 % 4 != 0: the axis is not split
-  EXPECT_EQ(count(src, "float4"), 0u) << src;
-  EXPECT_EQ(count(body(src), "< 1027;"), 1u) << src;
-  check_add(1024, LowerOptions{}, &src);  // the default (LLVM, CUDA): a scalar program
-  EXPECT_EQ(count(src, "float4"), 0u) << src;
-  EXPECT_EQ(count(src, "float2"), 0u) << src;
+  for (int64_t n : {1024, 1027}) {
+    check_add(n, LowerOptions{}, &src);  // the default (LLVM, CUDA): a scalar program
+    EXPECT_EQ(count(src, "float4"), 0u) << src;
+    EXPECT_EQ(count(src, "float2"), 0u) << src;
+    EXPECT_EQ(count(body(src), "< " + std::to_string(n) + ";"), 1u) << src;
+  }
+}
+
+// A non-divisible axis: a vector loop over n - n % 4 elements, then the n % 4 last ones unrolled after it
+// (folded as the loop-free adds are: 3 = a float2 and a scalar, 2 = a float2, 1 = a scalar).
+TEST(Vector, NonDivisibleAddsRunAVectorLoopAndATail) {
+  for (int64_t n : {37, 38, 1025, 1026, 1027, 4097, 4098, 4099}) {
+    SCOPED_TRACE(n);
+    std::string src;
+    check_add(n, cpu_lower_options(), &src);
+    const std::string b = body(src);
+    const int64_t main = n - n % 4, tail = n % 4;
+    EXPECT_EQ(count(b, "for ("), 1u) << src;
+    EXPECT_EQ(count(b, "< " + std::to_string(main / 4) + ";"), 1u) << src;
+    EXPECT_EQ(count(b, "float4 alu"), 1u) << "the loop's add is one vector op\n" << src;
+    for (const char* buf : {"data0", "data1", "data2"}) {
+      const std::string p = std::string("(") + buf + "+" + std::to_string(main);
+      EXPECT_EQ(count(b, "*((float4*)(" + std::string(buf) + "+alu"), 1u) << buf << "\n" << src;
+      EXPECT_EQ(count(b, "*((float2*)" + p + "))"), tail >= 2 ? 1u : 0u) << buf << "\n" << src;
+      const std::string last = std::string("*(") + buf + "+" + std::to_string(n - 1) + ")";
+      EXPECT_EQ(count(b, last), tail % 2 ? 1u : 0u) << buf << "\n" << src;
+      EXPECT_EQ(count(b, std::string("*(") + buf + "+"), tail % 2 ? 1u : 0u) << "one scalar access\n" << src;
+    }
+  }
+}
+
+// A 2-D kernel (40 x 37) whose inner axis has a tail: in each row, the loop over 36 elements in lanes of 4 and
+// the tail's element, both inside (and closing) the outer loop. Rows of 37 are not 4-aligned, so the lanes stay
+// scalar accesses (fold_runs folds only where every coefficient of the address is a multiple of the width).
+TEST(Vector, TailInsideAnOuterLoop) {
+  const int64_t R = 40, C = 37;
+  UPtr out = param(0, dtypes::float32, R * C), in = param(1, dtypes::float32, R * C);
+  UPtr i = range(R, 0), j = range(C, 1);
+  UPtr k = sink(end(store(out, i * C + j, load(in, i * C + j) * f32(3)), {i, j}));
+  std::vector<float> o(R * C + 1, -1), x(R * C);
+  for (int64_t t = 0; t < R * C; ++t) x[t] = static_cast<float>(t % 101) - 50;
+  std::string src = run(k, {o.data(), x.data()});
+  for (int64_t t = 0; t < R * C; ++t) ASSERT_EQ(o[t], 3 * x[t]) << t << "\n" << src;
+  EXPECT_EQ(o[R * C], -1) << "wrote past the end\n" << src;
+  const std::string b = body(src);
+  EXPECT_EQ(count(b, "for ("), 2u) << src;
+  EXPECT_EQ(count(b, "< 40;"), 1u) << src;
+  EXPECT_EQ(count(b, "< 9;"), 1u) << src;
+  EXPECT_EQ(count(b, "float4"), 0u) << src;
+  EXPECT_EQ(count(b, "*(data0+"), 5u) << "four lanes and the tail's element\n" << src;
+  EXPECT_EQ(count(b, "+36);"), 1u) << "the tail's element: row * 37 + 36\n" << src;
+}
+
+// Adds of 5 and 7 unroll fully (within the unroll limit): no loop, as before tails existed; without
+// unrolling they take the vector loop and the tail.
+TEST(Vector, SmallNonDivisibleAdds) {
+  for (int64_t n : {5, 7}) {
+    SCOPED_TRACE(n);
+    std::string src;
+    check_add(n, cpu_lower_options(), &src);
+    EXPECT_EQ(count(body(src), "for ("), 0u) << src;
+    EXPECT_EQ(count(body(src), "*((float4*)(data0+0))"), 1u) << src;
+    LowerOptions loops = cpu_lower_options();
+    loops.unroll_limit = 0;
+    check_add(n, loops, &src);
+    const std::string b = body(src);
+    EXPECT_EQ(count(b, "for ("), 1u) << src;
+    EXPECT_EQ(count(b, "< 1;"), 1u) << src;
+    EXPECT_EQ(count(b, "*((float4*)(data0+alu"), 1u) << src;
+    EXPECT_EQ(count(b, "*(data0+" + std::to_string(n - 1) + ") = "), 1u) << src;
+  }
 }
 
 TEST(Vector, TransposedCopyStaysScalar) {
@@ -141,6 +206,35 @@ TEST(Vector, SumOfRowsWithAnUpcastOutputAxis) {
   EXPECT_EQ(count(s, "*((float4*)(data1+"), 1u) << src;
   EXPECT_EQ(count(s, "*((float4*)(data0+"), 1u) << src;
   EXPECT_EQ(count(s, "*(data"), 0u) << src;
+}
+
+// out[j] = sum_i in[i*S + j] for j < 66 over 100 rows of S: the output axis is upcast with a tail of 2. The
+// vector loop's outputs run four accumulators over i; the tail's two run in a loop of their own.
+TEST(Vector, SumOfRowsWithANonDivisibleUpcastAxis) {
+  const int64_t R = 100, C = 66;
+  for (int64_t S : {66, 68}) {  // 68: the rows of a wider input (a slice), 4-aligned, so loads fold to float4
+    SCOPED_TRACE(S);
+    UPtr out = param(0, dtypes::float32, C), in = param(1, dtypes::float32, R * S);
+    UPtr j = range(C, 0), i = range(R, 1, AxisType::Reduce);
+    UPtr k = sink(end(store(out, j, reduce(Op::ADD, load(in, i * S + j), {i})), {j}));
+    std::vector<float> o(C + 1, -1), x(R * S);
+    for (int64_t a = 0; a < R; ++a)
+      for (int64_t b = 0; b < S; ++b) x[a * S + b] = static_cast<float>((a % 7) * 3 + b);
+    std::string src = run(k, {o.data(), x.data()});
+    for (int64_t b = 0; b < C; ++b) {
+      double want = 0;
+      for (int64_t a = 0; a < R; ++a) want += (a % 7) * 3 + b;  // integers below 2^24: exact
+      ASSERT_EQ(o[b], static_cast<float>(want)) << b << "\n" << src;
+    }
+    EXPECT_EQ(o[C], -1) << "wrote past the end\n" << src;
+    const std::string s = body(src);
+    EXPECT_EQ(count(s, "< 16;"), 1u) << src;
+    EXPECT_EQ(count(s, "< 100;"), 2u) << "the vector loop's reduction and the tail's\n" << src;
+    EXPECT_EQ(count(s, "*((float4*)(data0+"), 1u) << src;
+    EXPECT_EQ(count(s, "*((float2*)(data0+64)) = "), 1u) << "the tail's two outputs\n" << src;
+    EXPECT_EQ(count(s, "*((float4*)(data1+"), S == 68 ? 1u : 0u) << src;
+    EXPECT_EQ(count(s, "*(data"), 0u) << src;
+  }
 }
 
 TEST(Vector, RowSumWithStridedInputStaysScalar) {

@@ -1,4 +1,4 @@
-// bazel run -c opt //tools:bench -- rewrite | seed | compile [reps]
+// bazel run -c opt //tools:bench -- rewrite | seed | compile [reps] | lanes
 // rewrite: per workload, input nodes, output nodes, seconds, input nodes per
 //   second, and the reference time (tinygrad's simplifier, measured on the same
 //   expressions on this class of machine) with our speed-up over it.
@@ -108,7 +108,8 @@ int main(int argc, char** argv) {
   std::string what = argc > 1 ? argv[1] : "";
   if (what == "rewrite") return rg::bench_rewrite();
   if (what == "seed") return rg::bench_seed();
+  if (what == "lanes") return rg::bench_lanes();
   if (what == "compile") return rg::bench_compile(argc > 2 ? std::max(1, std::atoi(argv[2])) : 5);
-  std::fprintf(stderr, "usage: bench rewrite | seed | compile [reps]\n");
+  std::fprintf(stderr, "usage: bench rewrite | seed | compile [reps] | lanes\n");
   return 2;
 }

@@ -6,5 +6,6 @@ namespace rg {
 int bench_rewrite();          // the symbolic simplifier on index chains, against tinygrad's times
 int bench_seed();             // the seed example: schedule, codegen, compile, run; cold and cached
 int bench_compile(int reps);  // LLVM JIT against clang on a few kernels
+int bench_lanes();            // an add lowered scalar vs with float4 lanes, against memcpy
 
 }  // namespace rg

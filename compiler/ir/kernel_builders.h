@@ -1,5 +1,5 @@
-// Tests only: builders of kernels in the schedule's format (SINK(END(STORE(INDEX(PARAM, i), v), ranges))),
-// so the tests of codegen and the backends build their kernels in one vocabulary.
+// Builders of kernels in the schedule's format (SINK(END(STORE(INDEX(PARAM, i), v), ranges))), so the tests
+// and benchmarks of codegen and the backends build their kernels in one vocabulary.
 #pragma once
 
 #include <string>

@@ -108,13 +108,40 @@ const std::string& device_name(const UPtr& call, size_t i, const std::string& wh
   return b->src[0]->arg_str();
 }
 
+// The position of `device` in the tuple `tuple`, or -1.
+int member_of(const std::string& tuple, const std::string& device) {
+  const std::vector<std::string> devs = device_tuple(tuple);
+  const std::string want = canonical_device(device, "copy");
+  for (size_t i = 0; i < devs.size(); ++i)
+    if (canonical_device(devs[i], "copy") == want) return int(i);
+  return -1;
+}
+
+// A copy with a device tuple at one end moves shards (DESIGN §6.2), so that sharding, replication and the
+// allreduce are graph nodes the schedule runs, not eager transfers of the Tensor API:
+//   one device → tuple: every shard gets the source (replication);
+//   tuple → one of its devices: that device's shard (what a device computed, taken out of the tuple);
+//   tuple → another tuple of as many devices: shard i to shard i.
 void run_copy(const UPtr& call, Timings& t) {
   if (call->src.size() != 3) throw Error("copy: CALL(COPY) needs a destination and a source buffer");
   const std::string &to = device_name(call, 1, "copy"), &from = device_name(call, 2, "copy");
-  get_device(from, "copy");  // a device that is not available names itself here, as a copy
-  get_device(to, "copy");
+  const std::vector<std::string> tos = device_tuple(to), froms = device_tuple(from);
+  for (const std::string& d : froms) get_device(d, "copy");  // a device that is not available names itself here
+  for (const std::string& d : tos) get_device(d, "copy");
+  std::vector<std::pair<int, int>> moves;  // (dst shard, src shard)
+  if (!is_device_tuple(from)) {
+    for (size_t i = 0; i < tos.size(); ++i) moves.push_back({int(i), 0});
+  } else if (!is_device_tuple(to)) {
+    const int k = member_of(from, to);
+    if (k < 0)
+      throw Error("copy: " + canonical_device(to) + " is not a device of " + from + " (copy from one of them)");
+    moves.push_back({0, k});
+  } else {
+    if (tos.size() != froms.size()) throw Error("copy: from " + from + " to " + to + ", tuples of different sizes");
+    for (size_t i = 0; i < tos.size(); ++i) moves.push_back({int(i), int(i)});
+  }
   auto t0 = Clock::now();
-  buffer_copy(call->src[1], call->src[2]);
+  for (auto [d, s] : moves) buffer_copy(call->src[1], call->src[2], d, s);
   t.run_ms += ms_since(t0);
   ++t.copies;
 }

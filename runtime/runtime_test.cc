@@ -366,5 +366,39 @@ TEST(DeviceTuple, ShardsAndOneKernelPerDevice) {
   EXPECT_FALSE(buffer_allocated(in, 1));
 }
 
+// A COPY with a device tuple at one end moves shards: one device → tuple replicates, tuple → one of its
+// devices takes that device's shard, tuple → tuple of as many devices is shard to shard. These are the
+// transfers the lazy sharding graphs (shard, replication, allreduce) schedule.
+TEST(DeviceTuple, CopiesMoveShards) {
+  const std::string tuple = "(CPU, LLVM, CPU:2)";
+  UPtr src = new_buffer(dtypes::float32, 2, "CPU:1");
+  std::vector<float> v{1.5f, -2.0f};
+  buffer_write(src, v.data(), 8);
+  UPtr all = new_buffer(dtypes::float32, 2, tuple);
+  run_linear(UOp::make(Op::LINEAR, dtypes::void_, {copy_call(all, src)}));
+  EXPECT_EQ(last_timings().copies, 1);
+  for (int k = 0; k < 3; ++k) {
+    std::vector<float> out(2);
+    buffer_read(all, out.data(), 8, k);
+    EXPECT_EQ(out, v) << "shard " << k;
+    std::vector<float> mine{float(k), float(-k)};
+    buffer_write(all, mine.data(), 8, k);
+  }
+  UPtr llvm = new_buffer(dtypes::float32, 2, "llvm:0");  // a member, spelled otherwise
+  run_linear(UOp::make(Op::LINEAR, dtypes::void_, {copy_call(llvm, all)}));
+  EXPECT_EQ(read(llvm), (std::vector<float>{1, -1}));
+  UPtr other = new_buffer(dtypes::float32, 2, "(CPU:3, CPU:4, CPU:5)");
+  run_linear(UOp::make(Op::LINEAR, dtypes::void_, {copy_call(other, all)}));
+  std::vector<float> out(2);
+  buffer_read(other, out.data(), 8, 2);
+  EXPECT_EQ(out, (std::vector<float>{2, -2}));
+  UPtr outside = new_buffer(dtypes::float32, 2, "CPU:7");
+  EXPECT_EQ(error_of([&] { run_linear(UOp::make(Op::LINEAR, dtypes::void_, {copy_call(outside, all)})); }),
+            "copy: CPU:7 is not a device of (CPU, LLVM, CPU:2) (copy from one of them)");
+  UPtr two = new_buffer(dtypes::float32, 2, "(CPU, CPU:1)");
+  EXPECT_EQ(error_of([&] { run_linear(UOp::make(Op::LINEAR, dtypes::void_, {copy_call(two, all)})); }),
+            "copy: from (CPU, LLVM, CPU:2) to (CPU, CPU:1), tuples of different sizes");
+}
+
 }  // namespace
 }  // namespace rg

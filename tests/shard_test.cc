@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "compiler/tensor/tensor.h"
+#include "runtime/buffer.h"
+#include "runtime/executor.h"
 
 namespace rg {
 namespace {
@@ -258,6 +260,74 @@ TEST(Shard, StoredIntermediateThenReduceOverTheShardAxis) {
   EXPECT_EQ(y.sum(0).to_vector<float>(), want);
   EXPECT_EQ((t.sum(1, true) * 2.0f).max(0).to_vector<float>(),
             std::vector<float>{*std::max_element(rows.begin(), rows.end()) * 2});
+}
+
+}  // namespace
+}  // namespace rg
+
+namespace rg {
+namespace {
+
+// What ran last and what memory is held: building graphs must change neither.
+struct Ran {
+  int kernels, copies;
+  double schedule_ms;
+  size_t live;
+  static Ran now() {
+    const Timings& t = last_timings();
+    return {t.kernels, t.copies, t.schedule_ms, buffer_live_bytes()};
+  }
+  bool operator==(const Ran&) const = default;
+};
+
+// shard, a reduce over the shard axis (the allreduce) and an unsharded operand meeting sharded tensors are
+// graph nodes: no kernel, no copy, no buffer until realize()/to_vector(); then the values are exact.
+TEST(ShardLazy, NothingRunsBeforeRealize) {
+  std::vector<float> v = data(24), row = data(6, 2.0f, -5.0f), col = data(4, -1.0f, 2.0f);
+  for (const Split& s : kSplits) {
+    Tensor base = Tensor::from_vector(v, {4, 6});
+    Tensor r = Tensor::from_vector(row, {6});
+    Tensor c = Tensor::from_vector(col, {4, 1});
+    (Tensor::from_vector(std::vector<float>{1}) + 1).realize();  // a known last realize to compare with
+    const Ran before = Ran::now();
+    Tensor x = base.shard(s.devices, s.axis);
+    Tensor reduced = x.sum(int64_t(s.axis));                  // the allreduce: replicated, (6,) or (4,)
+    Tensor y = x * r - c;                                     // two unsharded operands copied to every device
+    Tensor z = reduced + (s.axis == 0 ? r : c.reshape({4}));  // a replicated one meeting an unsharded one
+    Tensor m = (-x).max(int64_t(s.axis));
+    EXPECT_EQ(Ran::now(), before) << name(s);
+    EXPECT_EQ(y.shard_axis(), s.axis);
+    EXPECT_EQ(z.shard_axis(), -1);
+
+    std::vector<float> want_y, want_z = sum_axis(v, 4, 6, int(s.axis));
+    for (int64_t i = 0; i < 24; ++i) want_y.push_back(v[i] * row[i % 6] - col[i / 6]);
+    for (size_t i = 0; i < want_z.size(); ++i) want_z[i] += s.axis == 0 ? row[i] : col[i];
+    EXPECT_EQ(y.to_vector<float>(), want_y) << name(s);
+    EXPECT_GE(last_timings().kernels, int(s.devices.size())) << name(s);  // the kernel, once per device
+    EXPECT_GE(last_timings().copies, 3) << name(s);                       // shard, r, c (and the gather)
+    EXPECT_EQ(z.to_vector<float>(), want_z) << name(s);
+    // Local reduce once per device, the combine once per device; per device, its partial out of the tuple
+    // and back to every device; the shard, the unsharded operand, and reading shard 0 needs no copy.
+    EXPECT_EQ(last_timings().kernels, 2 * int(s.devices.size())) << name(s) << ": " << last_timings().str();
+    EXPECT_EQ(last_timings().copies, 2 + 2 * int(s.devices.size())) << name(s) << ": " << last_timings().str();
+    EXPECT_EQ(m.to_vector<float>(), sum_axis(map(v, [](float a) { return -a; }), 4, 6, int(s.axis), true)) << name(s);
+    EXPECT_EQ(reduced.to_vector<float>(), sum_axis(v, 4, 6, int(s.axis))) << name(s);
+  }
+}
+
+// A lazily sharded tensor realized on its own keeps its pieces: later ops read them, and nothing is copied again.
+TEST(ShardLazy, RealizedShardIsReused) {
+  std::vector<float> v = data(24);
+  Tensor x = Tensor::from_vector(v, {4, 6}).shard(kTwo, 1);
+  const size_t before = buffer_live_bytes();
+  x.realize();
+  EXPECT_EQ(last_timings().copies, 1);   // the tensor to the tuple, once
+  EXPECT_EQ(last_timings().kernels, 2);  // each device stores its piece
+  // The pieces (12 floats on each device) are held; the source's 24 floats went with the graph that read them,
+  // and the copy on the tuple went with the schedule.
+  EXPECT_EQ(buffer_live_bytes(), before);
+  EXPECT_EQ((x * 2).sum(0).to_vector<float>(), map(sum_axis(v, 4, 6, 0), [](float a) { return a * 2; }));
+  EXPECT_EQ(x.to_vector<float>(), v);
 }
 
 }  // namespace

@@ -25,12 +25,6 @@ UPtr buffer_with_data(DType dt, int64_t n, const void* data, size_t bytes, const
 
 std::string tuple_device(const std::vector<std::string>& devices) { return tuple_name(devices); }
 
-UPtr empty_buffer(DType dt, int64_t n, const std::string& device) { return new_buffer(dt, n, device); }
-
-void copy_shard(const UPtr& dst, int dst_shard, const UPtr& src, int src_shard) {
-  buffer_copy(buffer_of(dst), buffer_of(src), dst_shard, src_shard);
-}
-
 bool is_realized(const UPtr& u) { return u->op == Op::BUFFER || (u->op == Op::RESHAPE && u->src[0]->op == Op::BUFFER); }
 
 std::vector<UPtr> realize(const std::vector<UPtr>& roots) { return rg::realize(roots); }

@@ -20,10 +20,6 @@ std::string canonical_name(const std::string& device);
 UPtr buffer_with_data(DType dt, int64_t n, const void* data, size_t bytes, const std::string& device);
 // A device tuple's name, "(CPU, CPU:1)", from canonical device names.
 std::string tuple_device(const std::vector<std::string>& devices);
-// A fresh BUFFER of n elements of dt on `device` (a device or a device tuple), contents not yet written.
-UPtr empty_buffer(DType dt, int64_t n, const std::string& device);
-// Copies shard src_shard of a realized graph into shard dst_shard of another (shard 0 of a plain device).
-void copy_shard(const UPtr& dst, int dst_shard, const UPtr& src, int src_shard);
 // True for graphs that already name their storage: BUFFER, or RESHAPE(BUFFER).
 bool is_realized(const UPtr& u);
 // Schedules and runs roots; returns, per root, a RESHAPE(BUFFER) holding its value.

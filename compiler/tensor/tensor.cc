@@ -148,37 +148,18 @@ Tensor Tensor::shard(const std::vector<std::string>& devices, int64_t axis) cons
   if (shape()[a] % n != 0)
     fail("shard", "axis " + std::to_string(a) + " of shape " + shape_str(shape()) + " does not split evenly over " +
                       std::to_string(n) + " devices " + backend::tuple_device(devs));
-  // Each piece is computed where the tensor is, then copied into its device's shard.
-  Shape piece_shape = shape();
-  piece_shape[a] /= n;
-  std::vector<Tensor> pieces;
-  for (int64_t k = 0; k < n; ++k) {
-    Pairs b;
-    for (int64_t d = 0; d < ndim(); ++d)
-      b.push_back(d == a ? std::pair{k * piece_shape[a], (k + 1) * piece_shape[a]} : std::pair{int64_t(0), shape()[d]});
-    pieces.push_back(shrink(b).contiguous());
-  }
-  std::vector<Tensor*> ptrs;
-  for (Tensor& p : pieces) ptrs.push_back(&p);
-  realize_all(ptrs);
+  // Lazy: the tensor is copied to every device of the tuple (a COPY node; the schedule runs it as a transfer
+  // step once the source is computed where it is), and each device keeps its piece of that copy. Realized,
+  // the kernel storing the pieces runs once per device and reads its own piece; nothing runs before.
   const std::string tuple = backend::tuple_device(devs);
-  UPtr buf = backend::empty_buffer(dtype(), product(piece_shape), tuple);
-  for (int64_t k = 0; k < n; ++k) backend::copy_shard(buf, int(k), pieces[k].uop(), 0);
-  UPtr data = reshape_u(buf, piece_shape);
-  Tensor r = on_devices(unshard_u(data, a, n), devs, a, tuple);
-  r.node_->data = data;
-  return r;
+  UPtr everywhere = mk(Op::COPY, dtype(), {uop(), mk(Op::DEVICE, dtypes::void_, {}, tuple)});
+  return on_devices(unshard_u(shard_u(everywhere, a, n), a, n), devs, a, tuple);
 }
 
+// The whole tensor on every device of the tuple: a COPY to the tuple, run as a transfer step when realized.
 Tensor Tensor::replicate(const std::vector<std::string>& devices) const {
-  Tensor t = contiguous();
-  t.realize();
   const std::string tuple = backend::tuple_device(devices);
-  UPtr buf = backend::empty_buffer(dtype(), numel(), tuple);
-  for (size_t k = 0; k < devices.size(); ++k) backend::copy_shard(buf, int(k), t.uop(), 0);
-  Tensor r = on_devices(reshape_u(buf, shape()), devices, -1, tuple);
-  r.node_->data = r.uop();
-  return r;
+  return on_devices(mk(Op::COPY, dtype(), {uop(), mk(Op::DEVICE, dtypes::void_, {}, tuple)}), devices, -1, tuple);
 }
 
 std::vector<Tensor> Tensor::align(const char* who, const std::vector<const Tensor*>& tensors, size_t rank,
@@ -206,15 +187,15 @@ std::vector<Tensor> Tensor::align(const char* who, const std::vector<const Tenso
 
 Tensor Tensor::to(const std::string& device) const {
   const std::string dev = backend::usable_device(device, "to");
-  if (multi()) {  // gather: each device's piece copied to `dev`, then concatenated there in order
-    Tensor t = *this;
-    t.realize();
-    const Shape piece = t.node_->data->shape;
+  if (multi()) {  // gather: each device's piece taken out of the tuple, copied to `dev`, concatenated there in order
+    const int64_t n = int64_t(node_->devices.size());
+    // What each device holds: the stored pieces once realized, else the graph of the piece (per device).
+    UPtr held = node_->data ? node_->data : shard_axis() >= 0 ? shard_u(uop(), shard_axis(), n) : uop();
     std::vector<Tensor> pieces;
-    for (size_t k = 0; k < node_->devices.size(); ++k) {
-      UPtr buf = backend::empty_buffer(dtype(), product(piece), dev);
-      backend::copy_shard(buf, 0, t.node_->data, int(k));
-      pieces.push_back(Tensor(reshape_u(buf, piece), dev));
+    for (int64_t k = 0; k < n; ++k) {
+      const std::string& dk = node_->devices[k];
+      Tensor piece(mk(Op::COPY, dtype(), {held, mk(Op::DEVICE, dtypes::void_, {}, dk)}), dk);
+      pieces.push_back(piece.to(dev));
       if (shard_axis() < 0) return pieces[0];
     }
     return cat(pieces, shard_axis());

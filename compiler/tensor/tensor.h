@@ -91,7 +91,8 @@ class Tensor {
   // its full shape; device() reports the tuple, "(CPU, CPU:1)". Elementwise ops between tensors sharded
   // the same way run per device on their pieces; an unsharded operand is copied to every device; a
   // reduce over the shard axis is a local reduce per device plus an allreduce (the result is then on
-  // every device). to(device) and to_vector() gather the pieces in order. The input is realized first.
+  // every device). to(device) and to_vector() gather the pieces in order. Lazy like every op: the copies
+  // are COPY nodes of the graph, run when a result is realized.
   Tensor shard(const std::vector<std::string>& devices, int64_t axis = 0) const;
   // The devices of a tensor made by shard() or computed from one (empty otherwise), and the axis it is
   // split on (-1 when every device holds the whole tensor).

@@ -402,17 +402,19 @@ static UPtr reduce_u(Op op, const UPtr& x, const std::vector<bool>& reduced, boo
 }
 
 // A reduce over the shard axis: each device reduces its own piece (a local reduce, one kernel run per
-// device), then every device's partial is copied to every device (naive allreduce) and combined there with
-// the reduce op. The result is on every device of the tuple (replicated).
+// device, its partial a value on the tuple), then the naive allreduce: device j's partial is taken out of
+// the tuple (a COPY to device j), copied to every device (a COPY to the tuple) and the n copies are
+// combined with the reduce op, an elementwise op on the tuple. All graph nodes: nothing runs until the
+// result is realized. The result is on every device of the tuple (replicated).
 Tensor Tensor::allreduce(Op op, const std::vector<bool>& reduced, bool keepdim) const {
   const std::vector<std::string>& devs = node_->devices;
   const int64_t n = int64_t(devs.size());
-  UPtr partial = backend::realize({reduce_u(op, shard_u(uop(), shard_axis(), n), reduced, keepdim)})[0];
+  UPtr partial = reduce_u(op, shard_u(uop(), shard_axis(), n), reduced, keepdim);
+  UPtr tuple = mk(Op::DEVICE, dtypes::void_, {}, node_->device);
   std::optional<UPtr> acc;
   for (int64_t j = 0; j < n; ++j) {
-    UPtr copies = backend::empty_buffer(partial->dtype, int64_t(partial->numel()), node_->device);
-    for (int64_t i = 0; i < n; ++i) backend::copy_shard(copies, int(i), partial, int(j));
-    UPtr v = reshape_u(copies, partial->shape);
+    UPtr own = mk(Op::COPY, partial->dtype, {partial, mk(Op::DEVICE, dtypes::void_, {}, devs[j])});
+    UPtr v = mk(Op::COPY, partial->dtype, {own, tuple});
     acc = acc ? mk(op, v->dtype, {*acc, v}) : v;
   }
   return on_devices(*acc, devs, -1, node_->device);

@@ -20,7 +20,7 @@ struct Value {
 // nullopt when C leaves it undefined and we decline to fold: integer division
 // or modulo by zero, and INT_MIN / -1.
 std::optional<Value> eval_alu(Op op, DType dt, const std::vector<Value>& args);
-Value const_value(const UPtr& c);  // a CONST's value
+Value const_value(const UPtr& c);        // a CONST's value
 double round_float(DType dt, double v);  // v rounded to the float dtype dt (ties to even); v for others
 UPtr value_const(DType dt, Value v);
 

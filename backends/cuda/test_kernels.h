@@ -24,19 +24,6 @@ inline UPtr row_sum(int64_t rows, int64_t cols) {
   return sink(end(store(out, i, reduce(Op::ADD, load(in, i * cols + j), {j})), {i}));
 }
 
-// A tensor of `shape` copied into its transpose (axes reversed), one output range per axis (slots: out, in).
-inline UPtr transpose_copy(const std::vector<int64_t>& shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  UPtr out = param(0, dtypes::float32, n), in = param(1, dtypes::float32, n);
-  std::vector<UPtr> r;
-  for (size_t i = 0; i < shape.size(); ++i) r.push_back(range(shape[i], int64_t(i)));
-  UPtr oi = idx(0), ii = idx(0);
-  for (size_t i = 0; i < shape.size(); ++i) oi = oi * idx(shape[i]) + r[i];
-  for (size_t i = shape.size(); i-- > 0;) ii = ii * idx(shape[i]) + r[i];
-  return sink(end(store(out, oi, load(in, ii)), r));
-}
-
 // out[0] = sum of in[0..n) (slots: out, in).
 inline UPtr sum(int64_t n) {
   UPtr out = param(0, dtypes::float32, 1), in = param(1, dtypes::float32, n);

@@ -118,19 +118,6 @@ UPtr row_sum(int64_t rows, int64_t cols) {
   return sink(end(store(out, i, reduce(Op::ADD, load(in, i * cols + j), {j})), {i}));
 }
 
-// A copy of a tensor of `shape` into its transpose (axes reversed), one output range per axis.
-UPtr transpose_copy(const std::vector<int64_t>& shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  UPtr out = param(0, dtypes::float32, n), in = param(1, dtypes::float32, n);
-  std::vector<UPtr> r;
-  for (size_t i = 0; i < shape.size(); ++i) r.push_back(range(shape[i], int64_t(i)));
-  UPtr oi = idx(0), ii = idx(0);
-  for (size_t i = 0; i < shape.size(); ++i) oi = oi * idx(shape[i]) + r[i];
-  for (size_t i = shape.size(); i-- > 0;) ii = ii * idx(shape[i]) + r[i];
-  return sink(end(store(out, oi, load(in, ii)), r));
-}
-
 TEST(GpuDims, ElementwiseInBlocks) {
   Program p = lower(elementwise_add(64), gpu(limits(32)));
   EXPECT_EQ(p.name, "E_64");

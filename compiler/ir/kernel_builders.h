@@ -29,6 +29,19 @@ inline UPtr reduce(Op op, const UPtr& x, std::vector<UPtr> ranges) {
 inline UPtr idx(int64_t v) { return cnst_int(dtypes::index, v); }
 inline UPtr f32(double v) { return cnst(dtypes::float32, v); }
 
+// A tensor of `shape` copied into its transpose (axes reversed), one output range per axis (slots: out, in).
+inline UPtr transpose_copy(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  UPtr out = param(0, dtypes::float32, n), in = param(1, dtypes::float32, n);
+  std::vector<UPtr> r;
+  for (size_t i = 0; i < shape.size(); ++i) r.push_back(range(shape[i], int64_t(i)));
+  UPtr oi = idx(0), ii = idx(0);
+  for (size_t i = 0; i < shape.size(); ++i) oi = oi * idx(shape[i]) + r[i];
+  for (size_t i = shape.size(); i-- > 0;) ii = ii * idx(shape[i]) + r[i];
+  return sink(end(store(out, oi, load(in, ii)), r));
+}
+
 // Seed 004 as the schedule writes it: (x.T().pad({{1,1},{1,1}}) + 10).sum(1) over a (2, 3) input,
 // and the variant that adds before padding.
 struct Seed004 {

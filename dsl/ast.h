@@ -61,6 +61,7 @@ struct Rule {
   Loc guard_loc;
   Expr result;
   std::string text;  // the rule as written, whitespace collapsed
+  std::string name;  // [name=...], "" if none
 };
 
 struct OpSetTerm {
@@ -94,10 +95,24 @@ struct RuleSetDecl {
   std::optional<Block> block;
 };
 
+// `extern name(param, ...)`: a C++ helper callable in results, with its signature. A param is a
+// word of the rule language (node, nodes, op, int, ints, float, bool, str) or, for a context, C++
+// type text (`const FoldCtx&`). Every helper returns an rg::UPtr (null: the rule declines).
+struct ExternParam {
+  std::string text;  // as written, whitespace trimmed
+  Loc loc;
+};
+struct Extern {
+  std::string name;
+  std::string file;  // where it is declared
+  Loc loc;
+  std::vector<ExternParam> params;
+};
+
 struct File {
   std::string path;
   std::vector<std::pair<std::string, Loc>> includes;
-  std::vector<std::pair<std::string, Loc>> externs;
+  std::vector<Extern> externs;
   std::vector<std::pair<std::string, std::pair<OpSet, Loc>>> classes;  // class Name = set
   std::vector<RuleSetDecl> rulesets;
 };

@@ -2,12 +2,47 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <functional>
 #include <map>
 
 #include "dsl/optable.h"
 
 namespace rg::dsl {
+
+namespace {
+constexpr std::pair<const char*, const char*> kParamWords[] = {
+    {"node", "const rg::UPtr&"},
+    {"nodes", "rg::USpan"},
+    {"op", "rg::Op"},
+    {"int", "int64_t"},
+    {"ints", "const std::vector<int64_t>&"},
+    {"float", "double"},
+    {"bool", "bool"},
+    {"str", "const std::string&"},
+};
+bool integral(double v) { return std::floor(v) == v && std::fabs(v) < 9.2e18; }
+}  // namespace
+
+bool is_param_word(const std::string& p) {
+  for (const auto& [w, t] : kParamWords)
+    if (p == w) return true;
+  return false;
+}
+
+std::string param_cxx_type(const std::string& p) {
+  for (const auto& [w, t] : kParamWords)
+    if (p == w) return t;
+  return p;
+}
+
+std::string context_type(const std::string& p) {
+  std::string s = p;
+  if (s.rfind("const ", 0) == 0) s = s.substr(6);
+  while (!s.empty() && (s.back() == '&' || s.back() == ' ')) s.pop_back();
+  size_t b = s.find_first_not_of(' ');
+  return b == std::string::npos ? "" : s.substr(b);
+}
 
 std::string show(const Expr& e) {
   std::string s;
@@ -115,20 +150,17 @@ class Checker {
       prog_.file_first_rule.push_back(static_cast<int>(prog_.rules.size()));
       file_ = &f;
       for (const auto& inc : f.includes) prog_.includes.push_back(inc.first);
-      for (const auto& [name, loc] : f.externs) {
-        if (op_by_name(name)) error(loc, "helper '" + name + "' has the name of an op");
-        prog_.externs.insert(name);
-      }
+      for (const Extern& x : f.externs) extern_decl(x);
       for (const auto& [name, def] : f.classes) {
         if (class_by_name(name) || classes_.count(name)) error(def.second, "class '" + name + "' is already defined");
         classes_[name] = resolve_set(def.first);
       }
       for (const RuleSetDecl& r : f.rulesets) {
         // Both become C++ names in one scope: a helper would be hidden by the rule set.
-        for (const auto& [name, loc] : f.externs)
-          if (name == r.name)
-            error(r.loc, "rule set '" + name + "' has the name of a helper",
-                  {{f.path, loc, "the helper is declared here"}});
+        for (const Extern& x : f.externs)
+          if (x.name == r.name)
+            error(r.loc, "rule set '" + x.name + "' has the name of a helper",
+                  {{f.path, x.loc, "the helper is declared here"}});
         ruleset(r);
       }
     }
@@ -139,6 +171,77 @@ class Checker {
  private:
   void error(Loc loc, const std::string& msg, const std::vector<Diag::Note>& notes = {}) {
     diag_.error(file_->path, loc, msg, notes);
+  }
+
+  // --- helpers ---
+  void extern_decl(const Extern& x) {
+    if (op_by_name(x.name)) error(x.loc, "helper '" + x.name + "' has the name of an op");
+    if (x.name == "fold") error(x.loc, "'fold' is built in");
+    auto [it, fresh] = prog_.externs.emplace(x.name, x);
+    if (!fresh) {
+      bool same = it->second.params.size() == x.params.size();
+      for (size_t i = 0; same && i < x.params.size(); ++i) same = it->second.params[i].text == x.params[i].text;
+      if (!same) error(x.loc, "helper '" + x.name + "' is declared again with another signature");
+    }
+  }
+
+  // What an argument of a helper call is, in the words of extern signatures.
+  std::string arg_kind(const Expr& k) {
+    switch (k.kind) {
+      case Expr::Number:
+        return k.is_int && integral(k.num) ? "int" : "float";
+      case Expr::Bool:
+        return "bool";
+      case Expr::Span:
+        return "nodes";
+      case Expr::Name: {
+        if (k.name == "ctx") return "ctx";
+        const Binding* b = k.name == "root" ? nullptr : bound(k.name);
+        if (!b || b->kind == Binding::Node) return "node";
+        if (b->kind == Binding::Span) return "nodes";
+        switch (b->arg) {
+          case ArgKind::Op:
+            return "op";
+          case ArgKind::Int:
+            return "int";
+          case ArgKind::Ints:
+            return "ints";
+          case ArgKind::Str:
+            return "str";
+          default:
+            return "arg";
+        }
+      }
+      default:
+        return "node";
+    }
+  }
+
+  // A call's arguments against the helper's declared signature.
+  void check_call(const Expr& e, const Extern& x) {
+    const std::vector<Diag::Note> decl{{x.file, x.loc, "'" + x.name + "' is declared here"}};
+    if (e.kids.size() != x.params.size()) {
+      error(e.loc,
+            "helper '" + x.name + "' takes " + std::to_string(x.params.size()) + " argument" +
+                (x.params.size() == 1 ? "" : "s") + ", got " + std::to_string(e.kids.size()),
+            decl);
+      return;
+    }
+    for (size_t i = 0; i < e.kids.size(); ++i) {
+      const std::string& want = x.params[i].text;
+      const std::string got = arg_kind(e.kids[i]);
+      const bool word = is_param_word(want);
+      bool ok = word ? got == want || (want == "float" && got == "int") : got == "ctx";
+      if (ok && !word && context_type(want) != ctx_)
+        error(e.kids[i].loc,
+              "helper '" + x.name + "' takes a context '" + want + "', this rule set's is '" + ctx_ + "'", decl);
+      else if (!ok)
+        error(e.kids[i].loc,
+              "argument " + std::to_string(i + 1) + " of helper '" + x.name + "' is " +
+                  (word ? "a '" + want + "'" : "the context '" + want + "'") + ", got " +
+                  (got == "ctx" ? "the context" : "a '" + got + "'"),
+              decl);
+    }
   }
 
   // --- op sets ---
@@ -236,6 +339,12 @@ class Checker {
       if (it == rule_ids_.end()) {
         id = static_cast<int>(prog_.rules.size());
         rule_ids_[&s.rule] = id;
+        if (!s.rule.name.empty()) {
+          auto [named, fresh] = rule_names_.emplace(s.rule.name, std::make_pair(file_->path, s.rule.loc));
+          if (!fresh)
+            error(s.rule.loc, "a rule is already named '" + s.rule.name + "'",
+                  {{named->second.first, named->second.second, "the other rule"}});
+        }
         prog_.rules.push_back({file_->path, &s.rule});
       } else {
         id = it->second;
@@ -496,9 +605,10 @@ class Checker {
       for (const Expr& k : e.kids) result(k, false);
       return;
     }
-    if (prog_.externs.count(e.name)) {
+    if (auto x = prog_.externs.find(e.name); x != prog_.externs.end()) {
       fallible_ = true;
       if (e.arg) error(e.arg->loc, "a helper call takes no '[...]'");
+      check_call(e, x->second);
       for (const Expr& k : e.kids) {
         if (k.kind == Expr::Name && k.name != "root" && k.name != "ctx") {
           if (const Binding* b = bound(k.name); b && b->kind != Binding::Node) {
@@ -512,7 +622,8 @@ class Checker {
     }
     std::optional<Op> op = op_by_name(e.name);
     if (!op) {
-      std::vector<std::string> ex(prog_.externs.begin(), prog_.externs.end());
+      std::vector<std::string> ex;
+      for (const auto& [name, x] : prog_.externs) ex.push_back(name);
       ex.push_back("fold");
       std::string dym = did_you_mean(e.name, [&] {
         std::vector<std::string> c = all_op_names();
@@ -738,6 +849,7 @@ class Checker {
   std::map<std::string, std::vector<Op>> classes_;
   std::map<const Rule*, int> rule_ids_;
   std::string ctx_;
+  std::map<std::string, std::pair<std::string, Loc>> rule_names_;
   std::vector<std::pair<std::string, Binding>> bindings_;
   std::set<std::string> used_;
   bool fallible_ = false;

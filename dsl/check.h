@@ -4,6 +4,7 @@
 // subsumed patterns). The result is what the emitter needs, and nothing else.
 #pragma once
 
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -50,12 +51,19 @@ struct Program {
   std::vector<std::string> files;    // input paths, in order
   std::vector<int> file_first_rule;  // first rule id of each file
   std::vector<std::string> includes;
-  std::set<std::string> externs;
+  std::map<std::string, Extern> externs;  // by name; each name declared once
   std::vector<RuleSetOut> sets;
 };
 
 // Checks all files (which must outlive the Program); errors go to diag.
 Program check(const std::vector<File>& files, Diag& diag);
+
+// Extern signatures: the words of the rule language for helper parameters, and their C++ types
+// (`node` → `const rg::UPtr&`); any other parameter is a context's C++ type, written as in C++.
+bool is_param_word(const std::string& p);
+std::string param_cxx_type(const std::string& p);
+// The context type a parameter refers to, without `const` and `&` (`const FoldCtx&` → `FoldCtx`).
+std::string context_type(const std::string& p);
 
 // Readable form of a pattern or term, for messages and tests.
 std::string show(const Expr& e);

@@ -183,13 +183,24 @@ TEST(Example, ContextRuleSet) {
   UPtr x = var("i", 0, 10, dtypes::index);
   ExampleCtx ctx;
   UPtr e = x * cnst_int(dtypes::index, 3);
-  EXPECT_EQ(graph_rewrite(e, rules::lower, &ctx), mk(Op::SHL, dtypes::index, {x, cnst_int(dtypes::index, 30)}));
+  EXPECT_EQ(graph_rewrite(e, rules::lower, ctx), mk(Op::SHL, dtypes::index, {x, cnst_int(dtypes::index, 30)}));
   EXPECT_EQ(ctx.calls, 1);
   ctx.enabled = false;
-  EXPECT_EQ(graph_rewrite(e, rules::lower, &ctx), e);
-  // A context set run without its context is an error, not a crash.
-  EXPECT_THROW(graph_rewrite(e, rules::lower), Error);
+  EXPECT_EQ(graph_rewrite(e, rules::lower, ctx), e);
 }
+
+// A rule set with a context runs only with a context of its type: anything else does not compile.
+template <class R>
+concept RunsAlone = requires(const UPtr& u, const R& r) {
+  graph_rewrite(u, r);
+};
+template <class R, class C>
+concept RunsWith = requires(const UPtr& u, const R& r, C& c) {
+  graph_rewrite(u, r, c);
+};
+static_assert(RunsAlone<RuleSet> && !RunsWith<RuleSet, ExampleCtx>);
+static_assert(!RunsAlone<RuleSetFor<ExampleCtx>> && RunsWith<RuleSetFor<ExampleCtx>, ExampleCtx>);
+static_assert(!RunsWith<RuleSetFor<ExampleCtx>, int>);
 
 TEST(Example, CountersAndTraceHook) {
   reset_rule_counters();

@@ -43,10 +43,8 @@ class Parser {
         end_of_line();
       } else if (t.is("extern")) {
         next();
-        do {
-          const Token& n = expect_kind(Tok::Ident, "a helper name");
-          f.externs.push_back({n.text, n.loc});
-        } while (accept(","));
+        do f.externs.push_back(extern_decl());
+        while (accept(","));
         end_of_line();
       } else if (t.is("class")) {
         next();
@@ -150,6 +148,42 @@ class Parser {
     }
   }
 
+  // Text of the tokens from `open` to the matching ')' or, at depth 0, a ',' (not consumed): C++ type text.
+  std::string cxx_text_until_close(const Token& open, bool stop_at_comma) {
+    size_t begin = peek().begin;
+    int depth = 0;
+    for (;;) {
+      const Token& t = peek();
+      if (t.kind == Tok::End || t.kind == Tok::Newline) fail(open.loc, "'(' is not closed");
+      if (depth == 0 && (t.is(")") || (stop_at_comma && t.is(",")))) {
+        std::string s = text_.substr(begin, t.begin - begin);
+        size_t b = s.find_first_not_of(" \t\n"), e = s.find_last_not_of(" \t\n");
+        return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+      }
+      if (t.is("(") || t.is("<")) ++depth;
+      if (t.is(")") || t.is(">")) --depth;
+      next();
+    }
+  }
+
+  Extern extern_decl() {
+    const Token& n = expect_kind(Tok::Ident, "a helper name");
+    Extern x{n.text, path_, n.loc, {}};
+    if (!peek().is("("))
+      fail(peek().loc,
+           "expected the helper's parameters, e.g. 'extern " + n.text + "(node)', found " + describe(peek()));
+    const Token& open = next();
+    if (accept(")")) return x;
+    for (;;) {
+      Loc loc = peek().loc;
+      std::string p = cxx_text_until_close(open, true);
+      if (p.empty()) fail(loc, "expected a parameter type");
+      x.params.push_back({p, loc});
+      if (accept(")")) return x;
+      expect(",");
+    }
+  }
+
   RuleSetDecl ruleset() {
     next();  // ruleset
     RuleSetDecl r;
@@ -230,9 +264,9 @@ class Parser {
         if (a.text == "ordered")
           r.ordered = true;
         else if (a.text == "name" && accept("="))
-          expect_kind(Tok::Ident, "a name");
+          r.name = expect_kind(Tok::Ident, "a rule name").text;
         else
-          fail(a.loc, "unknown attribute '" + a.text + "'; expected 'ordered'");
+          fail(a.loc, "unknown attribute '" + a.text + "'; expected 'ordered' or 'name=...'");
       } while (accept(","));
       expect("]");
     }

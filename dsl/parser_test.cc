@@ -76,7 +76,7 @@ TEST(Parser, PrecedenceInfixAndGreater) {
 TEST(Parser, AllForms) {
   Diag d;
   auto f = parse("f",
-                 "include \"h.h\"\nextern h1, h2\n"
+                 "include \"h.h\"\nextern h1(const my::Ctx&, node), h2(node, nodes)\n"
                  "ruleset s(my::Ctx) {\n"
                  "  [ordered] r @ reduce[k](x:{i32,f32}, #c, -1, 2.5, true, Invalid, xs...) if k == rg::Op::ADD => "
                  "h1(ctx, x)\n"
@@ -86,7 +86,12 @@ TEST(Parser, AllForms) {
                  d);
   ASSERT_TRUE(f) << d.text();
   ASSERT_EQ(f->includes.size(), 1u);
-  EXPECT_EQ(f->externs.size(), 2u);
+  ASSERT_EQ(f->externs.size(), 2u);
+  EXPECT_EQ(f->externs[0].name, "h1");
+  ASSERT_EQ(f->externs[0].params.size(), 2u);
+  EXPECT_EQ(f->externs[0].params[0].text, "const my::Ctx&");
+  EXPECT_EQ(f->externs[0].params[1].text, "node");
+  EXPECT_EQ(f->externs[1].params[1].text, "nodes");
   ASSERT_EQ(f->rulesets.size(), 2u);
   EXPECT_EQ(f->rulesets[0].ctx, "my::Ctx");
   const Rule& r = first_rule(*f);

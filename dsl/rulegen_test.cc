@@ -93,6 +93,13 @@ TEST(Rulegen, GoodFileExitsZeroAndWritesBothFiles) {
   hs << h.rdbuf();
   cs << c.rdbuf();
   EXPECT_NE(hs.str().find("extern const rg::RuleSet identities;"), std::string::npos);
+  // A rule set with a context has a typed entry point, and the header declares the context type.
+  EXPECT_NE(hs.str().find("extern const rg::RuleSetFor<rg::ExampleCtx> lower;"), std::string::npos);
+  EXPECT_NE(hs.str().find("#include \"dsl/testdata/example_helpers.h\""), std::string::npos);
+  // Helpers are called through a pointer of the type their extern line declares.
+  EXPECT_NE(cs.str().find("#line 4 \"dsl/testdata/example.rules\"\n[[maybe_unused]] static rg::UPtr "
+                          "(*const rg_helper_scaled)(rg::ExampleCtx&, const rg::UPtr&, const rg::UPtr&) = &scaled;"),
+            std::string::npos);
   EXPECT_NE(hs.str().find("namespace rg::rules {"), std::string::npos);
   EXPECT_NE(cs.str().find("#line 12 \"dsl/testdata/example.rules\""), std::string::npos);
   EXPECT_NE(cs.str().find("// dsl/testdata/example.rules:7:3  x + 0 => x"), std::string::npos);
@@ -107,6 +114,26 @@ TEST(Rulegen, NoLineDropsLineDirectives) {
   std::stringstream cs;
   cs << c.rdbuf();
   EXPECT_EQ(cs.str().find("#line"), std::string::npos);
+}
+
+// A helper whose C++ signature differs from its extern line is a compile error at that line.
+TEST(Rulegen, HelperSignatureMismatchIsACompileErrorAtTheExternLine) {
+  std::string dir = testing::TempDir();
+  Result r = rulegen("--name=mismatch --include=mismatch.h --header=" + dir + "/mismatch.h --source=" + dir +
+                     "/m.cc dsl/testdata/mismatch/mismatch.rules");
+  ASSERT_EQ(r.status, 0) << r.out;
+  // Compiled from the runfiles root, where the IR's headers and the helper header are.
+  std::string cmd = "g++ -std=c++20 -fsyntax-only -I. -I" + dir + " " + dir + "/m.cc 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string out;
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+  int st = pclose(p);
+  if (WIFEXITED(st) && WEXITSTATUS(st) == 127) GTEST_SKIP() << "no g++ here: " << out;
+  EXPECT_NE(WEXITSTATUS(st), 0) << out;
+  EXPECT_NE(out.find("dsl/testdata/mismatch/mismatch.rules:4:"), std::string::npos) << out;
+  EXPECT_NE(out.find("twice"), std::string::npos) << out;
 }
 
 TEST(Rulegen, BadUsage) {

@@ -97,8 +97,8 @@ TEST(Devectorize, StoresFoldInTheirGroupAndValuesBecomeVectorOps) {
   // Through the rule sets: one vector load, one vector add, one vector store.
   UPtr k = UOp::make(Op::SINK, dtypes::void_, {UOp::make(Op::END, dtypes::void_, {noop, r})});
   plan_load_folds(k, ctx);
-  k = graph_rewrite(k, rules::fold_loads, &ctx);
-  k = graph_rewrite(k, rules::fold_stores, &ctx);
+  k = graph_rewrite(k, rules::fold_loads, ctx);
+  k = graph_rewrite(k, rules::fold_stores, ctx);
   k = graph_rewrite(k, rules::vector_lanes);
   UPtr vload = UOp::make(Op::LOAD, dtypes::float32.vec(4),
                          {UOp::make(Op::INDEX, dtypes::float32.vec(4).ptr_to(-1), {a, r * 4 + idx(0)})});

@@ -158,7 +158,7 @@ TEST(ExpandRules, Seed004KernelLosesEveryRange) {
   UPtr kernel = sink(end(store(out, i, reduce(Op::ADD, val, {k})), {i}));
 
   UnrollPlan plan = plan_unrolls(kernel, 32);
-  UPtr g = graph_rewrite(kernel, rules::choose_unrolls, &plan);
+  UPtr g = graph_rewrite(kernel, rules::choose_unrolls, plan);
   for (const UPtr& u : toposort(g))
     if (u->op == Op::RANGE) {
       EXPECT_TRUE(is_expanded_axis(u)) << u;

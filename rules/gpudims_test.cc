@@ -140,7 +140,7 @@ TEST(EndOnRanges, ClosesWhatTheRangesBecame) {
 TEST(ChooseThreads, RowSumBecomesBlocksOfThreads) {
   UPtr k = row_sum(1000, 17);
   ThreadPlan p = plan_threads(k, GpuLimits{});
-  UPtr got = graph_rewrite(k, rules::choose_threads, &p);
+  UPtr got = graph_rewrite(k, rules::choose_threads, p);
   UPtr g = range(4, 0, AxisType::Global), l = range(256, 2, AxisType::Local), kk = range(17, 1, AxisType::Reduce);
   UPtr i = where(g * idx(256) + l < idx(1000), g * idx(256) + l, invalid(dtypes::index));
   UPtr out = param(0, dtypes::float32, 1000), in = param(1, dtypes::float32, 17000);
@@ -285,21 +285,21 @@ TEST(PlanThreadIndices, LimitsAreErrors) {
 TEST(MaskLocalStores, AStoreWithoutTheLocalIndexHappensInLidxZero) {
   Typed t;
   ThreadIndices ti = plan_thread_indices(t.kernel(), GpuLimits{});
-  UPtr masked = graph_rewrite(t.kernel(), rules::mask_local_stores, &ti);
+  UPtr masked = graph_rewrite(t.kernel(), rules::mask_local_stores, ti);
   UPtr m = eq(t.l, idx(0));
   EXPECT_EQ(masked, sink({end(store(t.out, where(m, t.g, invalid(dtypes::index)), t.value), {t.g, t.l})}))
       << render(masked);
   // An already gated address gets one gate.
   UPtr c = t.g < idx(5);
   UPtr gated = sink({end(store(t.out, where(c, t.g, invalid(dtypes::index)), t.value), {t.g, t.l})});
-  EXPECT_EQ(graph_rewrite(gated, rules::mask_local_stores, &ti),
+  EXPECT_EQ(graph_rewrite(gated, rules::mask_local_stores, ti),
             sink({end(store(t.out, where(c & m, t.g, invalid(dtypes::index)), t.value), {t.g, t.l})}));
   // A store that uses l is left alone.
   UPtr full = sink({end(store(t.in, t.g * idx(4) + t.l, t.value), {t.g, t.l})});
-  EXPECT_EQ(graph_rewrite(full, rules::mask_local_stores, &ti), full);
+  EXPECT_EQ(graph_rewrite(full, rules::mask_local_stores, ti), full);
 
   // Then the ranges become SPECIALs and the END closes nothing.
-  UPtr got = graph_rewrite(masked, rules::add_gpu_dims, &ti);
+  UPtr got = graph_rewrite(masked, rules::add_gpu_dims, ti);
   UPtr g = special("gidx0", 8), l = special("lidx0", 4);
   UPtr v = value_at(t.in, g * idx(4) + l) + cnst(dtypes::float32, 1);
   EXPECT_EQ(got, sink({store(t.out, where(eq(l, idx(0)), g, invalid(dtypes::index)), v)})) << render(got);
@@ -312,7 +312,7 @@ TEST(AddGpuDims, LoopsInsideThreadsStay) {
   UPtr s = store(out, g * idx(32) + l, value_at(in, (g * idx(32) + l) * idx(8) + r));
   UPtr k = sink({end(s, {g, l, r})});
   ThreadIndices ti = plan_thread_indices(k, limits(32));
-  UPtr got = graph_rewrite(k, rules::add_gpu_dims, &ti);
+  UPtr got = graph_rewrite(k, rules::add_gpu_dims, ti);
   UPtr gi = special("gidx0", 2), li = special("lidx0", 32);
   UPtr s2 = store(out, gi * idx(32) + li, value_at(in, (gi * idx(32) + li) * idx(8) + r));
   EXPECT_EQ(got, sink({end(s2, {r})})) << render(got);

@@ -51,7 +51,7 @@ UPtr sink(std::vector<UPtr> xs) { return UOp::make(Op::SINK, dtypes::void_, std:
 std::vector<std::string> plan(RealizeCtx& ctx, std::vector<UPtr> roots) {
   UPtr s = sink(std::move(roots));
   UPtr out;
-  std::vector<std::string> fired = fired_by([&] { out = graph_rewrite(s, rules::realize, &ctx); });
+  std::vector<std::string> fired = fired_by([&] { out = graph_rewrite(s, rules::realize, ctx); });
   EXPECT_EQ(out, s);
   return fired;
 }
@@ -62,7 +62,7 @@ std::vector<std::string> visit(RealizeCtx& ctx, const UPtr& kernel, const UPtr& 
   ctx.deep = deep;
   ctx.stop = false;
   UPtr out;
-  std::vector<std::string> fired = fired_by([&] { out = rewrite_once(n, rules::realize_inline, &ctx); });
+  std::vector<std::string> fired = fired_by([&] { out = rewrite_once(n, rules::realize_inline, ctx); });
   EXPECT_TRUE(!out || out == n);
   return fired;
 }

@@ -52,7 +52,7 @@ Program lower(const UPtr& kernel, const LowerOptions& opts) {
   if (opts.gpu) {
     ThreadPlan threads = plan_threads(k, *opts.gpu);
     if (!threads.axes.empty()) {
-      k = graph_rewrite(k, rules::choose_threads, &threads);
+      k = graph_rewrite(k, rules::choose_threads, threads);
       changed = true;
     }
   }
@@ -62,25 +62,25 @@ Program lower(const UPtr& kernel, const LowerOptions& opts) {
   bool upcast = false;
   if (vectors) {
     UpcastPlan up = plan_upcast(k, opts.upcast, opts.unroll_limit);
-    if (up.axis) k = graph_rewrite(k, rules::upcast, &up);
+    if (up.axis) k = graph_rewrite(k, rules::upcast, up);
     upcast = static_cast<bool>(up.axis);
   }
   // Small loops disappear: the plan's ranges become UPCAST/UNROLL axes, the expander replaces
   // them by their values, and each copy's index and gate fold (after the REDUCE rule above).
   UnrollPlan plan = plan_unrolls(k, opts.unroll_limit);
   if (!plan.chosen.empty() || upcast) {
-    k = graph_rewrite(k, rules::choose_unrolls, &plan);
+    k = graph_rewrite(k, rules::choose_unrolls, plan);
     k = graph_rewrite(k, rules::expand);
     changed = true;
   }
   // A folded gate can expose more of either set: one joint fixed point.
   if (changed) k = graph_rewrite(k, {&rules::invalid, &rules::symbolic});
   ReduceCtx rctx;
-  k = graph_rewrite(k, rules::remove_reduce, &rctx);
+  k = graph_rewrite(k, rules::remove_reduce, rctx);
   if (opts.gpu) {  // GLOBAL/LOCAL ranges become SPECIAL thread indices
     ThreadIndices t = plan_thread_indices(k, *opts.gpu);
-    k = graph_rewrite(k, rules::mask_local_stores, &t);
-    k = graph_rewrite(k, rules::add_gpu_dims, &t);
+    k = graph_rewrite(k, rules::mask_local_stores, t);
+    k = graph_rewrite(k, rules::add_gpu_dims, t);
   }
   k = graph_rewrite(k, rules::add_loads);
   k = graph_rewrite(k, rules::remove_invalid);
@@ -88,8 +88,8 @@ Program lower(const UPtr& kernel, const LowerOptions& opts) {
   if (vectors) {  // devectorize: the copies of the lanes regrouped at the target's fold widths
     FoldCtx fold{opts.fold_widths, {}};
     plan_load_folds(k, fold);
-    if (!fold.loads.empty()) k = graph_rewrite(k, rules::fold_loads, &fold);
-    k = graph_rewrite(k, rules::fold_stores, &fold);
+    if (!fold.loads.empty()) k = graph_rewrite(k, rules::fold_loads, fold);
+    k = graph_rewrite(k, rules::fold_stores, fold);
     k = graph_rewrite(k, rules::vector_lanes);
   }
   k = graph_rewrite(k, rules::split_ends);

@@ -18,7 +18,19 @@ TraceHook& trace_hook() {
   return *hook;
 }
 std::atomic<bool> tracing{false};
+thread_local RuleFirings* firings = nullptr;
 }  // namespace
+
+RuleFirings::RuleFirings() : outer_(firings) { firings = this; }
+RuleFirings::~RuleFirings() { firings = outer_; }
+void RuleFirings::add(const RuleInfo& rule) {
+  for (auto& [r, n] : counts_)
+    if (r == &rule) {
+      ++n;
+      return;
+    }
+  counts_.push_back({&rule, 1});
+}
 
 void register_rule_file(const RuleFile* f) { registry().push_back(f); }
 const std::vector<const RuleFile*>& all_rule_files() { return registry(); }
@@ -37,11 +49,12 @@ UPtr RewriteCtx::fired(const RuleInfo& rule, std::atomic<uint64_t>& counter, con
   counter.fetch_add(1, std::memory_order_relaxed);
 #endif
   recent[fires++ % kRecent] = &rule;
+  if (firings) firings->add(rule);
   if (tracing.load(std::memory_order_relaxed)) trace_hook()(rule, before, after);
   return after;
 }
 
-UPtr rewrite_once(const UPtr& node, const RuleSet& rules, void* ctx) {
+UPtr detail::rewrite_once(const UPtr& node, const RuleSet& rules, void* ctx) {
   RewriteCtx rc(ctx);
   return rules.match(node, rc);
 }
@@ -67,8 +80,8 @@ struct Frame {
 
 }  // namespace
 
-UPtr graph_rewrite(const UPtr& root, std::initializer_list<const RuleSet*> sets, void* ctx, Direction dir) {
-  std::vector<const RuleSet*> rules(sets);
+UPtr detail::graph_rewrite(const UPtr& root, const RuleSet* const* sets, size_t n, void* ctx, Direction dir) {
+  std::vector<const RuleSet*> rules(sets, sets + n);
   std::string names;
   for (const RuleSet* r : rules) names += (names.empty() ? "" : " + ") + std::string(r->name);
   auto match = [&](const UPtr& u, RewriteCtx& rc) -> UPtr {
@@ -147,10 +160,6 @@ UPtr graph_rewrite(const UPtr& root, std::initializer_list<const RuleSet*> sets,
     stack.pop_back();
   }
   return done.at(root.get());
-}
-
-UPtr graph_rewrite(const UPtr& root, const RuleSet& rules, void* ctx, Direction dir) {
-  return graph_rewrite(root, {&rules}, ctx, dir);
 }
 
 }  // namespace rg

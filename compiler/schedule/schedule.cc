@@ -52,7 +52,7 @@ void walk_inline(const UPtr& k, RealizeCtx& ctx) {
     if (n != k.get() && ctx.is_realized(n)) continue;
     ctx.deep = deep;
     ctx.stop = false;
-    rewrite_once(UPtr(n), rules::realize_inline, &ctx);
+    rewrite_once(UPtr(n), rules::realize_inline, ctx);
     if (ctx.stop) continue;
     for (const UPtr& s : n->src) stack.push_back({s.get(), ctx.deep});
   }
@@ -64,7 +64,7 @@ void walk_inline(const UPtr& k, RealizeCtx& ctx) {
 // until a round marks nothing new: each realized node cuts the graphs of the kernels that read it and
 // is a kernel of its own, so the next round sees different graphs.
 std::vector<UPtr> plan_realize(const UPtr& sink, const std::vector<UPtr>& order, RealizeCtx& ctx) {
-  graph_rewrite(sink, rules::realize, &ctx);
+  graph_rewrite(sink, rules::realize, ctx);
   do {
     ctx.begin_round();
     for (const UPtr& k : order)
@@ -112,8 +112,8 @@ UPtr build_kernel(const UPtr& value, const UPtr& out, std::vector<UPtr>* buffers
 
   std::vector<UPtr> src{value};
   src.insert(src.end(), idx.begin(), idx.end());
-  UPtr v = graph_rewrite(UOp::make(Op::INDEX, value->dtype, std::move(src)), rules::rangeify, &ctx);
-  v = graph_rewrite(v, rules::to_params, &ctx);
+  UPtr v = graph_rewrite(UOp::make(Op::INDEX, value->dtype, std::move(src)), rules::rangeify, ctx);
+  v = graph_rewrite(v, rules::to_params, ctx);
   check_rangeified(v);
 
   UPtr addr = UOp::make(Op::INDEX, out_param->dtype, {out_param, flat_index(shape, idx)});

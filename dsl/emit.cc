@@ -346,8 +346,9 @@ class Emitter {
       out_ << "    case " + op_enum(op) + ": return m_" + s.name + "_" + std::string(info(op).name) +
                   "(root, rg_rc);\n";
     out_ << "    default: return {};\n  }\n}\n";
-    out_ << "const " + ruleset_type(s) + " " + s.name + "{" + (s.ctx.empty() ? "" : "{") + cxx_string(s.name) +
-                ", &m_" + s.name + (s.ctx.empty() ? "}" : "}}") + ";\n";
+    const std::string set = "{" + cxx_string(s.name) + ", &m_" + s.name + "}";
+    out_ << "const " + ruleset_type(s) + " " + s.name + (s.ctx.empty() ? set : "{" + set + ", " + cxx_string(s.ctx) + "}") +
+                ";\n";
   }
 
   static std::string indent(int d) { return std::string(2 * d, ' '); }

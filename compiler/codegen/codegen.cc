@@ -4,7 +4,6 @@
 #include <map>
 
 #include "compiler/codegen/linearize.h"
-#include "compiler/ir/rewrite.h"
 #include "rules/codegen.h"
 #include "rules/codegen_helpers.h"
 #include "rules/devectorize.h"
@@ -35,66 +34,91 @@ std::string kernel_name(const UPtr& kernel) {
   return n;
 }
 
+using L = Lowering;
+const When<L> kOnGpu{"GPU targets", [](const L& s) { return s.opts.gpu.has_value(); }};
+// A CPU target with vector registers: lanes for the innermost output axis, loads and stores folded.
+const When<L> kVectorLanes{"CPU targets with fold widths",
+                           [](const L& s) { return !s.opts.gpu && !s.opts.fold_widths.empty(); }};
+const When<L> kAxesRetyped{"after threads, lanes or unrolls", [](const L& s) { return s.axes_retyped; }};
+
+// A plan that found nothing to do skips its rules; one that did marks the kernel's axes retyped.
+template <class Ctx>
+std::optional<Ctx> retyping(L& s, Ctx plan, bool any) {
+  if (!any) return std::nullopt;
+  s.axes_retyped = true;
+  return plan;
+}
+
 }  // namespace
 
-Program lower(const UPtr& kernel, const LowerOptions& opts) {
+const std::vector<Pass<Lowering>>& lower_passes() {
+  static const std::vector<Pass<L>> kPasses = {
+      {"simplify", {}, rewrite<L>({&rules::symbolic})},
+      // Before accumulators: REDUCE(where(c, x, Invalid)) needs the REDUCE.
+      {"invalid", {}, rewrite<L>({&rules::invalid})},
+      {"simplify_invalid", {}, rewrite<L>({&rules::symbolic})},
+      // Output ranges become thread axes first (GLOBAL/LOCAL, the innermost split into blocks, the threads
+      // past a split that is not exact gated off), so the unroll plan only unrolls what stays a loop.
+      {"gpu_threads", kOnGpu,
+       rewrite<L, ThreadPlan>(
+           [](const UPtr& k, L& s) {
+             ThreadPlan p = plan_threads(k, *s.opts.gpu);
+             return retyping(s, p, !p.axes.empty());
+           },
+           {&rules::choose_threads})},
+      // A kernel too large to unroll fully: its innermost contiguous output axis split into vector lanes.
+      {"upcast", kVectorLanes,
+       rewrite<L, UpcastPlan>(
+           [](const UPtr& k, L& s) {
+             UpcastPlan p = plan_upcast(k, s.opts.upcast, s.opts.unroll_limit);
+             return retyping(s, p, static_cast<bool>(p.axis));
+           },
+           {&rules::upcast})},
+      // Small loops disappear: the plan's ranges become UPCAST/UNROLL axes ...
+      {"unroll", {},
+       rewrite<L, UnrollPlan>(
+           [](const UPtr& k, L& s) {
+             UnrollPlan p = plan_unrolls(k, s.opts.unroll_limit);
+             return retyping(s, p, !p.chosen.empty());
+           },
+           {&rules::choose_unrolls})},
+      // ... which the expander replaces by their values; each copy's index and gate then fold, and a
+      // folded gate can expose more of either set: one joint fixed point.
+      {"expand", kAxesRetyped, rewrite<L>({&rules::expand})},
+      {"simplify_expanded", kAxesRetyped, rewrite<L>({&rules::invalid, &rules::symbolic})},
+      {"remove_reduce", {},
+       rewrite<L, ReduceCtx>([](const UPtr&, L&) { return std::optional<ReduceCtx>(ReduceCtx{}); },
+                             {&rules::remove_reduce})},
+      // GLOBAL/LOCAL ranges become SPECIAL thread indices.
+      {"gpu_dims", kOnGpu,
+       rewrite<L, ThreadIndices>(
+           [](const UPtr& k, L& s) { return std::optional<ThreadIndices>(plan_thread_indices(k, *s.opts.gpu)); },
+           {&rules::mask_local_stores, &rules::add_gpu_dims})},
+      {"add_loads", {}, rewrite<L>({&rules::add_loads})},
+      {"remove_invalid", {}, rewrite<L>({&rules::remove_invalid})},
+      {"simplify_loads", {}, rewrite<L>({&rules::symbolic})},
+      // The copies of the lanes regrouped at the target's fold widths.
+      {"devectorize", kVectorLanes,
+       rewrite<L, FoldCtx>(
+           [](const UPtr& k, L& s) {
+             FoldCtx fold{s.opts.fold_widths, {}};
+             plan_load_folds(k, fold);
+             return std::optional<FoldCtx>(std::move(fold));
+           },
+           {&rules::fold_loads, &rules::fold_stores})},
+      {"vector_lanes", kVectorLanes, rewrite<L>({&rules::vector_lanes})},
+      {"split_ends", {}, rewrite<L>({&rules::split_ends})},
+      {"index_dtype", {}, rewrite<L>({&rules::lower_index_dtype})},
+  };
+  return kPasses;
+}
+
+Program lower(const UPtr& kernel, const LowerOptions& opts, const PassObserver* observer) {
   if (!kernel || kernel->op != Op::SINK) throw Error("lower: a kernel is a SINK");
   Program p;
   p.name = kernel_name(kernel);
-
-  UPtr k = graph_rewrite(kernel, rules::symbolic);
-  k = graph_rewrite(k, rules::invalid);  // before accumulators: REDUCE(where(c, x, Invalid)) needs the REDUCE
-  k = graph_rewrite(k, rules::symbolic);
-  // On a GPU the output ranges become thread axes first (GLOBAL/LOCAL, the innermost split into
-  // blocks, the threads past a split that is not exact gated off with Invalid), so the unroll
-  // plan below, which takes Loop and Reduce ranges, only unrolls what stays a loop in each thread.
-  bool changed = false;
-  if (opts.gpu) {
-    ThreadPlan threads = plan_threads(k, *opts.gpu);
-    if (!threads.axes.empty()) {
-      k = graph_rewrite(k, rules::choose_threads, threads);
-      changed = true;
-    }
-  }
-  // A CPU kernel too large to unroll fully gets vector lanes: its innermost contiguous output axis is
-  // split, the lanes becoming an UPCAST axis for the expander.
-  const bool vectors = !opts.gpu && !opts.fold_widths.empty();
-  bool upcast = false;
-  if (vectors) {
-    UpcastPlan up = plan_upcast(k, opts.upcast, opts.unroll_limit);
-    if (up.axis) k = graph_rewrite(k, rules::upcast, up);
-    upcast = static_cast<bool>(up.axis);
-  }
-  // Small loops disappear: the plan's ranges become UPCAST/UNROLL axes, the expander replaces
-  // them by their values, and each copy's index and gate fold (after the REDUCE rule above).
-  UnrollPlan plan = plan_unrolls(k, opts.unroll_limit);
-  if (!plan.chosen.empty() || upcast) {
-    k = graph_rewrite(k, rules::choose_unrolls, plan);
-    k = graph_rewrite(k, rules::expand);
-    changed = true;
-  }
-  // A folded gate can expose more of either set: one joint fixed point.
-  if (changed) k = graph_rewrite(k, {&rules::invalid, &rules::symbolic});
-  ReduceCtx rctx;
-  k = graph_rewrite(k, rules::remove_reduce, rctx);
-  if (opts.gpu) {  // GLOBAL/LOCAL ranges become SPECIAL thread indices
-    ThreadIndices t = plan_thread_indices(k, *opts.gpu);
-    k = graph_rewrite(k, rules::mask_local_stores, t);
-    k = graph_rewrite(k, rules::add_gpu_dims, t);
-  }
-  k = graph_rewrite(k, rules::add_loads);
-  k = graph_rewrite(k, rules::remove_invalid);
-  k = graph_rewrite(k, rules::symbolic);
-  if (vectors) {  // devectorize: the copies of the lanes regrouped at the target's fold widths
-    FoldCtx fold{opts.fold_widths, {}};
-    plan_load_folds(k, fold);
-    if (!fold.loads.empty()) k = graph_rewrite(k, rules::fold_loads, fold);
-    k = graph_rewrite(k, rules::fold_stores, fold);
-    k = graph_rewrite(k, rules::vector_lanes);
-  }
-  k = graph_rewrite(k, rules::split_ends);
-  k = graph_rewrite(k, rules::lower_index_dtype);
-  p.uops = linearize(k);
+  Lowering state{opts};
+  p.uops = linearize(run_passes(lower_passes(), kernel, state, observer));
 
   std::map<int64_t, DType> params;
   std::map<std::string, UPtr> vars;

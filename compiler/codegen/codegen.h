@@ -1,6 +1,5 @@
-// Lowers one kernel (a SINK from the schedule) through the codegen rule sets
-// into a linear program: symbolic, Invalid, thread axes (GPU targets), small loops
-// unrolled, remove reduce, GPU dims (GPU targets), add loads, index dtype, linearize.
+// Lowers one kernel (a SINK from the schedule) into a linear program: the passes of lower_passes()
+// in order (`bazel run //tools:trace -- --passes` lists them), then the linearizer.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/ir/pass.h"
 #include "compiler/ir/uop.h"
 #include "rules/gpudims_helpers.h"
 
@@ -39,6 +39,16 @@ struct LowerOptions {
   std::vector<int> fold_widths = {};
 };
 
-Program lower(const UPtr& kernel, const LowerOptions& opts = {});
+// The state of one kernel's lowering, read by the passes' conditions and plans.
+struct Lowering {
+  const LowerOptions& opts;
+  bool axes_retyped = false;  // threads, lanes or unrolls retyped some ranges (the expander has work)
+};
+
+// The codegen pipeline: its only statement of the pass order.
+const std::vector<Pass<Lowering>>& lower_passes();
+
+// An observer sees every pass that runs (its name, rules fired, the graph after it).
+Program lower(const UPtr& kernel, const LowerOptions& opts = {}, const PassObserver* observer = nullptr);
 
 }  // namespace rg

@@ -50,7 +50,7 @@ struct RuleSet {
 template <class Ctx>
 struct RuleSetFor {
   RuleSet rules;
-  const char* name() const { return rules.name; }
+  const char* context;  // Ctx as the .rules file spells it
 };
 
 // Called on every rewrite when set (rule, node before, node after).

@@ -1,0 +1,101 @@
+// Pipelines as data: a table of named passes, each a name, when it runs, and its step (the rule
+// sets it applies with the context they read, or a plain C++ function). A pipeline's order exists
+// only in its table; run_passes runs it and can show every pass (name, rules that fired with
+// their counts, the graph after it) to an observer.
+#pragma once
+
+#include <functional>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "compiler/ir/rewrite.h"
+
+namespace rg {
+
+// What a pass does to the graph, and how it says so.
+template <class State>
+struct Step {
+  std::string rules;    // the rule sets it applies ("invalid + symbolic"); empty: a C++ pass
+  std::string context;  // the context type those rules read; empty: none
+  std::function<UPtr(const UPtr& graph, State& state)> run;
+};
+
+// When a pass runs: a predicate on the pipeline's state (device kind, options), with its text.
+template <class State>
+struct When {
+  const char* text = "always";
+  bool (*holds)(const State&) = nullptr;  // null: always
+};
+
+template <class State>
+struct Pass {
+  std::string name;
+  When<State> when;
+  Step<State> step;
+};
+
+// One pass as an observer sees it.
+struct PassReport {
+  const std::string& name;
+  const std::string& rules;
+  const std::string& context;
+  const UPtr& before;
+  const UPtr& after;
+  const std::vector<std::pair<const RuleInfo*, uint64_t>>& fired;  // rule, count; first firing first
+};
+using PassObserver = std::function<void(const PassReport&)>;
+
+// A fixed point of the context-free rule sets together (one joint rewrite).
+template <class State>
+Step<State> rewrite(std::initializer_list<const RuleSet*> sets, Direction dir = Direction::BottomUp) {
+  std::vector<const RuleSet*> v(sets);
+  std::string names;
+  for (const RuleSet* r : v) names += (names.empty() ? "" : " + ") + std::string(r->name);
+  return {names, "", [v, dir](const UPtr& g, State&) { return detail::graph_rewrite(g, v.data(), v.size(), nullptr, dir); }};
+}
+
+// Rule sets that read one context, applied one after another. `plan` builds the context from the
+// graph and the state; a plan with nothing to do (nullopt) skips the rewrites.
+template <class State, class Ctx>
+Step<State> rewrite(std::function<std::optional<Ctx>(const UPtr&, State&)> plan,
+                    std::initializer_list<const RuleSetFor<Ctx>*> sets) {
+  std::vector<const RuleSetFor<Ctx>*> v(sets);
+  std::string names;
+  for (const RuleSetFor<Ctx>* r : v) names += (names.empty() ? "" : ", then ") + std::string(r->rules.name);
+  return {names, v.empty() ? "" : v[0]->context, [plan, v](const UPtr& g, State& s) {
+            std::optional<Ctx> ctx = plan(g, s);
+            if (!ctx) return g;
+            UPtr out = g;
+            for (const RuleSetFor<Ctx>* r : v) out = graph_rewrite(out, *r, *ctx);
+            return out;
+          }};
+}
+
+// A plain C++ pass: a named function of the graph.
+template <class State>
+Step<State> cxx(std::function<UPtr(const UPtr&, State&)> fn) {
+  return {"", "", std::move(fn)};
+}
+
+// Runs the table in order on `graph`; passes whose `when` is false are skipped.
+template <class State>
+UPtr run_passes(const std::vector<Pass<State>>& table, UPtr graph, State& state,
+                const PassObserver* observer = nullptr) {
+  for (const Pass<State>& p : table) {
+    if (p.when.holds && !p.when.holds(state)) continue;
+    if (!observer) {
+      graph = p.step.run(graph, state);
+      continue;
+    }
+    RuleFirings fired;
+    UPtr after = p.step.run(graph, state);
+    (*observer)({p.name, p.step.rules, p.step.context, graph, after, fired.counts()});
+    graph = after;
+  }
+  return graph;
+}
+
+}  // namespace rg

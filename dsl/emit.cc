@@ -347,8 +347,8 @@ class Emitter {
                   "(root, rg_rc);\n";
     out_ << "    default: return {};\n  }\n}\n";
     const std::string set = "{" + cxx_string(s.name) + ", &m_" + s.name + "}";
-    out_ << "const " + ruleset_type(s) + " " + s.name + (s.ctx.empty() ? set : "{" + set + ", " + cxx_string(s.ctx) + "}") +
-                ";\n";
+    out_ << "const " + ruleset_type(s) + " " + s.name +
+                (s.ctx.empty() ? set : "{" + set + ", " + cxx_string(s.ctx) + "}") + ";\n";
   }
 
   static std::string indent(int d) { return std::string(2 * d, ' '); }

@@ -9,34 +9,9 @@ namespace rg {
 namespace {
 
 UPtr ic(int64_t v) { return cnst_int(dtypes::index, v); }
-bool is_c(const UPtr& x, int64_t v) { return x->is_const() && !x->is_invalid() && x->as_int() == v; }
 bool known(const UPtr& x) { return x->is_const() && !x->is_invalid(); }
 
-// Index builders that skip the identities, so a kernel over plain shapes carries no dead arithmetic.
-UPtr add(const UPtr& a, const UPtr& b) {
-  if (is_c(b, 0)) return a;
-  if (is_c(a, 0)) return b;
-  if (known(a) && known(b)) return ic(a->as_int() + b->as_int());
-  return a + b;
-}
-UPtr mul(const UPtr& a, int64_t c) {
-  if (c == 0) return ic(0);
-  if (c == 1) return a;
-  if (known(a)) return ic(a->as_int() * c);
-  return a * ic(c);
-}
-UPtr div(const UPtr& a, int64_t c) {
-  if (c == 1) return a;
-  if (a->vmin >= 0 && a->vmax < c) return ic(0);
-  if (known(a)) return ic(a->as_int() / c);
-  return a / ic(c);
-}
-UPtr mod(const UPtr& a, int64_t c) {
-  if (c == 1) return ic(0);
-  if (a->vmin >= 0 && a->vmax < c) return a;
-  if (known(a)) return ic(a->as_int() % c);
-  return a % ic(c);
-}
+// Index arithmetic is written as it is; the schedule folds it with rules/symbolic.rules after rangeify.
 
 int64_t product(const Shape& s) {
   int64_t n = 1;
@@ -98,7 +73,7 @@ std::vector<UPtr> reshape_indices(const Shape& in, const Shape& out, const std::
     int64_t stride = 1;
     for (size_t k = gi.size(); k-- > 0;) {
       size_t d = gi[k];
-      if (in[d] != 1) res[d] = k == 0 ? div(flat, stride) : mod(div(flat, stride), in[d]);
+      if (in[d] != 1) res[d] = k == 0 ? flat / ic(stride) : flat / ic(stride) % ic(in[d]);
       stride *= in[d];
     }
   }
@@ -120,7 +95,7 @@ std::vector<UPtr> expand_indices(const Shape& in, const std::vector<UPtr>& idx) 
 
 std::vector<UPtr> shrink_indices(const std::vector<int64_t>& arg, const std::vector<UPtr>& idx) {
   std::vector<UPtr> res = idx;
-  for (size_t d = 0; d < idx.size(); ++d) res[d] = add(idx[d], ic(arg[2 * d]));
+  for (size_t d = 0; d < idx.size(); ++d) res[d] = idx[d] + ic(arg[2 * d]);
   return res;
 }
 
@@ -142,7 +117,7 @@ std::vector<UPtr> pad_indices(const Shape& in, const std::vector<int64_t>& arg, 
     if (i->vmin < before) ok = ne(i < ic(before), cnst_int(dtypes::bool_, 1));
     if (i->vmax >= end) ok = ok ? ok & (i < ic(end)) : (i < ic(end));
     if (ok) *valid = *valid ? *valid & ok : ok;
-    UPtr shifted = add(i, ic(-before));
+    UPtr shifted = i + ic(-before);
     res[d] = ok ? where(ok, shifted, invalid(dtypes::index)) : shifted;
   }
   return res;
@@ -154,7 +129,7 @@ UPtr flat_index(const Shape& shape, const std::vector<UPtr>& idx) {
   for (size_t d = shape.size(); d-- > 1;) stride[d - 1] = stride[d] * shape[d];
   UPtr flat = ic(0);
   for (size_t d = 0; d < shape.size(); ++d)
-    if (shape[d] != 1) flat = add(flat, mul(idx[d], stride[d]));
+    if (shape[d] != 1) flat = flat + idx[d] * ic(stride[d]);
   return flat;
 }
 

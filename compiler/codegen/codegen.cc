@@ -75,7 +75,8 @@ const std::vector<Pass<Lowering>>& lower_passes() {
            },
            {&rules::upcast})},
       // Small loops disappear: the plan's ranges become UPCAST/UNROLL axes ...
-      {"unroll", {},
+      {"unroll",
+       {},
        rewrite<L, UnrollPlan>(
            [](const UPtr& k, L& s) {
              UnrollPlan p = plan_unrolls(k, s.opts.unroll_limit);
@@ -86,7 +87,8 @@ const std::vector<Pass<Lowering>>& lower_passes() {
       // folded gate can expose more of either set: one joint fixed point.
       {"expand", kAxesRetyped, rewrite<L>({&rules::expand})},
       {"simplify_expanded", kAxesRetyped, rewrite<L>({&rules::invalid, &rules::symbolic})},
-      {"remove_reduce", {},
+      {"remove_reduce",
+       {},
        rewrite<L, ReduceCtx>([](const UPtr&, L&) { return std::optional<ReduceCtx>(ReduceCtx{}); },
                              {&rules::remove_reduce})},
       // GLOBAL/LOCAL ranges become SPECIAL thread indices.

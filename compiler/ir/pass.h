@@ -54,7 +54,8 @@ Step<State> rewrite(std::initializer_list<const RuleSet*> sets, Direction dir = 
   std::vector<const RuleSet*> v(sets);
   std::string names;
   for (const RuleSet* r : v) names += (names.empty() ? "" : " + ") + std::string(r->name);
-  return {names, "", [v, dir](const UPtr& g, State&) { return detail::graph_rewrite(g, v.data(), v.size(), nullptr, dir); }};
+  return {names, "",
+          [v, dir](const UPtr& g, State&) { return detail::graph_rewrite(g, v.data(), v.size(), nullptr, dir); }};
 }
 
 // Rule sets that read one context, applied one after another. `plan` builds the context from the
@@ -70,6 +71,19 @@ Step<State> rewrite(std::function<std::optional<Ctx>(const UPtr&, State&)> plan,
             if (!ctx) return g;
             UPtr out = g;
             for (const RuleSetFor<Ctx>* r : v) out = graph_rewrite(out, *r, *ctx);
+            return out;
+          }};
+}
+
+// Rule sets whose context lives in the pipeline's state (several passes share it), one after another.
+template <class State, class Ctx>
+Step<State> rewrite_with(Ctx& (*ctx_of)(State&), std::initializer_list<const RuleSetFor<Ctx>*> sets) {
+  std::vector<const RuleSetFor<Ctx>*> v(sets);
+  std::string names;
+  for (const RuleSetFor<Ctx>* r : v) names += (names.empty() ? "" : ", then ") + std::string(r->rules.name);
+  return {names, v.empty() ? "" : v[0]->context, [ctx_of, v](const UPtr& g, State& s) {
+            UPtr out = g;
+            for (const RuleSetFor<Ctx>* r : v) out = graph_rewrite(out, *r, ctx_of(s));
             return out;
           }};
 }

@@ -6,10 +6,11 @@
 
 #include "compiler/ir/rewrite.h"
 #include "compiler/ir/shape.h"
+#include "compiler/schedule/realize.h"
+#include "rules/buffer_view.h"
 #include "rules/rangeify.h"
 #include "rules/rangeify_helpers.h"
-#include "rules/realize.h"
-#include "rules/realize_helpers.h"
+#include "rules/symbolic.h"
 
 namespace rg {
 
@@ -26,7 +27,7 @@ UPtr new_buffer(DType dt, int64_t n, const std::string& device) {
 
 namespace {
 
-// The BUFFER `u` views (rules/realize.rules, `buffer_view`), or null: the rules step down a RESHAPE chain
+// The BUFFER `u` views (rules/buffer_view.rules), or null: the rules step down a RESHAPE chain
 // until a BUFFER answers itself or nothing matches.
 const UOp* viewed_buffer(const UPtr& u) {
   UPtr p = u;
@@ -35,46 +36,6 @@ const UOp* viewed_buffer(const UPtr& u) {
     p = next;
   }
   return nullptr;
-}
-
-// Applies `realize_inline` to every node k's kernel computes inline: a walk from the value k stores down
-// to realized nodes (read from their buffers). The rules decide, through ctx, whether the walk goes on
-// below a node and whether it is deep there; a node is seen once per depth, since only the depth
-// changes what the rules decide.
-void walk_inline(const UPtr& k, RealizeCtx& ctx) {
-  ctx.kernel = k.get();
-  std::vector<std::pair<const UOp*, bool>> stack{{ctx.value(k).get(), false}};
-  std::unordered_set<const UOp*> seen[2];
-  while (!stack.empty()) {
-    auto [n, deep] = stack.back();
-    stack.pop_back();
-    if (!seen[deep].insert(n).second) continue;
-    if (n != k.get() && ctx.is_realized(n)) continue;
-    ctx.deep = deep;
-    ctx.stop = false;
-    rewrite_once(UPtr(n), rules::realize_inline, ctx);
-    if (ctx.stop) continue;
-    for (const UPtr& s : n->src) stack.push_back({s.get(), ctx.deep});
-  }
-}
-
-// Which tensor-graph nodes get their own buffer, in dependency order; rules/realize.rules decides, this
-// runs it. `realize` marks what is always stored (roots, CONTIGUOUS, COPY and its source). Then rounds
-// of `realize_inline` over every kernel's inlined graph realize the reductions inlining would recompute,
-// until a round marks nothing new: each realized node cuts the graphs of the kernels that read it and
-// is a kernel of its own, so the next round sees different graphs.
-std::vector<UPtr> plan_realize(const UPtr& sink, const std::vector<UPtr>& order, RealizeCtx& ctx) {
-  graph_rewrite(sink, rules::realize, ctx);
-  do {
-    ctx.begin_round();
-    for (const UPtr& k : order)
-      if (ctx.is_realized(k.get())) walk_inline(k, ctx);
-  } while (ctx.end_round());
-
-  std::vector<UPtr> plan;
-  for (const UPtr& u : order)
-    if (ctx.is_realized(u.get())) plan.push_back(u);
-  return plan;
 }
 
 std::string device_of(const UPtr& value) {
@@ -93,12 +54,29 @@ void check_rangeified(const UPtr& value) {
     }
 }
 
+}  // namespace
+
+const std::vector<Pass<KernelBuild>>& kernel_passes() {
+  using K = KernelBuild;
+  static const std::vector<Pass<K>> kPasses = {
+      // The value, indexed by the output ranges, pushed through the tensor graph to the buffers.
+      {"rangeify", {}, rewrite_with<K, RangeifyCtx>([](K& k) -> RangeifyCtx& { return k.ctx; }, {&rules::rangeify})},
+      // The index arithmetic of the movement ops, folded (before slots are given: a read it proves
+      // dead gets no buffer).
+      {"simplify", {}, rewrite<K>({&rules::symbolic})},
+      {"to_params", {}, rewrite_with<K, RangeifyCtx>([](K& k) -> RangeifyCtx& { return k.ctx; }, {&rules::to_params})},
+  };
+  return kPasses;
+}
+
+namespace {
+
 // SINK(END(STORE(INDEX(PARAM0, flat), value), ranges...)) for `value` stored into `out`; slot i of the
 // kernel is bound to buffers[i].
-UPtr build_kernel(const UPtr& value, const UPtr& out, std::vector<UPtr>* buffers) {
+UPtr build_kernel(const UPtr& value, const UPtr& out, std::vector<UPtr>* buffers, const PassObserver* observer) {
   const Shape& shape = value->shape;
-  RangeifyCtx ctx;
-  UPtr out_param = ctx.param(out);
+  KernelBuild kb;
+  UPtr out_param = kb.ctx.param(out);
   std::vector<UPtr> idx, ranges;
   for (size_t d = 0; d < shape.size(); ++d) {
     if (shape[d] == 1) {
@@ -108,22 +86,22 @@ UPtr build_kernel(const UPtr& value, const UPtr& out, std::vector<UPtr>* buffers
     ranges.push_back(range(shape[d], int64_t(d), AxisType::Loop));
     idx.push_back(ranges.back());
   }
-  ctx.next_range = int64_t(shape.size());
+  kb.ctx.next_range = int64_t(shape.size());
 
   std::vector<UPtr> src{value};
   src.insert(src.end(), idx.begin(), idx.end());
-  UPtr v = graph_rewrite(UOp::make(Op::INDEX, value->dtype, std::move(src)), rules::rangeify, ctx);
-  v = graph_rewrite(v, rules::to_params, ctx);
+  UPtr v = run_passes(kernel_passes(), UOp::make(Op::INDEX, value->dtype, std::move(src)), kb, observer);
   check_rangeified(v);
 
-  UPtr addr = UOp::make(Op::INDEX, out_param->dtype, {out_param, flat_index(shape, idx)});
+  UPtr flat = graph_rewrite(flat_index(shape, idx), rules::symbolic);
+  UPtr addr = UOp::make(Op::INDEX, out_param->dtype, {out_param, flat});
   UPtr body = UOp::make(Op::STORE, dtypes::void_, {addr, v});
   if (!ranges.empty()) {
     std::vector<UPtr> end{body};
     end.insert(end.end(), ranges.begin(), ranges.end());
     body = UOp::make(Op::END, dtypes::void_, std::move(end));
   }
-  *buffers = ctx.buffers;
+  *buffers = kb.ctx.buffers;
   return UOp::make(Op::SINK, dtypes::void_, {body});
 }
 
@@ -149,7 +127,7 @@ void schedule_copy(const UPtr& k, const UPtr& value, UMap& view, std::vector<UPt
 
 }  // namespace
 
-ScheduleResult schedule(const std::vector<UPtr>& roots) {
+ScheduleResult schedule(const std::vector<UPtr>& roots, const PassObserver* observer) {
   for (const UPtr& r : roots)
     if (!r || !r->has_shape)
       throw Error("schedule: a root must be a tensor-graph node" + (r ? " (got " + lower_name(r->op) + ")" : ""));
@@ -157,10 +135,10 @@ ScheduleResult schedule(const std::vector<UPtr>& roots) {
   std::vector<UPtr> order = toposort(sink);
   order.pop_back();  // the SINK itself
 
-  RealizeCtx plan;
+  const RealizePlan plan = plan_realize(roots, order);
   UMap view;  // realized node → the buffer (reshaped to its shape) holding its value
   std::vector<UPtr> calls;
-  for (const UPtr& k : plan_realize(sink, order, plan)) {
+  for (const UPtr& k : plan.order) {
     if (plan.is_copy(k)) {
       schedule_copy(k, plan.value(k), view, calls);
       continue;
@@ -176,7 +154,7 @@ ScheduleResult schedule(const std::vector<UPtr>& roots) {
     view[k] = value->shape == Shape{n} ? buf : UOp::make(Op::RESHAPE, buf->dtype, {buf}, value->shape);
     if (n == 0) continue;  // an empty tensor: allocated, never written
     std::vector<UPtr> buffers;
-    UPtr kernel = build_kernel(value, buf, &buffers);
+    UPtr kernel = build_kernel(value, buf, &buffers, observer);
     std::vector<UPtr> call{kernel};
     call.insert(call.end(), buffers.begin(), buffers.end());
     calls.push_back(UOp::make(Op::CALL, dtypes::void_, std::move(call)));

@@ -5,7 +5,9 @@
 
 #include <vector>
 
+#include "compiler/ir/pass.h"
 #include "compiler/ir/uop.h"
+#include "rules/rangeify_helpers.h"
 
 namespace rg {
 
@@ -18,7 +20,14 @@ struct ScheduleResult {
   std::vector<UPtr> outputs;
 };
 
-ScheduleResult schedule(const std::vector<UPtr>& roots);
+// An observer sees every pass of every kernel built (kernel_passes()).
+ScheduleResult schedule(const std::vector<UPtr>& roots, const PassObserver* observer = nullptr);
+
+// One kernel's construction: its value, indexed by the output ranges, through these passes.
+struct KernelBuild {
+  RangeifyCtx ctx;
+};
+const std::vector<Pass<KernelBuild>>& kernel_passes();
 
 // A fresh BUFFER node on `device` holding n elements of dt (shape {n}). Its id (arg[0]) comes from
 // one process-wide counter; it never returns a BUFFER that is alive already. Every BUFFER should be

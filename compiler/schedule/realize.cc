@@ -1,0 +1,70 @@
+#include "compiler/schedule/realize.h"
+
+namespace rg {
+
+const UPtr& RealizePlan::value(const UPtr& k) const {
+  auto it = stores.find(k.get());
+  return it == stores.end() ? k : it->second;
+}
+
+namespace {
+
+// One round: every realized node's kernel walked from the value it stores down to realized nodes.
+// Returns the reductions to realize after the round (a round sees the plan as it was when it began).
+std::unordered_set<const UOp*> inline_round(const RealizePlan& plan, const std::vector<UPtr>& nodes) {
+  std::unordered_set<const UOp*> marked;
+  std::unordered_map<const UOp*, const UOp*> first_reader;  // REDUCE_AXIS → the first kernel inlining it
+  for (const UPtr& k : nodes) {
+    if (!plan.is_realized(k.get())) continue;
+    // `deep`: reached below a broadcast or inside a reduction of this kernel. A node is seen once per
+    // depth, since only the depth changes what is decided about it.
+    std::vector<std::pair<const UOp*, bool>> stack{{plan.value(k).get(), false}};
+    std::unordered_set<const UOp*> seen[2];
+    while (!stack.empty()) {
+      auto [n, deep] = stack.back();
+      stack.pop_back();
+      if (!seen[deep].insert(n).second) continue;
+      if (n != k.get() && plan.is_realized(n)) continue;  // read from its buffer
+      if (n->op == Op::REDUCE_AXIS) {
+        if (deep) {  // recomputed for every element of the broadcast or of the outer reduction
+          marked.insert(n);
+          continue;  // the kernel reads its buffer
+        }
+        auto [reader, first] = first_reader.emplace(n, k.get());
+        if (!first && reader->second != k.get()) marked.insert(n);  // two kernels would compute it
+        deep = true;
+      } else if (n->op == Op::EXPAND && n->shape != n->src[0]->shape) {
+        deep = true;  // each element of the source is read many times
+      }
+      for (const UPtr& s : n->src) stack.push_back({s.get(), deep});
+    }
+  }
+  return marked;
+}
+
+}  // namespace
+
+RealizePlan plan_realize(const std::vector<UPtr>& roots, const std::vector<UPtr>& nodes) {
+  RealizePlan plan;
+  for (const UPtr& r : roots) plan.realized.insert(r.get());
+  for (const UPtr& u : nodes) {
+    if (u->op == Op::CONTIGUOUS || u->op == Op::COPY) {
+      plan.realized.insert(u.get());
+      plan.stores[u.get()] = u->src[0];
+    }
+    if (u->op == Op::COPY) {
+      plan.copies.insert(u.get());
+      plan.realized.insert(u->src[0].get());
+    }
+  }
+  for (;;) {
+    const size_t before = plan.realized.size();
+    for (const UOp* n : inline_round(plan, nodes)) plan.realized.insert(n);
+    if (plan.realized.size() == before) break;
+  }
+  for (const UPtr& u : nodes)
+    if (plan.is_realized(u.get())) plan.order.push_back(u);
+  return plan;
+}
+
+}  // namespace rg

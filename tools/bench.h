@@ -1,10 +1,13 @@
 // The benchmarks of tools/bench, one function per mode; each prints a table.
 #pragma once
 
+#include <string>
+
 namespace rg {
 
-int bench_rewrite();          // the symbolic simplifier on index chains, against tinygrad's times
-int bench_seed();             // the seed example: schedule, codegen, compile, run; cold and cached
+int bench_rewrite();  // the symbolic simplifier on index chains, against tinygrad's times
+// The seed example on `device`: schedule, codegen, compile, run; cold and cached.
+int bench_seed(const std::string& device);
 int bench_compile(int reps);  // LLVM JIT against clang on a few kernels
 int bench_lanes();            // an add lowered scalar vs with float4 lanes, against memcpy
 

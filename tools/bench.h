@@ -9,6 +9,8 @@ int bench_rewrite();  // the symbolic simplifier on index chains, against tinygr
 // The seed example on `device`: schedule, codegen, compile, run; cold and cached.
 int bench_seed(const std::string& device);
 int bench_compile(int reps);  // LLVM JIT against clang on a few kernels
-int bench_lanes();            // an add lowered scalar vs with float4 lanes, against memcpy
+int bench_lanes();
+int bench_devices();  // the CPU and LLVM devices through the Tensor API: build and run times            // an add
+                      // lowered scalar vs with float4 lanes, against memcpy
 
 }  // namespace rg

@@ -34,16 +34,19 @@ int bench_devices() {
   for (int64_t i = 0; i < n; ++i) big[i] = float(i % 97) * 0.25f;
   for (int64_t i = 0; i < m * m; ++i) sq[i] = float(i % 13) - 6.0f;
   std::vector<Workload> work{
-      {"seed004", [](const std::string& d) {
+      {"seed004",
+       [](const std::string& d) {
          Tensor x = Tensor::from_vector(std::vector<float>{1, 2, 3, 4, 5, 6}, {2, 3}, d);
          return (x.T().pad({{1, 1}, {1, 1}}) + 10.0f).sum(1);
        }},
-      {"add 1M", [&](const std::string& d) {
+      {"add 1M",
+       [&](const std::string& d) {
          Tensor a = Tensor::from_vector(big, {n}, d);
          return a * 2.0f + a;
        }},
       {"sum 1M", [&](const std::string& d) { return Tensor::from_vector(big, {n}, d).sum(); }},
-      {"matmul 256", [&](const std::string& d) {
+      {"matmul 256",
+       [&](const std::string& d) {
          Tensor a = Tensor::from_vector(sq, {m, m}, d);
          return a.matmul(a);
        }},

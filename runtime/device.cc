@@ -5,8 +5,6 @@
 #include <map>
 #include <mutex>
 
-#include "runtime/builtin_devices.h"
-
 namespace rg {
 
 namespace {
@@ -18,15 +16,19 @@ struct Registry {
   std::map<std::string, Device*> open;
 };
 
+// Filled by the backends' registrars during static initialization, in whatever order they run.
 Registry& registry() {
-  static auto* r = [] {
-    auto* r = new Registry();
-    r->kinds["CPU"] = open_cpu_device;
-    r->kinds["LLVM"] = open_llvm_device;
-    r->kinds["CUDA"] = open_cuda_device;
-    return r;
-  }();
+  static auto* r = new Registry();
   return *r;
+}
+
+// The kinds this project's backends register, and the target that does: a kind here that no linked
+// backend registered is "not linked", not unknown. Names only: the runtime depends on no backend.
+const char* backend_target(const std::string& kind) {
+  if (kind == "CPU") return "//backends/cpu:device";
+  if (kind == "LLVM") return "//backends/llvm:device";
+  if (kind == "CUDA") return "//backends/cuda:device";
+  return nullptr;
 }
 
 // (kind, index) of a name; the kind upper-cased. Throws for a malformed name.
@@ -67,9 +69,12 @@ std::string canonical_device(const std::string& name, const std::string& who) {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
   if (!r.kinds.count(kind)) {
+    if (const char* target = backend_target(kind))
+      throw Error(who + ": device " + (index == 0 ? kind : kind + ":" + std::to_string(index)) +
+                  " is not linked into this program (its backend registers it: link " + target + ")");
     std::string known;
     for (const auto& [k, f] : r.kinds) known += (known.empty() ? "" : ", ") + k;
-    throw Error(who + ": unknown device '" + name + "' (known: " + known + ")");
+    throw Error(who + ": unknown device '" + name + "' (known: " + (known.empty() ? "none linked" : known) + ")");
   }
   return index == 0 ? kind : kind + ":" + std::to_string(index);
 }

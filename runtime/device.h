@@ -1,8 +1,8 @@
 // Devices of the runtime, chosen by name: where a buffer's bytes live and how a kernel becomes a
-// program that runs there. Built in: "CPU" (C via clang) and "LLVM" (LLVM IR, in-process JIT), both
-// in host memory, and "CUDA" (device memory, CUDA C via NVRTC) where a driver and a device exist.
-// A name may carry an index ("CPU:1", "CUDA:1"); as in tinygrad, the kind is upper-cased and
-// "KIND:0" is "KIND".
+// program that runs there. The runtime knows no device itself: each backend registers its kind when
+// it is linked (//backends/cpu:device "CPU", //backends/llvm:device "LLVM", //backends/cuda:device
+// "CUDA"); //compiler/tensor links the CPU's. A name may carry an index ("CPU:1", "CUDA:1"); as in
+// tinygrad, the kind is upper-cased and "KIND:0" is "KIND".
 #pragma once
 
 #include <cstddef>
@@ -62,14 +62,19 @@ class Device {
 // Opens device `index` of a kind under its canonical `name`; nullptr, with the reason in *why_not,
 // when it is not available on this machine.
 using DeviceFactory = std::function<std::unique_ptr<Device>(const std::string& name, int index, std::string* why_not)>;
-// Adds a kind (upper case) beside the built-in ones; registering a kind again replaces its factory
-// for devices not yet opened.
+// Adds a kind (upper case); registering a kind again replaces its factory for devices not yet opened.
 void register_device(const std::string& kind, DeviceFactory open);
-// The known kinds, sorted ("CPU", "CUDA", "LLVM").
+// Registers a kind at static initialization: a backend's device target (an alwayslink library) holds
+// one, so linking the target is what makes the kind known.
+struct DeviceRegistrar {
+  DeviceRegistrar(const std::string& kind, DeviceFactory open) { register_device(kind, std::move(open)); }
+};
+// The registered kinds, sorted ("CPU", "CUDA", "LLVM" with every backend linked).
 std::vector<std::string> device_kinds();
 
-// The canonical name of a device ("llvm:0" → "LLVM"). rg::Error starting with `who` for an unknown
-// kind or a malformed name. Says nothing about availability.
+// The canonical name of a device ("llvm:0" → "LLVM"). rg::Error starting with `who` for a malformed
+// name, an unknown kind, or a kind of this project whose backend is not linked into the binary (which
+// names the target to link). Says nothing about availability.
 std::string canonical_device(const std::string& name, const std::string& who = "device");
 // A device tuple, the device of a sharded tensor's buffers: "(CPU, CPU:1)" names one shard per device.
 // device_tuple splits it ({"CPU", "CPU:1"}); a plain name gives itself alone. tuple_name joins names.

@@ -247,13 +247,18 @@ struct EchoDevice : Device {
   }
   void copy_in(Allocation& dst, const void* src, size_t n) override { std::memcpy(dst.host(), src, n); }
   void copy_out(void* dst, Allocation& src, size_t n) override { std::memcpy(dst, src.host(), n); }
-  std::string render(const Program& p) const override { return "echo " + p.name; }
-  std::shared_ptr<const Runner> compile(const Program& p, const std::string&) override {
+  std::string render(const Program& p) const override {
+    ++renders;
+    return "echo " + p.name;
+  }
+  std::shared_ptr<const Runner> compile(const Program& p, const std::string& source) override {
+    compiled.push_back(source);
     auto r = std::make_shared<Run>();
     r->name = p.name;
     return r;
   }
-  std::vector<std::string> ran;
+  std::vector<std::string> ran, compiled;
+  mutable int renders = 0;
 };
 
 TEST(Device, RegisteredKinds) {
@@ -270,7 +275,13 @@ TEST(Device, RegisteredKinds) {
   run_linear(times2_plus1(out, tmp, in));
   auto& echo = static_cast<EchoDevice&>(get_device("ECHO:1"));
   EXPECT_EQ(echo.ran, (std::vector<std::string>{"E_4 on ECHO:1 with 2", "E_4 on ECHO:1 with 2"}));
+  // Two kernels, each rendered once and compiled from that source; run again, neither is rendered.
+  EXPECT_EQ(echo.renders, 2);
+  EXPECT_EQ(echo.compiled, (std::vector<std::string>{"echo E_4", "echo E_4"}));
+  run_linear(times2_plus1(out, tmp, in));
+  EXPECT_EQ(echo.renders, 2);
   EXPECT_EQ(source_of(*get_program(times2_plus1(out, tmp, in)->src[0]->src[0], "ECHO")), "echo E_4");
+  EXPECT_EQ(echo.ran.size(), 4u);
   EXPECT_EQ(error_of([] { get_device("ECHO:2"); }), "device: device ECHO:2 is not available: only ECHO and ECHO:1");
 }
 

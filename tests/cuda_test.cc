@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backends/cuda/nvrtc.h"
+#include "backends/cuda/renderer.h"
 #include "compiler/tensor/tensor.h"
 #include "runtime/device.h"
 #include "runtime/executor.h"
@@ -40,6 +41,16 @@ TEST(CudaDevice, Seed004) {
 TEST(CudaDevice, Seed004Oracle) {
   REQUIRE_CUDA();
   EXPECT_EQ(oracle::check_seed004_oracle("CUDA"), 15);
+}
+
+TEST(CudaDevice, EachKernelIsRenderedOnce) {
+  REQUIRE_CUDA();
+  const uint64_t before = cuda_renders();
+  Tensor x = Tensor::from_vector(std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, {3, 4}, "CUDA");
+  EXPECT_EQ((x * 7.0f - 1.0f).sum(0).to_vector<float>(), (std::vector<float>{102, 123, 144, 165}));
+  ASSERT_GE(last_timings().programs_built, 1);
+  // The executor renders each program it builds; the CUDA device compiles that source, not a new one.
+  EXPECT_EQ(cuda_renders() - before, uint64_t(last_timings().programs_built));
 }
 
 TEST(CudaDevice, CopiesBetweenHostAndGpu) {

@@ -1,10 +1,11 @@
-// bazel run -c opt //tools:bench -- rewrite | seed | compile [reps] | lanes
+// bazel run -c opt //tools:bench -- rewrite | seed [DEVICE] | compile [reps] | lanes | devices
 // rewrite: per workload, input nodes, output nodes, seconds, input nodes per
 //   second, and the reference time (tinygrad's simplifier, measured on the same
 //   expressions on this class of machine) with our speed-up over it.
-// seed: the seed-004 example realized three times in one process, each split
-//   into schedule, codegen, C compile and run (the first pass compiles unless
-//   the kernel is in the disk cache; later passes hit the in-memory cache).
+// seed: the seed-004 example realized three times in one process on DEVICE (CPU
+//   by default; LLVM), each split into schedule, codegen, compile and run (the
+//   first pass compiles unless the kernel is in the disk cache, which the LLVM
+//   JIT does not have; later passes hit the in-memory cache).
 #include "tools/bench.h"
 
 #include <algorithm>
@@ -85,8 +86,8 @@ int bench_rewrite() {
   return 0;
 }
 
-int bench_seed() {
-  Tensor x = Tensor::from_vector(std::vector<float>{1, 2, 3, 4, 5, 6}, {2, 3}).realize();
+int bench_seed(const std::string& device) {
+  Tensor x = Tensor::from_vector(std::vector<float>{1, 2, 3, 4, 5, 6}, {2, 3}, device).realize();
   std::printf("%-6s %12s %12s %12s %12s %12s  %s\n", "pass", "schedule ms", "codegen ms", "compile ms", "run ms",
               "total ms", "tinygrad (schedule / codegen / clang)");
   for (int pass = 1; pass <= 3; ++pass) {
@@ -107,9 +108,10 @@ int bench_seed() {
 int main(int argc, char** argv) {
   std::string what = argc > 1 ? argv[1] : "";
   if (what == "rewrite") return rg::bench_rewrite();
-  if (what == "seed") return rg::bench_seed();
+  if (what == "seed") return rg::bench_seed(argc > 2 ? argv[2] : "CPU");
   if (what == "lanes") return rg::bench_lanes();
+  if (what == "devices") return rg::bench_devices();
   if (what == "compile") return rg::bench_compile(argc > 2 ? std::max(1, std::atoi(argv[2])) : 5);
-  std::fprintf(stderr, "usage: bench rewrite | seed | compile [reps] | lanes\n");
+  std::fprintf(stderr, "usage: bench rewrite | seed [DEVICE] | compile [reps] | lanes | devices\n");
   return 2;
 }

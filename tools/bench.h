@@ -1,11 +1,16 @@
 // The benchmarks of tools/bench, one function per mode; each prints a table.
 #pragma once
 
+#include <string>
+
 namespace rg {
 
-int bench_rewrite();          // the symbolic simplifier on index chains, against tinygrad's times
-int bench_seed();             // the seed example: schedule, codegen, compile, run; cold and cached
+int bench_rewrite();  // the symbolic simplifier on index chains, against tinygrad's times
+// The seed example on `device`: schedule, codegen, compile, run; cold and cached.
+int bench_seed(const std::string& device);
 int bench_compile(int reps);  // LLVM JIT against clang on a few kernels
-int bench_lanes();            // an add lowered scalar vs with float4 lanes, against memcpy
+int bench_lanes();
+int bench_devices();  // the CPU and LLVM devices through the Tensor API: build and run times            // an add
+                      // lowered scalar vs with float4 lanes, against memcpy
 
 }  // namespace rg

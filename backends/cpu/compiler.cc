@@ -2,7 +2,6 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
-#include <pwd.h>
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -19,7 +18,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "backends/cpu/content_key.h"
+#include "backends/cstyle/kernel_cache.h"
 #include "compiler/ir/uop.h"
 
 extern char** environ;
@@ -135,33 +134,6 @@ void compile_to(const std::string& src, const fs::path& so) {
 }
 
 }  // namespace
-
-std::string kernel_cache_dir() {
-  static const std::string dir = [] {
-    fs::path base;
-    if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x)
-      base = x;
-    else if (const char* h = std::getenv("HOME"); h && *h)
-      base = fs::path(h) / ".cache";
-    else if (const passwd* pw = getpwuid(getuid()); pw && pw->pw_dir)
-      base = fs::path(pw->pw_dir) / ".cache";
-    else
-      base = fs::temp_directory_path();
-    fs::path d = base / "rulegrad";
-    std::error_code ec;
-    fs::create_directories(d, ec);
-    if (!ec && access(d.c_str(), W_OK) == 0) return d.string();
-    // A read-only home (sandboxes, some CI): a per-user directory under the system's temp dir.
-    fs::path t = fs::temp_directory_path() / ("rulegrad-" + std::to_string(getuid()));
-    std::error_code ec2;
-    fs::create_directories(t, ec2);
-    if (ec2 || access(t.c_str(), W_OK) != 0)
-      throw Error("kernel cache: cannot create " + d.string() + " (" + (ec ? ec.message() : "not writable") + ") nor " +
-                  t.string());
-    return t.string();
-  }();
-  return dir;
-}
 
 uint64_t compiler_invocations() { return invocations.load(); }
 

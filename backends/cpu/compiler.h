@@ -31,8 +31,6 @@ std::shared_ptr<const CompiledKernel> compile_c(const std::string& src, const st
 
 // How often the C compiler actually ran in this process (cache hits do not count).
 uint64_t compiler_invocations();
-// The directory of the disk cache (created on first use).
-std::string kernel_cache_dir();
 // Forgets the in-memory cache, so the next compile_c looks on disk (tests).
 void clear_kernel_memory_cache();
 

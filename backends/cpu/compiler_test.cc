@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <string>
 
+#include "backends/cstyle/kernel_cache.h"
 #include "compiler/ir/uop.h"
 
 namespace rg {

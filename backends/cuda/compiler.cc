@@ -10,8 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "backends/cpu/compiler.h"
-#include "backends/cpu/content_key.h"
+#include "backends/cstyle/kernel_cache.h"
 #include "backends/cuda/nvrtc.h"
 #include "compiler/ir/uop.h"
 

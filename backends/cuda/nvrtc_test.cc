@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "backends/cpu/compiler.h"
+#include "backends/cstyle/kernel_cache.h"
 #include "backends/cuda/compiler.h"
 #include "backends/cuda/renderer.h"
 #include "backends/cuda/test_cases.h"

@@ -4,10 +4,12 @@
 
 namespace rg {
 
-CudaProgram::CudaProgram(CudaDevice& dev, Program p)
+CudaProgram::CudaProgram(CudaDevice& dev, Program p) : CudaProgram(dev, p, render_cuda(p)) {}
+
+CudaProgram::CudaProgram(CudaDevice& dev, Program p, std::string source)
     : dev_(dev),
       program_(std::move(p)),
-      source_(render_cuda(program_)),
+      source_(std::move(source)),
       binary_(compile_cuda(source_, program_.name, cuda_arch_for(dev.compute_capability()))),
       dims_(launch_dims(program_)),
       fn_(dev.function(*binary_)) {}

@@ -1,5 +1,5 @@
 // One linear Program ready to run on a CUDA device: rendered, compiled for the device (cached) and
-// loaded. Until the runtime knows a "CUDA" device, this is how kernels reach the GPU.
+// loaded. The runtime's "CUDA" device (runtime_device.cc) builds one per program and device.
 #pragma once
 
 #include <cstdint>
@@ -16,7 +16,10 @@ namespace rg {
 
 class CudaProgram {
  public:
+  // Renders p with render_cuda.
   CudaProgram(CudaDevice& dev, Program p);
+  // Compiles `source`, p as rendered already (the runtime renders each kernel once, before compiling).
+  CudaProgram(CudaDevice& dev, Program p, std::string source);
 
   // Runs the kernel on one buffer per PARAM slot and one value per var, and waits for it. A buffer
   // smaller than its PARAM's size, or a wrong count, is an rg::Error.

@@ -1,44 +1,15 @@
 #include "backends/cuda/renderer.h"
 
+#include <atomic>
 #include <cmath>
 #include <limits>
 
-#include "backends/cpu/renderer.h"
+#include "backends/cstyle/cstyle.h"
 
 namespace rg {
 
 namespace {
 
-// The 16-bit float conversions of the CPU's C, bit for bit, with CUDA's bit-cast intrinsics in place of
-// __builtin_memcpy (NVRTC has no GNU builtins). Kept in software rather than cuda_fp16.h so that no
-// header is needed and results equal the CPU's.
-constexpr const char* kHalfHelpers = R"(__device__ static inline float rg_h2f(unsigned short h) {
-  unsigned int sign = (unsigned int)(h & 0x8000u) << 16, em = h & 0x7fffu, u;
-  if (em >= 0x7c00u) u = sign | 0x7f800000u | ((em & 0x3ffu) << 13);
-  else if (em >= 0x400u) u = sign | ((em << 13) + 0x38000000u);
-  else u = __float_as_uint((float)em * 5.9604644775390625e-8f) | sign;
-  return __uint_as_float(u);
-}
-__device__ static inline unsigned short rg_f2h(float f) {
-  unsigned int u = __float_as_uint(f);
-  unsigned int sign = (u >> 16) & 0x8000u, a = u & 0x7fffffffu, o;
-  if (a >= 0x47800000u) o = a > 0x7f800000u ? 0x7e00u : 0x7c00u;
-  else if (a < 0x38800000u) o = __float_as_uint(__uint_as_float(a) + 0.5f) - 0x3f000000u;
-  else { a += 0xc8000fffu + ((a >> 13) & 1u); o = a >> 13; }
-  return (unsigned short)(o | sign);
-}
-__device__ static inline float rg_rh(float f) { return rg_h2f(rg_f2h(f)); }
-)";
-constexpr const char* kBHalfHelpers = R"(__device__ static inline float rg_bf2f(unsigned short h) {
-  return __uint_as_float((unsigned int)h << 16);
-}
-__device__ static inline unsigned short rg_f2bf(float f) {
-  unsigned int u = __float_as_uint(f);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40u);
-  u += 0x7fffu + ((u >> 16) & 1u); return (unsigned short)(u >> 16);
-}
-__device__ static inline float rg_rbf(float f) { return rg_bf2f(rg_f2bf(f)); }
-)";
 // NVRTC has no GNU statement expressions: what the CPU's C writes inline is a template here.
 constexpr const char* kFloorDiv =
     "template <class T> __device__ static inline T rg_floordiv(T a, T b) {\n"
@@ -83,8 +54,13 @@ class CudaLanguage : public CStyleLanguage {
   std::string math_fn(const char* base, DType dt) const override {
     return std::string(base) + (dt.scalar == Scalar::Float64 ? "" : "f");
   }
-  std::string half_helpers() const override { return kHalfHelpers; }
-  std::string bhalf_helpers() const override { return kBHalfHelpers; }
+  // The 16-bit float conversions on CUDA's bit-cast intrinsics (NVRTC has no GNU builtins); kept in
+  // software rather than cuda_fp16.h, so that no header is needed and results equal the CPU's.
+  std::string helper_qualifier() const override { return "__device__ static inline "; }
+  std::string float_bits_helpers() const override {
+    return "__device__ static inline unsigned int rg_f2u(float f) { return __float_as_uint(f); }\n"
+           "__device__ static inline float rg_u2f(unsigned int u) { return __uint_as_float(u); }\n";
+  }
 
   std::string floordiv(DType dt, const std::string& ct, const std::string& a, const std::string& b,
                        std::vector<std::string>& helpers) const override {
@@ -133,12 +109,17 @@ class CudaLanguage : public CStyleLanguage {
   }
 };
 
+std::atomic<uint64_t> renders{0};
+
 }  // namespace
 
 std::string render_cuda(const Program& p) {
   static const CudaLanguage lang;
+  renders.fetch_add(1, std::memory_order_relaxed);
   return render_cstyle(p, lang);
 }
+
+uint64_t cuda_renders() { return renders.load(); }
 
 GpuLimits cuda_limits() {
   GpuLimits l;

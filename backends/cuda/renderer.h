@@ -1,5 +1,5 @@
 // The CUDA C renderer: one linear Program → one `extern "C" __global__` kernel, on the C-style core
-// it shares with the CPU's C renderer (backends/cpu/renderer.h).
+// it shares with the CPU's C renderer (backends/cstyle/cstyle.h).
 #pragma once
 
 #include <array>
@@ -15,6 +15,8 @@ namespace rg {
 // render_c (C integer division, gated loads, loops). Throws rg::Error on what it cannot render
 // (vector values: the devectorizer does not exist yet; Invalid left in the program).
 std::string render_cuda(const Program& p);
+// How often render_cuda ran in this process (tests: the runtime renders each kernel once).
+uint64_t cuda_renders();
 
 // What codegen does for CUDA: LowerOptions{} with GPU dims at CUDA's launch limits (grid
 // 2^31-1 x 65535 x 65535 blocks, block 1024 x 1024 x 64 threads, 1024 threads per block), output

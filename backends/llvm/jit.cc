@@ -6,7 +6,7 @@
 #include <unordered_map>
 #include <utility>
 
-#include "backends/cpu/content_key.h"
+#include "backends/cstyle/kernel_cache.h"
 #include "compiler/ir/uop.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"

@@ -1,12 +1,13 @@
-// CUDA: buffers in device memory through the driver; kernels rendered as CUDA C, compiled by NVRTC
-// for each device's architecture and launched there (backends/cuda).
+// The runtime's "CUDA" device: buffers in device memory through the driver; kernels rendered as CUDA
+// C, compiled by NVRTC for each device's architecture and launched there. Linking
+// //backends/cuda:device registers it; it opens only where a driver and the device exist.
 #include <map>
 #include <mutex>
 
 #include "backends/cuda/device.h"
 #include "backends/cuda/program.h"
 #include "backends/cuda/renderer.h"
-#include "runtime/builtin_devices.h"
+#include "runtime/device.h"
 
 namespace rg {
 
@@ -47,15 +48,16 @@ class CudaRuntimeDevice : public Device {
   CudaDevice& dev_;
 };
 
-// One lowered program; loaded per device on first use there (devices may differ in architecture).
+// One lowered program and the source the executor rendered for it (rendered once: CudaProgram
+// compiles that source); loaded per device on first use there (devices may differ in architecture).
 class CudaRunner : public Runner {
  public:
-  explicit CudaRunner(Program p) : program_(std::move(p)) {}
+  CudaRunner(Program p, std::string source) : program_(std::move(p)), source_(std::move(source)) {}
 
   const CudaProgram& on(CudaDevice& dev) const {
     std::lock_guard<std::mutex> lock(mu_);
     auto& slot = loaded_[dev.ordinal()];
-    if (!slot) slot = std::make_unique<CudaProgram>(dev, program_);
+    if (!slot) slot = std::make_unique<CudaProgram>(dev, program_, source_);
     return *slot;
   }
 
@@ -68,22 +70,25 @@ class CudaRunner : public Runner {
 
  private:
   Program program_;
+  std::string source_;
   mutable std::mutex mu_;
   mutable std::map<int, std::unique_ptr<CudaProgram>> loaded_;
 };
 
-std::shared_ptr<const Runner> CudaRuntimeDevice::compile(const Program& p, const std::string&) {
-  auto r = std::make_shared<CudaRunner>(p);
+std::shared_ptr<const Runner> CudaRuntimeDevice::compile(const Program& p, const std::string& source) {
+  auto r = std::make_shared<CudaRunner>(p, source);
   r->on(dev_);  // compile and load now: errors and compile time belong here, not to the first launch
   return r;
 }
 
-}  // namespace
+const DeviceRegistrar registrar("CUDA",
+                                [](const std::string& name, int index,
+                                   std::string* why_not) -> std::unique_ptr<Device> {
+                                  CudaDevice* dev = CudaDevice::open(index, why_not);
+                                  if (!dev) return nullptr;
+                                  return std::make_unique<CudaRuntimeDevice>(name, *dev);
+                                });
 
-std::unique_ptr<Device> open_cuda_device(const std::string& name, int index, std::string* why_not) {
-  CudaDevice* dev = CudaDevice::open(index, why_not);
-  if (!dev) return nullptr;
-  return std::make_unique<CudaRuntimeDevice>(name, *dev);
-}
+}  // namespace
 
 }  // namespace rg

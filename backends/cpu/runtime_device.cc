@@ -1,0 +1,27 @@
+// The runtime's "CPU" device: host memory, kernels rendered as C and compiled by clang. Linking
+// //backends/cpu:device registers it.
+#include "backends/cpu/compiler.h"
+#include "backends/cpu/renderer.h"
+#include "runtime/host.h"
+
+namespace rg {
+
+namespace {
+
+class CpuDevice : public HostDevice {
+ public:
+  using HostDevice::HostDevice;
+  LowerOptions lower_options() const override { return cpu_lower_options(); }  // load/store folds
+  std::string render(const Program& p) const override { return render_c(p); }
+  std::shared_ptr<const Runner> compile(const Program& p, const std::string& source) override {
+    return std::make_shared<HostRunner<CompiledKernel>>(compile_c(source, p.name));
+  }
+};
+
+const DeviceRegistrar registrar("CPU", [](const std::string& name, int, std::string*) -> std::unique_ptr<Device> {
+  return std::make_unique<CpuDevice>(name, "CPU");
+});
+
+}  // namespace
+
+}  // namespace rg

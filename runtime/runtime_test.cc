@@ -7,6 +7,7 @@
 
 #include "backends/cpu/compiler.h"
 #include "compiler/ir/error_of.h"
+#include "compiler/ir/kernel_builders.h"
 #include "compiler/schedule/schedule.h"
 #include "runtime/buffer.h"
 #include "runtime/device.h"
@@ -76,24 +77,28 @@ TEST(Buffer, BadUseIsAnError) {
   EXPECT_THROW(buffer_copy(a, new_buffer(dtypes::float32, 3)), Error);
 }
 
+// out[i] = f(in[i]) over 4 floats (slots: out, in).
+UPtr map4(const std::function<UPtr(const UPtr&)>& f) {
+  UPtr out = testk::param(0, dtypes::float32, 4), in = testk::param(1, dtypes::float32, 4);
+  UPtr r = range(4, 0);
+  return testk::sink(testk::end(testk::store(out, r, f(testk::load(in, r))), {r}));
+}
+
+// Two CALLs over 4 floats: tmp = in * 2, then out = tmp + 1.
+UPtr times2_plus1(const UPtr& out, const UPtr& tmp, const UPtr& in) {
+  UPtr k1 = map4([](const UPtr& v) { return v * testk::f32(2); });
+  UPtr k2 = map4([](const UPtr& v) { return v + testk::f32(1); });
+  return UOp::make(
+      Op::LINEAR, dtypes::void_,
+      {UOp::make(Op::CALL, dtypes::void_, {k1, tmp, in}), UOp::make(Op::CALL, dtypes::void_, {k2, out, tmp})});
+}
+
 TEST(RunLinear, RunsCallsInOrderOnTheirBuffers) {
-  // Two CALLs: tmp = in * 2, then out = tmp + 1, over 4 floats.
-  auto kernel = [](const std::function<UPtr(const UPtr&)>& f) {
-    UPtr p0 = UOp::make(Op::PARAM, dtypes::float32.ptr_to(4), {}, int64_t(0));
-    UPtr p1 = UOp::make(Op::PARAM, dtypes::float32.ptr_to(4), {}, int64_t(1));
-    UPtr r = range(4, 0);
-    UPtr v = f(UOp::make(Op::INDEX, dtypes::float32, {p1, r}));
-    UPtr st = UOp::make(Op::STORE, dtypes::void_, {UOp::make(Op::INDEX, p0->dtype, {p0, r}), v});
-    return UOp::make(Op::SINK, dtypes::void_, {UOp::make(Op::END, dtypes::void_, {st, r})});
-  };
   UPtr in = new_buffer(dtypes::float32, 4), tmp = new_buffer(dtypes::float32, 4), out = new_buffer(dtypes::float32, 4);
   std::vector<float> x{1, 2, 3, 4};
   buffer_write(in, x.data(), 16);
-  UPtr k1 = kernel([](const UPtr& v) { return v * cnst(dtypes::float32, 2); });
-  UPtr k2 = kernel([](const UPtr& v) { return v + cnst(dtypes::float32, 1); });
-  UPtr linear = UOp::make(
-      Op::LINEAR, dtypes::void_,
-      {UOp::make(Op::CALL, dtypes::void_, {k1, tmp, in}), UOp::make(Op::CALL, dtypes::void_, {k2, out, tmp})});
+  UPtr linear = times2_plus1(out, tmp, in);
+  const UPtr& k1 = linear->src[0]->src[0];
   run_linear(linear);
   EXPECT_EQ(read(out), (std::vector<float>{3, 5, 7, 9}));
   EXPECT_EQ(last_timings().kernels, 2);
@@ -113,22 +118,6 @@ TEST(RunLinear, RunsCallsInOrderOnTheirBuffers) {
                Error);
 }
 
-// Two CALLs over 4 floats: tmp = in * 2, then out = tmp + 1.
-UPtr times2_plus1(const UPtr& out, const UPtr& tmp, const UPtr& in) {
-  auto kernel = [](const std::function<UPtr(const UPtr&)>& f) {
-    UPtr p0 = UOp::make(Op::PARAM, dtypes::float32.ptr_to(4), {}, int64_t(0));
-    UPtr p1 = UOp::make(Op::PARAM, dtypes::float32.ptr_to(4), {}, int64_t(1));
-    UPtr r = range(4, 0);
-    UPtr v = f(UOp::make(Op::INDEX, dtypes::float32, {p1, r}));
-    UPtr st = UOp::make(Op::STORE, dtypes::void_, {UOp::make(Op::INDEX, p0->dtype, {p0, r}), v});
-    return UOp::make(Op::SINK, dtypes::void_, {UOp::make(Op::END, dtypes::void_, {st, r})});
-  };
-  UPtr k1 = kernel([](const UPtr& v) { return v * cnst(dtypes::float32, 2); });
-  UPtr k2 = kernel([](const UPtr& v) { return v + cnst(dtypes::float32, 1); });
-  return UOp::make(
-      Op::LINEAR, dtypes::void_,
-      {UOp::make(Op::CALL, dtypes::void_, {k1, tmp, in}), UOp::make(Op::CALL, dtypes::void_, {k2, out, tmp})});
-}
 UPtr copy_call(const UPtr& dst, const UPtr& src) {
   return UOp::make(Op::CALL, dtypes::void_, {UOp::make(Op::COPY, src->dtype, {src, dst->src[0]}), dst, src});
 }

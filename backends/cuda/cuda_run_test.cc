@@ -11,8 +11,8 @@
 #include "backends/cuda/nvrtc.h"
 #include "backends/cuda/program.h"
 #include "backends/cuda/test_cases.h"
-#include "backends/cuda/test_kernels.h"
 #include "compiler/codegen/codegen.h"
+#include "compiler/ir/kernel_builders.h"
 
 namespace rg {
 namespace {

@@ -178,8 +178,8 @@ class Tensor {
   struct Node {
     UPtr uop;
     std::string device;  // canonical; empty for a graph of constants, which fits every device
-    // On several devices (docs/multi_device.md#device-tuples): the devices, the shard axis (-1: the whole tensor on each), and
-    // once realized the per-device buffer view (RESHAPE of a BUFFER on the device tuple, piece shape).
+    // On several devices (docs/multi_device.md#device-tuples): the devices, the shard axis (-1: the whole tensor on
+    // each), and once realized the per-device buffer view (RESHAPE of a BUFFER on the device tuple, piece shape).
     std::vector<std::string> devices;
     int64_t axis = -1;
     UPtr data;

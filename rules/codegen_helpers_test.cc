@@ -4,11 +4,12 @@
 
 #include <cmath>
 
+#include "compiler/ir/kernel_builders.h"
+
 namespace rg {
 namespace {
 
-UPtr param(int64_t slot, DType dt, int64_t n) { return UOp::make(Op::PARAM, dt.ptr_to(n), {}, slot); }
-UPtr idx(const UPtr& buf, const UPtr& i) { return UOp::make(Op::INDEX, buf->dtype.base(), {buf, i}); }
+using namespace testk;
 
 TEST(RangeKey, LoopsNestOutsideReductionsThenById) {
   UPtr l0 = range(4, 0, AxisType::Loop), l1 = range(4, 1, AxisType::Loop), r2 = range(4, 2, AxisType::Reduce);
@@ -22,7 +23,7 @@ TEST(RangeKey, LoopsNestOutsideReductionsThenById) {
 TEST(ReduceToAcc, BuildsAnAccumulatorLoop) {
   UPtr p = param(1, dtypes::float32, 6);
   UPtr r0 = range(3, 0, AxisType::Loop), r1 = range(2, 1, AxisType::Reduce);
-  UPtr x = idx(p, r0 * 2 + r1);
+  UPtr x = load(p, r0 * 2 + r1);
   UPtr red = UOp::make(Op::REDUCE, dtypes::float32, {x, r1}, Op::MAX);
   ReduceCtx ctx;
   UPtr out = reduce_to_acc(ctx, red);
@@ -63,7 +64,7 @@ TEST(ReduceToAcc, NoRangeIsTheValue) {
 
 TEST(LoadOf, ValueIndexBecomesLoad) {
   UPtr p = param(0, dtypes::int32, 4);
-  UPtr v = idx(p, cnst_int(dtypes::index, 1));
+  UPtr v = load(p, cnst_int(dtypes::index, 1));
   UPtr l = load_of(v);
   ASSERT_EQ(l->op, Op::LOAD);
   EXPECT_EQ(l->dtype, dtypes::int32);

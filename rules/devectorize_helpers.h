@@ -1,5 +1,5 @@
 // C++ helpers for rules/devectorize.rules: scalar memory accesses folded into vector ones, and vector
-// lanes pushed through ALU ops (DESIGN.md §6.3). Unit-tested in devectorize_test.cc.
+// lanes pushed through ALU ops (docs/pipeline.md#vector-lanes). Unit-tested in devectorize_test.cc.
 //
 // The expander leaves one scalar copy per lane of an UPCAST/UNROLL axis, each folded on its own (its
 // index, its padding gate). This stage regroups them for a target with vector registers:

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "compiler/ir/kernel_builders.h"
 #include "compiler/ir/rewrite.h"
 #include "rules/devectorize_helpers.h"
 #include "rules/expand_helpers.h"
@@ -14,13 +15,8 @@ namespace {
 using Runs = std::vector<std::pair<int64_t, int>>;
 const std::vector<int> kCpu{4, 2};
 
-UPtr param(int64_t slot, DType dt, int64_t n) { return UOp::make(Op::PARAM, dt.ptr_to(n), {}, slot); }
-UPtr ptr_index(const UPtr& p, const UPtr& i) { return UOp::make(Op::INDEX, p->dtype, {p, i}); }
-UPtr ld(const UPtr& p, const UPtr& i) { return UOp::make(Op::LOAD, p->dtype.base(), {ptr_index(p, i)}); }
-UPtr st(const UPtr& p, const UPtr& i, const UPtr& v) {
-  return UOp::make(Op::STORE, dtypes::void_, {ptr_index(p, i), v});
-}
-UPtr idx(int64_t v) { return cnst_int(dtypes::index, v); }
+using namespace testk;
+
 UPtr gep(const UPtr& v, int64_t k) { return UOp::make(Op::GEP, v->dtype.scalar_type(), {v}, std::vector<int64_t>{k}); }
 UPtr vec(std::vector<UPtr> lanes) {
   DType dt = lanes[0]->dtype.vec(static_cast<int>(lanes.size()));
@@ -59,12 +55,12 @@ TEST(Devectorize, FoldRunsTakeTheLargestAlignedWidth) {
 TEST(Devectorize, LoadsFoldToVectorLoadsAndGeps) {
   UPtr in = param(1, dtypes::float32, 6), out = param(0, dtypes::float32, 6);
   std::vector<UPtr> stores;
-  for (int i = 0; i < 6; ++i) stores.push_back(st(out, idx(5 - i), ld(in, idx(i)) * ld(in, idx(i))));
+  for (int i = 0; i < 6; ++i) stores.push_back(store(out, idx(5 - i), load_at(in, idx(i)) * load_at(in, idx(i))));
   UPtr k = UOp::make(Op::SINK, dtypes::void_, stores);
   FoldCtx ctx{kCpu, {}};
   plan_load_folds(k, ctx);
   EXPECT_EQ(ctx.loads.size(), 6u);
-  UPtr l0 = ld(in, idx(0)), l5 = ld(in, idx(5));
+  UPtr l0 = load_at(in, idx(0)), l5 = load_at(in, idx(5));
   ASSERT_TRUE(ctx.folds(l0));
   UPtr g0 = folded_load(ctx, l0), g5 = folded_load(ctx, l5);
   EXPECT_EQ(g0->op, Op::GEP);
@@ -76,9 +72,9 @@ TEST(Devectorize, LoadsFoldToVectorLoadsAndGeps) {
   EXPECT_EQ(g5->src[0]->src[0]->src[1], idx(4));
   // Gated loads and bool loads stay scalar.
   UPtr gated =
-      UOp::make(Op::LOAD, dtypes::float32, {ptr_index(in, idx(0)), cnst(dtypes::float32, 0), cnst(dtypes::bool_, 1)});
+      UOp::make(Op::LOAD, dtypes::float32, {address(in, idx(0)), cnst(dtypes::float32, 0), cnst(dtypes::bool_, 1)});
   FoldCtx none{kCpu, {}};
-  plan_load_folds(UOp::make(Op::SINK, dtypes::void_, {st(out, idx(0), gated)}), none);
+  plan_load_folds(UOp::make(Op::SINK, dtypes::void_, {store(out, idx(0), gated)}), none);
   EXPECT_TRUE(none.loads.empty());
 }
 
@@ -86,7 +82,8 @@ TEST(Devectorize, StoresFoldInTheirGroupAndValuesBecomeVectorOps) {
   UPtr a = param(1, dtypes::float32, 8), out = param(0, dtypes::float32, 8);
   UPtr r = range(2, 0);
   std::vector<UPtr> stores;
-  for (int i = 0; i < 4; ++i) stores.push_back(st(out, r * 4 + idx(i), ld(a, r * 4 + idx(i)) + ld(a, r * 4 + idx(i))));
+  for (int i = 0; i < 4; ++i)
+    stores.push_back(store(out, r * 4 + idx(i), load_at(a, r * 4 + idx(i)) + load_at(a, r * 4 + idx(i))));
   UPtr noop = UOp::make(Op::NOOP, dtypes::void_, stores);
   FoldCtx ctx{kCpu, {}};
   UPtr folded = fold_store_group(ctx, noop);
@@ -174,11 +171,7 @@ TEST(Devectorize, UpcastPlan) {
   EXPECT_FALSE(upcast_tail(p, UOp::make(Op::END, dtypes::void_, {idx(0), p.value})));
 }
 
-UPtr end_of(const UPtr& x, std::vector<UPtr> ranges) {
-  ranges.insert(ranges.begin(), x);
-  return UOp::make(Op::END, dtypes::void_, std::move(ranges));
-}
-UPtr sum_of(const UPtr& x, const UPtr& r) { return UOp::make(Op::REDUCE, x->dtype, {x, r}, Op::ADD); }
+UPtr sum_of(const UPtr& x, const UPtr& r) { return reduce(Op::ADD, x, {r}); }
 
 TEST(Devectorize, UpcastPlanWithATail) {
   // 1027 = 256 * 4 + 3: the vector loop over 256, and a tail of 3 (ids after the kernel's: lanes 1, tail 2).
@@ -197,12 +190,12 @@ TEST(Devectorize, UpcastPlanWithATail) {
   UPtr in = param(1, dtypes::float32, 8 * 1027);
   auto value = [&](const UPtr& i) { return UOp::make(Op::INDEX, dtypes::float32, {in, i}); };
   UPtr body = sum_of(value(j * 1027 + p.value), j);
-  UPtr t = upcast_tail(p, end_of(body, {k, p.value}));
+  UPtr t = upcast_tail(p, end(body, {k, p.value}));
   UPtr j2 = UOp::make(Op::RANGE, dtypes::index, {idx(8)}, std::vector<int64_t>{3, int64_t(AxisType::Reduce)});
   UPtr tail_index = substitute(p.value, {{p.outer, idx(256)}, {p.lanes, p.tail}});
-  EXPECT_EQ(t, end_of(sum_of(value(j2 * 1027 + tail_index), j2), {k, p.tail}));
+  EXPECT_EQ(t, end(sum_of(value(j2 * 1027 + tail_index), j2), {k, p.tail}));
   UPtr one = cnst(dtypes::float32, 1);
-  EXPECT_EQ(upcast_tail(p, end_of(body + one, {p.value}))->src[0], t->src[0] + one);
+  EXPECT_EQ(upcast_tail(p, end(body + one, {p.value}))->src[0], t->src[0] + one);
   EXPECT_EQ(p.next_id, 4);
 }
 

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "compiler/ir/kernel_builders.h"
 #include "compiler/ir/rewrite.h"
 #include "rules/expand_helpers.h"
 #include "rules/symbolic.h"
@@ -15,30 +16,10 @@
 namespace rg {
 namespace {
 
-UPtr param(int64_t slot, DType dt, int64_t n) { return UOp::make(Op::PARAM, dt.ptr_to(n), {}, slot); }
-UPtr value_at(const UPtr& p, const UPtr& i) { return UOp::make(Op::INDEX, p->dtype.base(), {p, i}); }
-UPtr store(const UPtr& p, const UPtr& i, const UPtr& v) {
-  return UOp::make(Op::STORE, dtypes::void_, {UOp::make(Op::INDEX, p->dtype, {p, i}), v});
-}
-UPtr end(const UPtr& x, std::vector<UPtr> ranges) {
-  ranges.insert(ranges.begin(), x);
-  return UOp::make(Op::END, dtypes::void_, std::move(ranges));
-}
-UPtr reduce(Op op, const UPtr& x, std::vector<UPtr> ranges) {
-  ranges.insert(ranges.begin(), x);
-  return UOp::make(Op::REDUCE, x->dtype, std::move(ranges), op);
-}
-UPtr sink(const UPtr& x) { return UOp::make(Op::SINK, dtypes::void_, {x}); }
-UPtr idx(int64_t v) { return cnst_int(dtypes::index, v); }
+using namespace testk;
+
 UPtr folded(const UPtr& x) { return graph_rewrite(x, rules::symbolic); }
 AxisType type_of(const UPtr& r) { return static_cast<AxisType>(r->arg_ints()[1]); }
-
-// out[i] = sum_k in[i*bk + k], i < bi (Loop, axis 0), k < bk (Reduce, axis 1).
-UPtr row_sum(int64_t bi, int64_t bk) {
-  UPtr out = param(0, dtypes::float32, bi), in = param(1, dtypes::float32, bi * bk);
-  UPtr i = range(bi, 0, AxisType::Loop), k = range(bk, 1, AxisType::Reduce);
-  return sink(end(store(out, i, reduce(Op::ADD, value_at(in, i * bk + k), {k})), {i}));
-}
 
 std::vector<int64_t> chosen_bounds(const UnrollPlan& p) {
   std::vector<int64_t> b;
@@ -103,7 +84,7 @@ TEST(ExpandCopies, OneCopyPerValueOuterRangeSlowest) {
 TEST(ExpandReduce, ChainOverTheCopiesKeepsOtherRanges) {
   UPtr in = param(1, dtypes::float32, 6);
   UPtr i = range(2, 0, AxisType::Loop), k = range(3, 1, AxisType::Unroll);
-  UPtr x = value_at(in, i * 3 + k);
+  UPtr x = load(in, i * 3 + k);
   UPtr e = expand_reduce(reduce(Op::MAX, x, {k, i}));
   // REDUCE[MAX](max(max(x0, x1), x2), i)
   ASSERT_EQ(e->op, Op::REDUCE);
@@ -113,12 +94,12 @@ TEST(ExpandReduce, ChainOverTheCopiesKeepsOtherRanges) {
   const UPtr& chain = e->src[0];
   ASSERT_EQ(chain->op, Op::MAX);
   ASSERT_EQ(chain->src[0]->op, Op::MAX);
-  EXPECT_EQ(folded(chain->src[1]), folded(value_at(in, i * 3 + 2)));
-  EXPECT_EQ(folded(chain->src[0]->src[0]), folded(value_at(in, i * 3)));
-  EXPECT_EQ(folded(chain->src[0]->src[1]), folded(value_at(in, i * 3 + 1)));
+  EXPECT_EQ(folded(chain->src[1]), folded(load(in, i * 3 + 2)));
+  EXPECT_EQ(folded(chain->src[0]->src[0]), folded(load(in, i * 3)));
+  EXPECT_EQ(folded(chain->src[0]->src[1]), folded(load(in, i * 3 + 1)));
   // Every range expanded: the chain itself.
   UPtr u = range(2, 0, AxisType::Upcast);
-  UPtr all = expand_reduce(reduce(Op::ADD, value_at(in, u * 3 + k), {u, k}));
+  UPtr all = expand_reduce(reduce(Op::ADD, load(in, u * 3 + k), {u, k}));
   int adds = 0;
   for (const UPtr& n : toposort(all)) adds += n->op == Op::ADD && n->dtype == dtypes::float32;
   EXPECT_EQ(adds, 5);
@@ -153,7 +134,7 @@ TEST(ExpandRules, Seed004KernelLosesEveryRange) {
   UPtr out = param(0, dtypes::float32, 5), in = param(1, dtypes::float32, 6);
   UPtr i = range(5, 0, AxisType::Loop), k = range(4, 1, AxisType::Reduce);
   UPtr valid = (idx(0) < i) & (i < idx(4)) & (idx(0) < k) & (k < idx(3));
-  UPtr x = value_at(in, where(valid, k * 3 + i - idx(4), invalid(dtypes::index)));
+  UPtr x = load(in, where(valid, k * 3 + i - idx(4), invalid(dtypes::index)));
   UPtr val = where(valid, x, cnst(dtypes::float32, 0)) + cnst(dtypes::float32, 10);
   UPtr kernel = sink(end(store(out, i, reduce(Op::ADD, val, {k})), {i}));
 

@@ -1,5 +1,5 @@
 // C++ helpers for rules/gpudims.rules: a kernel's output ranges become GPU thread indices
-// (DESIGN.md §6.3 "GPU dims"). Unit-tested in gpudims_test.cc.
+// (docs/pipeline.md#gpu-dims). Unit-tested in gpudims_test.cc.
 //
 // Two steps, as in tinygrad's optimizer and gpudims:
 //   1. choose_threads (with plan_threads): output ranges are retyped GLOBAL or LOCAL; the innermost

@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "compiler/ir/kernel_builders.h"
 #include "compiler/ir/rewrite.h"
 #include "rules/gpudims_helpers.h"
 #include "rules/symbolic.h"
@@ -15,34 +16,10 @@
 namespace rg {
 namespace {
 
-UPtr param(int64_t slot, DType dt, int64_t n) { return UOp::make(Op::PARAM, dt.ptr_to(n), {}, slot); }
-UPtr value_at(const UPtr& p, const UPtr& i) { return UOp::make(Op::INDEX, p->dtype.base(), {p, i}); }
-UPtr address(const UPtr& p, const UPtr& i) { return UOp::make(Op::INDEX, p->dtype, {p, i}); }
-UPtr store(const UPtr& p, const UPtr& i, const UPtr& v) {
-  return UOp::make(Op::STORE, dtypes::void_, {address(p, i), v});
-}
-UPtr end(const UPtr& x, std::vector<UPtr> ranges) {
-  ranges.insert(ranges.begin(), x);
-  return UOp::make(Op::END, dtypes::void_, std::move(ranges));
-}
-UPtr reduce(Op op, const UPtr& x, std::vector<UPtr> ranges) {
-  ranges.insert(ranges.begin(), x);
-  return UOp::make(Op::REDUCE, x->dtype, std::move(ranges), op);
-}
-UPtr sink(std::vector<UPtr> x) { return UOp::make(Op::SINK, dtypes::void_, std::move(x)); }
-UPtr idx(int64_t v) { return cnst_int(dtypes::index, v); }
-UPtr special(const std::string& name, int64_t bound) {
-  return UOp::make(Op::SPECIAL, dtypes::index, {idx(bound)}, name);
-}
+using namespace testk;
+
 using Dims = std::vector<int64_t>;
 const std::array<int64_t, 3> kCudaGlobal{INT32_MAX, 65535, 65535}, kCudaLocal{1024, 1024, 64};
-
-// out[i] = sum_k in[i*bk + k], i < bi (Loop, axis 0), k < bk (Reduce, axis 1).
-UPtr row_sum(int64_t bi, int64_t bk) {
-  UPtr out = param(0, dtypes::float32, bi), in = param(1, dtypes::float32, bi * bk);
-  UPtr i = range(bi, 0, AxisType::Loop), k = range(bk, 1, AxisType::Reduce);
-  return sink({end(store(out, i, reduce(Op::ADD, value_at(in, i * bk + k), {k})), {i})});
-}
 
 GpuLimits limits(int64_t local_size) {
   GpuLimits l;
@@ -144,7 +121,7 @@ TEST(ChooseThreads, RowSumBecomesBlocksOfThreads) {
   UPtr g = range(4, 0, AxisType::Global), l = range(256, 2, AxisType::Local), kk = range(17, 1, AxisType::Reduce);
   UPtr i = where(g * idx(256) + l < idx(1000), g * idx(256) + l, invalid(dtypes::index));
   UPtr out = param(0, dtypes::float32, 1000), in = param(1, dtypes::float32, 17000);
-  EXPECT_EQ(got, sink({end(store(out, i, reduce(Op::ADD, value_at(in, i * 17 + kk), {kk})), {g, l})})) << render(got);
+  EXPECT_EQ(got, sink({end(store(out, i, reduce(Op::ADD, load(in, i * 17 + kk), {kk})), {g, l})})) << render(got);
 }
 
 TEST(GroupDims, AdjacentDimensionsMerge) {
@@ -247,7 +224,7 @@ TEST(ThreadIndices, BadDimensionsAreErrors) {
 struct Typed {
   UPtr out = param(0, dtypes::float32, 8), in = param(1, dtypes::float32, 32);
   UPtr g = range(8, 0, AxisType::Global), l = range(4, 1, AxisType::Local);
-  UPtr value = value_at(in, g* idx(4) + l) + cnst(dtypes::float32, 1);
+  UPtr value = load(in, g* idx(4) + l) + cnst(dtypes::float32, 1);
   UPtr kernel() const { return sink({end(store(out, g, value), {g, l})}); }
 };
 
@@ -301,7 +278,7 @@ TEST(MaskLocalStores, AStoreWithoutTheLocalIndexHappensInLidxZero) {
   // Then the ranges become SPECIALs and the END closes nothing.
   UPtr got = graph_rewrite(masked, rules::add_gpu_dims, ti);
   UPtr g = special("gidx0", 8), l = special("lidx0", 4);
-  UPtr v = value_at(t.in, g * idx(4) + l) + cnst(dtypes::float32, 1);
+  UPtr v = load(t.in, g * idx(4) + l) + cnst(dtypes::float32, 1);
   EXPECT_EQ(got, sink({store(t.out, where(eq(l, idx(0)), g, invalid(dtypes::index)), v)})) << render(got);
 }
 
@@ -309,12 +286,12 @@ TEST(AddGpuDims, LoopsInsideThreadsStay) {
   // The row sum after choose_threads, with its reduce loop kept: the END of the reduction stays.
   UPtr out = param(0, dtypes::float32, 64), in = param(1, dtypes::float32, 64 * 8);
   UPtr g = range(2, 0, AxisType::Global), l = range(32, 2, AxisType::Local), r = range(8, 1, AxisType::Loop);
-  UPtr s = store(out, g * idx(32) + l, value_at(in, (g * idx(32) + l) * idx(8) + r));
+  UPtr s = store(out, g * idx(32) + l, load(in, (g * idx(32) + l) * idx(8) + r));
   UPtr k = sink({end(s, {g, l, r})});
   ThreadIndices ti = plan_thread_indices(k, limits(32));
   UPtr got = graph_rewrite(k, rules::add_gpu_dims, ti);
   UPtr gi = special("gidx0", 2), li = special("lidx0", 32);
-  UPtr s2 = store(out, gi * idx(32) + li, value_at(in, (gi * idx(32) + li) * idx(8) + r));
+  UPtr s2 = store(out, gi * idx(32) + li, load(in, (gi * idx(32) + li) * idx(8) + r));
   EXPECT_EQ(got, sink({end(s2, {r})})) << render(got);
 }
 

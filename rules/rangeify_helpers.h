@@ -43,7 +43,7 @@ UPtr index_permute(const UPtr& m, USpan idx);
 UPtr index_expand(const UPtr& m, USpan idx);
 UPtr index_shrink(const UPtr& m, USpan idx);
 UPtr index_flip(const UPtr& m, USpan idx);
-// where(valid, INDEX(x, gated indices), fill): fill is Invalid, or false for bool (DESIGN §6.1).
+// where(valid, INDEX(x, gated indices), fill): fill is Invalid, or false for bool (docs/ir.md#pad-fills-invalid).
 UPtr index_pad(const UPtr& m, USpan idx);
 // REDUCE[op](INDEX(x, idx with a new Reduce RANGE on each reduced axis), those ranges).
 UPtr index_reduce(RangeifyCtx& ctx, const UPtr& m, USpan idx);

@@ -64,7 +64,8 @@ TEST(Symbolic, ConstantFolding) {
 
 TEST(Symbolic, CanonicalOrderAndReassociation) {
   EXPECT_EQ(simplify(I(3) + x).out, "x+3");
-  EXPECT_EQ(simplify(x + y).out, simplify(y + x).out);
+  EXPECT_EQ(simplify(x + y).out, "x+y");  // one canonical order, whichever order was written
+  EXPECT_EQ(simplify(y + x).out, "x+y");
   EXPECT_SIMPLIFIES((x + 3) + 4, "x+7", "(x:int + #c1) + #c2");
   EXPECT_SIMPLIFIES((x * 3) * 4, "x*12", "(x:int * #c1) * #c2");
   EXPECT_SIMPLIFIES((x + 3) * 4, "x*4+12", "(x:int + #c1) * #c2");
@@ -84,9 +85,8 @@ TEST(Symbolic, DivModByBounds) {
   EXPECT_SIMPLIFIES(x % 6 % 6, "x%6", "x:index % #c if in_mod_range(x, c)");
   EXPECT_SIMPLIFIES(x % 12 % 4, "x%4", "(x:index % #a) % #b");
   EXPECT_SIMPLIFIES(x % 12 / 4, "x/4%3", "(x:index % #a) / #b");
-  // Negative numerators are not folded: C truncates toward zero.
-  EXPECT_EQ(simplify((z * 4 + y) / 4).out, simplify((z * 4 + y) / 4).out);
-  EXPECT_NE(simplify((z * 4 + y) / 4).out, "z");
+  // Negative numerators are not folded: z is in [-5, 5], and for z = -5, C gives (-20 + 3) / 4 = -4, not z.
+  EXPECT_EQ(simplify((z * 4 + y) / 4).out, "(z*4+y)/4");
 }
 
 TEST(Symbolic, ComparisonsByBoundsAndMovingConstants) {
@@ -102,7 +102,8 @@ TEST(Symbolic, ComparisonsByBoundsAndMovingConstants) {
 
 TEST(Symbolic, BenchmarkTermsFold) {
   UPtr v = var("v", 0, 255);
-  EXPECT_EQ(simplify((v * 256 + v) % 256 / 4 + v * 4 / 4).out, simplify(v / 4 + v).out);
+  // v in [0, 255]: (v*256 + v) % 256 = v, and v*4/4 = v.
+  EXPECT_EQ(simplify((v * 256 + v) % 256 / 4 + v * 4 / 4).out, "v/4+v");
   EXPECT_EQ(count_nodes(graph_rewrite((v * 260 + v) % 260 / 4 + v * 4 / 4, rules::symbolic)), 4u);  // v, 4, v/4, +
 }
 

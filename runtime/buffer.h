@@ -2,8 +2,8 @@
 // "CPU" and "LLVM" (and their indices), device memory for "CUDA". A buffer's storage is found by the
 // BUFFER's unique id, allocated (zero-filled) on first use and freed when the BUFFER node dies.
 // A BUFFER on a device tuple ("(CPU, CPU:1)", see device_tuple) holds one shard of its element count
-// on each device of the tuple: the per-device pieces of a sharded tensor (DESIGN §6.2). Every function
-// below takes the shard (0 for a single device).
+// on each device of the tuple: the per-device pieces of a sharded tensor (docs/multi_device.md#device-tuples). Every
+// function below takes the shard (0 for a single device).
 #pragma once
 
 #include <cstddef>

@@ -117,8 +117,8 @@ int member_of(const std::string& tuple, const std::string& device) {
   return -1;
 }
 
-// A copy with a device tuple at one end moves shards (DESIGN §6.2), so that sharding, replication and the
-// allreduce are graph nodes the schedule runs, not eager transfers of the Tensor API:
+// A copy with a device tuple at one end moves shards (docs/multi_device.md#execution), so that sharding,
+// replication and the allreduce are graph nodes the schedule runs, not eager transfers of the Tensor API:
 //   one device → tuple: every shard gets the source (replication);
 //   tuple → one of its devices: that device's shard (what a device computed, taken out of the tuple);
 //   tuple → another tuple of as many devices: shard i to shard i.
@@ -161,7 +161,7 @@ void run_linear_timed(const UPtr& linear, const std::vector<std::pair<std::strin
     if (call->src.size() < 2) throw Error("run_linear: a kernel CALL without buffers");
     // The kernel runs where its output lives; every buffer it touches must be there too. On a device
     // tuple (a sharded tensor's buffers) it runs once per device, on that device's shards, with
-    // _device_num bound to the device's position (DESIGN §6.2).
+    // _device_num bound to the device's position (docs/multi_device.md#execution).
     const std::string& where = device_name(call, 1, "run_linear");
     const std::vector<std::string> devices = device_tuple(where);
     const bool multi = is_device_tuple(where);

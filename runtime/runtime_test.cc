@@ -7,10 +7,12 @@
 
 #include "backends/cpu/compiler.h"
 #include "compiler/ir/error_of.h"
+#include "compiler/ir/kernel_builders.h"
 #include "compiler/schedule/schedule.h"
 #include "runtime/buffer.h"
 #include "runtime/device.h"
 #include "runtime/executor.h"
+#include "tests/seed004_oracle.h"
 
 namespace rg {
 namespace {
@@ -75,24 +77,28 @@ TEST(Buffer, BadUseIsAnError) {
   EXPECT_THROW(buffer_copy(a, new_buffer(dtypes::float32, 3)), Error);
 }
 
+// out[i] = f(in[i]) over 4 floats (slots: out, in).
+UPtr map4(const std::function<UPtr(const UPtr&)>& f) {
+  UPtr out = testk::param(0, dtypes::float32, 4), in = testk::param(1, dtypes::float32, 4);
+  UPtr r = range(4, 0);
+  return testk::sink(testk::end(testk::store(out, r, f(testk::load(in, r))), {r}));
+}
+
+// Two CALLs over 4 floats: tmp = in * 2, then out = tmp + 1.
+UPtr times2_plus1(const UPtr& out, const UPtr& tmp, const UPtr& in) {
+  UPtr k1 = map4([](const UPtr& v) { return v * testk::f32(2); });
+  UPtr k2 = map4([](const UPtr& v) { return v + testk::f32(1); });
+  return UOp::make(
+      Op::LINEAR, dtypes::void_,
+      {UOp::make(Op::CALL, dtypes::void_, {k1, tmp, in}), UOp::make(Op::CALL, dtypes::void_, {k2, out, tmp})});
+}
+
 TEST(RunLinear, RunsCallsInOrderOnTheirBuffers) {
-  // Two CALLs: tmp = in * 2, then out = tmp + 1, over 4 floats.
-  auto kernel = [](const std::function<UPtr(const UPtr&)>& f) {
-    UPtr p0 = UOp::make(Op::PARAM, dtypes::float32.ptr_to(4), {}, int64_t(0));
-    UPtr p1 = UOp::make(Op::PARAM, dtypes::float32.ptr_to(4), {}, int64_t(1));
-    UPtr r = range(4, 0);
-    UPtr v = f(UOp::make(Op::INDEX, dtypes::float32, {p1, r}));
-    UPtr st = UOp::make(Op::STORE, dtypes::void_, {UOp::make(Op::INDEX, p0->dtype, {p0, r}), v});
-    return UOp::make(Op::SINK, dtypes::void_, {UOp::make(Op::END, dtypes::void_, {st, r})});
-  };
   UPtr in = new_buffer(dtypes::float32, 4), tmp = new_buffer(dtypes::float32, 4), out = new_buffer(dtypes::float32, 4);
   std::vector<float> x{1, 2, 3, 4};
   buffer_write(in, x.data(), 16);
-  UPtr k1 = kernel([](const UPtr& v) { return v * cnst(dtypes::float32, 2); });
-  UPtr k2 = kernel([](const UPtr& v) { return v + cnst(dtypes::float32, 1); });
-  UPtr linear = UOp::make(
-      Op::LINEAR, dtypes::void_,
-      {UOp::make(Op::CALL, dtypes::void_, {k1, tmp, in}), UOp::make(Op::CALL, dtypes::void_, {k2, out, tmp})});
+  UPtr linear = times2_plus1(out, tmp, in);
+  const UPtr& k1 = linear->src[0]->src[0];
   run_linear(linear);
   EXPECT_EQ(read(out), (std::vector<float>{3, 5, 7, 9}));
   EXPECT_EQ(last_timings().kernels, 2);
@@ -112,22 +118,6 @@ TEST(RunLinear, RunsCallsInOrderOnTheirBuffers) {
                Error);
 }
 
-// Two CALLs over 4 floats: tmp = in * 2, then out = tmp + 1.
-UPtr times2_plus1(const UPtr& out, const UPtr& tmp, const UPtr& in) {
-  auto kernel = [](const std::function<UPtr(const UPtr&)>& f) {
-    UPtr p0 = UOp::make(Op::PARAM, dtypes::float32.ptr_to(4), {}, int64_t(0));
-    UPtr p1 = UOp::make(Op::PARAM, dtypes::float32.ptr_to(4), {}, int64_t(1));
-    UPtr r = range(4, 0);
-    UPtr v = f(UOp::make(Op::INDEX, dtypes::float32, {p1, r}));
-    UPtr st = UOp::make(Op::STORE, dtypes::void_, {UOp::make(Op::INDEX, p0->dtype, {p0, r}), v});
-    return UOp::make(Op::SINK, dtypes::void_, {UOp::make(Op::END, dtypes::void_, {st, r})});
-  };
-  UPtr k1 = kernel([](const UPtr& v) { return v * cnst(dtypes::float32, 2); });
-  UPtr k2 = kernel([](const UPtr& v) { return v + cnst(dtypes::float32, 1); });
-  return UOp::make(
-      Op::LINEAR, dtypes::void_,
-      {UOp::make(Op::CALL, dtypes::void_, {k1, tmp, in}), UOp::make(Op::CALL, dtypes::void_, {k2, out, tmp})});
-}
 UPtr copy_call(const UPtr& dst, const UPtr& src) {
   return UOp::make(Op::CALL, dtypes::void_, {UOp::make(Op::COPY, src->dtype, {src, dst->src[0]}), dst, src});
 }
@@ -287,49 +277,31 @@ TEST(Device, RegisteredKinds) {
 
 TEST(Realize, Seed004) {
   ASSERT_TRUE(kPrivateCache);
-  UPtr x = data({1, 2, 3, 4, 5, 6}, {2, 3});
+  UPtr x = data(oracle::kSeed004Input, {2, 3});
   UPtr xt = mv(Op::PERMUTE, x, {1, 0});
   UPtr y = mv(Op::RESHAPE, sum(pad_value(xt, {1, 1, 1, 1}, 0) + full(10, {5, 4}), 1), {5});
   std::vector<UPtr> out = realize({y});
   ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(read(out[0]), (std::vector<float>{40, 45, 47, 49, 40}));
+  EXPECT_EQ(read(out[0]), oracle::kPadThenAdd);
   EXPECT_EQ(last_timings().kernels, 1);
 
   UPtr z = mv(Op::RESHAPE, sum(pad_value(xt + full(10, {3, 2}), {1, 1, 1, 1}, 0), 1), {5});
-  EXPECT_EQ(read(realize({z})[0]), (std::vector<float>{0, 25, 27, 29, 0}));
+  EXPECT_EQ(read(realize({z})[0]), oracle::kAddThenPad);
 }
 
 TEST(Realize, Seed004Oracle) {
-  // The seed's 15 movement/broadcast/reduction cases: x.T.flip(0).pad((2,1),(1,2)) + bias[:, None], summed over axis 1.
-  for (int rows : {1, 2, 7}) {
-    for (int cols : {1, 3, 31, 32, 33}) {
-      std::vector<float> flat;
-      for (int r = 0; r < rows; ++r)
-        for (int c = 0; c < cols; ++c) flat.push_back(float((r * 7 + c * 3) % 19 - 9));
-      std::vector<float> bias;
-      for (int i = 0; i < cols + 3; ++i) bias.push_back(float(i - 2));
-      // Expected, by plain loops: padded[i][j] over (cols+3) x (rows+3).
-      std::vector<float> want;
-      for (int i = 0; i < cols + 3; ++i) {
-        float s = 0;
-        for (int j = 0; j < rows + 3; ++j) {
-          int c = cols - 1 - (i - 2), r = j - 1;  // undo pad, then flip of the transposed first axis
-          float v = (i >= 2 && i < cols + 2 && j >= 1 && j < rows + 1) ? flat[r * cols + c] : 0.0f;
-          s += v + bias[i];
-        }
-        want.push_back(s);
-      }
-      UPtr x = data(flat, {rows, cols});
-      UPtr t = pad_value(mv(Op::FLIP, mv(Op::PERMUTE, x, {1, 0}), {1, 0}), {2, 1, 1, 2}, 0);
-      UPtr b = mv(Op::EXPAND, mv(Op::RESHAPE, data(bias, {cols + 3}), {cols + 3, 1}), {cols + 3, rows + 3});
-      UPtr y = mv(Op::RESHAPE, sum(t + b, 1), {cols + 3});
-      EXPECT_EQ(read(realize({y})[0]), want) << rows << "x" << cols;
-    }
+  // x.T.flip(0).pad((2,1),(1,2)) + bias[:, None], summed over axis 1 (tests/seed004_oracle.h).
+  for (const oracle::Seed004Case& k : oracle::seed004_cases()) {
+    UPtr x = data(k.x, {k.rows, k.cols});
+    UPtr t = pad_value(mv(Op::FLIP, mv(Op::PERMUTE, x, {1, 0}), {1, 0}), {2, 1, 1, 2}, 0);
+    UPtr b = mv(Op::EXPAND, mv(Op::RESHAPE, data(k.bias, {k.cols + 3}), {k.cols + 3, 1}), {k.cols + 3, k.rows + 3});
+    UPtr y = mv(Op::RESHAPE, sum(t + b, 1), {k.cols + 3});
+    EXPECT_EQ(read(realize({y})[0]), k.expected) << k.name();
   }
 }
 
-// Sharding's runtime half (DESIGN §6.2): a BUFFER on a device tuple holds one shard per device, and a
-// kernel on such buffers runs once per device with _device_num bound to the device's position.
+// Sharding's runtime half (docs/multi_device.md#execution): a BUFFER on a device tuple holds one shard per device, and
+// a kernel on such buffers runs once per device with _device_num bound to the device's position.
 TEST(DeviceTuple, ShardsAndOneKernelPerDevice) {
   EXPECT_EQ(device_tuple("(CPU, CPU:1, LLVM)"), (std::vector<std::string>{"CPU", "CPU:1", "LLVM"}));
   EXPECT_EQ(device_tuple("CPU:1"), (std::vector<std::string>{"CPU:1"}));

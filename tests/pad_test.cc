@@ -1,4 +1,4 @@
-// PAD semantics end to end (DESIGN §6.1): the fill is a real value that later
+// PAD semantics end to end (docs/ir.md#pad-fills-invalid): the fill is a real value that later
 // ops see, reductions over padded data include it, and every pad mode, pad of
 // a pad, shrink of a pad and cat of pads read exactly. Expected values come
 // from the loops below.

@@ -1,58 +1,55 @@
-// Seed 004 on any device: the trace and its 15-case movement/broadcast/reduction oracle, with
-// expected values computed by plain loops (never by the compiler under test).
+// Seed 004 (docs/pipeline.md#seed-004): the inputs and the expected values of its trace and of its
+// 15-case movement/broadcast/reduction oracle, in one place. The expected values are written by hand
+// or computed by plain loops here, never by the compiler under test. Every layer that runs seed 004
+// (schedule, runtime, graph evaluator, each device) takes its cases from this header.
 #pragma once
-
-#include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "compiler/tensor/tensor.h"
-
 namespace rg::oracle {
 
-// (x.T().pad({{1,1},{1,1}}) + 10).sum(1) and (x.T() + 10).pad(...).sum(1) over [[1,2,3],[4,5,6]] on `device`.
-inline void check_seed004(const std::string& device) {
-  Tensor x = Tensor::from_vector(std::vector<float>{1, 2, 3, 4, 5, 6}, {2, 3}, device);
-  Tensor y = (x.T().pad({{1, 1}, {1, 1}}) + 10.0f).sum(1);
-  Tensor z = (x.T() + 10).pad({{1, 1}, {1, 1}}).sum(1);
-  EXPECT_EQ(y.device(), device);
-  EXPECT_EQ(y.to_vector<float>(), (std::vector<float>{40, 45, 47, 49, 40}));
-  EXPECT_EQ(z.to_vector<float>(), (std::vector<float>{0, 25, 27, 29, 0}));
-}
+// x = [[1, 2, 3], [4, 5, 6]], shape (2, 3).
+inline const std::vector<float> kSeed004Input{1, 2, 3, 4, 5, 6};
+// (x.T().pad({{1, 1}, {1, 1}}) + 10).sum(1): the padded (5, 4) array's rows, by hand.
+inline const std::vector<float> kPadThenAdd{40, 45, 47, 49, 40};
+// (x.T() + 10).pad({{1, 1}, {1, 1}}).sum(1): the fill is added to nothing.
+inline const std::vector<float> kAddThenPad{0, 25, 27, 29, 0};
 
-// (x.T.flip(0).pad(((2, 1), (1, 2))) + bias.reshape(-1, 1)).sum(axis=1) for rows in {1,2,7} × cols in
-// {1,3,31,32,33}, with x and the bias on `device`. Returns the number of cases run (15).
-inline int check_seed004_oracle(const std::string& device) {
-  int cases = 0;
+// One case of (x.T().flip(0).pad({{2, 1}, {1, 2}}) + bias.reshape({-1, 1})).sum(1).
+struct Seed004Case {
+  int rows, cols;
+  std::vector<float> x;         // (rows, cols), row-major
+  std::vector<float> bias;      // (cols + 3)
+  std::vector<float> expected;  // (cols + 3)
+  std::string name() const { return std::to_string(rows) + "x" + std::to_string(cols); }
+};
+
+// rows in {1, 2, 7} x cols in {1, 3, 31, 32, 33}; x[r][c] = (7r + 3c) % 19 - 9, bias[i] = i - 2. Small
+// integers, so every sum is exact in float.
+inline std::vector<Seed004Case> seed004_cases() {
+  std::vector<Seed004Case> out;
   for (int rows : {1, 2, 7}) {
     for (int cols : {1, 3, 31, 32, 33}) {
-      std::vector<float> data;
+      Seed004Case k{rows, cols, {}, {}, {}};
       for (int r = 0; r < rows; ++r)
-        for (int c = 0; c < cols; ++c) data.push_back(float((r * 7 + c * 3) % 19 - 9));
-      std::vector<float> bias;
-      for (int i = 0; i < cols + 3; ++i) bias.push_back(float(i - 2));
-      // padded[i][j] over (cols + 3) x (rows + 3): 2 rows before, 1 after; 1 column before, 2 after.
-      std::vector<float> expected;
+        for (int c = 0; c < cols; ++c) k.x.push_back(float((r * 7 + c * 3) % 19 - 9));
+      for (int i = 0; i < cols + 3; ++i) k.bias.push_back(float(i - 2));
+      // Row i of the padded (cols + 3, rows + 3) array: 2 rows of padding before, 1 after; 1 column before,
+      // 2 after. Inside, padded[i][j] = x.T().flip(0)[i - 2][j - 1] = x[j - 1][cols - 1 - (i - 2)].
       for (int i = 0; i < cols + 3; ++i) {
         float s = 0;
         for (int j = 0; j < rows + 3; ++j) {
-          const int c = cols - 1 - (i - 2), r = j - 1;  // undo the pad, then the flip of the transposed axis
-          const float v = (i >= 2 && i < cols + 2 && j >= 1 && j < rows + 1) ? data[r * cols + c] : 0.0f;
-          s += v + bias[i];
+          const bool inside = i >= 2 && i < cols + 2 && j >= 1 && j < rows + 1;
+          const float v = inside ? k.x[(j - 1) * cols + (cols - 1 - (i - 2))] : 0.0f;
+          s += v + k.bias[i];
         }
-        expected.push_back(s);
+        k.expected.push_back(s);
       }
-      Tensor x = Tensor::from_vector(data, {rows, cols}, device);
-      Tensor b = Tensor::from_vector(bias, {cols + 3}, device);
-      Tensor out = (x.T().flip(0).pad({{2, 1}, {1, 2}}) + b.reshape({-1, 1})).sum(1);
-      EXPECT_EQ(out.device(), device);
-      EXPECT_EQ(out.shape(), (Shape{cols + 3}));
-      EXPECT_EQ(out.to_vector<float>(), expected) << device << ": rows " << rows << " cols " << cols;
-      ++cases;
+      out.push_back(k);
     }
   }
-  return cases;
+  return out;
 }
 
 }  // namespace rg::oracle

@@ -1,4 +1,4 @@
-// Sharding over devices, the symbolic way (DESIGN §6.2): every result is checked against a plain loop.
+// Sharding over devices, the symbolic way (docs/multi_device.md): every result is checked against a plain loop.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -41,7 +41,7 @@ std::vector<float> sum_axis(const std::vector<float>& x, int64_t r, int64_t c, i
   return out;
 }
 
-TEST(Shard, DesignExample) {
+TEST(Shard, DocumentedExample) {  // docs/multi_device.md
   Tensor x = Tensor::from_vector(std::vector<float>{1, 2, 3, 4}, {4}).shard({"CPU:0", "CPU:1"}, 0);
   EXPECT_EQ(x.device(), "(CPU, CPU:1)");
   EXPECT_EQ(x.shape(), (Shape{4}));

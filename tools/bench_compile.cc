@@ -18,43 +18,23 @@
 #include "backends/llvm/jit.h"
 #include "backends/llvm/renderer.h"
 #include "compiler/codegen/codegen.h"
+#include "compiler/ir/kernel_builders.h"
 #include "tools/bench.h"
 
 namespace rg {
 namespace {
 
-UPtr param(int64_t slot, int64_t n) { return UOp::make(Op::PARAM, dtypes::float32.ptr_to(n), {}, slot); }
-UPtr load(const UPtr& p, const UPtr& i) { return UOp::make(Op::INDEX, p->dtype.base(), {p, i}); }
-UPtr store(const UPtr& p, const UPtr& i, const UPtr& v) {
-  return UOp::make(Op::STORE, dtypes::void_, {UOp::make(Op::INDEX, p->dtype, {p, i}), v});
-}
-UPtr end(const UPtr& x, const UPtr& r) { return UOp::make(Op::END, dtypes::void_, {x, r}); }
-UPtr sink(const UPtr& x) { return UOp::make(Op::SINK, dtypes::void_, {x}); }
-UPtr sum(const UPtr& x, const UPtr& r) { return UOp::make(Op::REDUCE, x->dtype, {x, r}, Op::ADD); }
-UPtr idx(int64_t v) { return cnst_int(dtypes::index, v); }
+using namespace testk;
 
 // Seed 004, (x.T.pad(1) + 10).sum(1), as the schedule writes it.
-UPtr seed004() {
-  UPtr out = param(0, 5), in = param(1, 6);
-  UPtr r0 = range(5, 0, AxisType::Loop), r1 = range(4, 1, AxisType::Reduce);
-  UPtr valid = (idx(0) < r0) & (r0 < idx(4)) & (idx(0) < r1) & (r1 < idx(3));
-  UPtr x = load(in, where(valid, r1 * 3 + r0 - idx(4), invalid(dtypes::index)));
-  return sink(end(store(out, r0, sum(where(valid, x, cnst(dtypes::float32, 0)) + cnst(dtypes::float32, 10), r1)), r0));
-}
-
-// out[i] = sum_j in[i*n + j].
-UPtr row_sum(int64_t n) {
-  UPtr out = param(0, n), in = param(1, n * n);
-  UPtr i = range(n, 0, AxisType::Loop), j = range(n, 1, AxisType::Reduce);
-  return sink(end(store(out, i, sum(load(in, i * n + j), j)), i));
-}
+UPtr seed004() { return Seed004().pad_then_add(); }
 
 // out[i] = sqrt(a[i] * b[i] + 1).
 UPtr elementwise(int64_t n) {
-  UPtr out = param(0, n), a = param(1, n), b = param(2, n);
+  UPtr out = param(0, dtypes::float32, n), a = param(1, dtypes::float32, n), b = param(2, dtypes::float32, n);
   UPtr i = range(n, 0);
-  UPtr v = UOp::make(Op::SQRT, dtypes::float32, {load(a, i) * load(b, i) + cnst(dtypes::float32, 1)});
-  return sink(end(store(out, i, v), i));
+  UPtr v = UOp::make(Op::SQRT, dtypes::float32, {load(a, i) * load(b, i) + f32(1)});
+  return sink(end(store(out, i, v), {i}));
 }
 
 using Clock = std::chrono::steady_clock;
@@ -120,7 +100,7 @@ int bench_compile(int reps) {
   };
   std::vector<Case> cases{{"seed004 (unrolled)", seed004(), {}},
                           {"seed004 (loops)", seed004(), {.unroll_limit = 0}},
-                          {"row_sum 256x256", row_sum(256), {}},
+                          {"row_sum 256x256", row_sum(256, 256), {}},
                           {"elementwise 65536", elementwise(1 << 16), {}}};
   std::printf(
       "median of %d compiles. jit = parse, verify, O2, machine code (parse+O2 is that part alone);\n"

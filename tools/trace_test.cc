@@ -44,8 +44,9 @@ TEST(Trace, Seed004) {
 
   capture::Stage src = load(dir / "05_kernel0_source.pb");
   EXPECT_EQ(src.name(), "source");
-  EXPECT_EQ(src.source().find("for ("), std::string::npos) << src.source();  // ranges fully unrolled (DESIGN §6.4)
-  EXPECT_EQ(src.source().find("?"), std::string::npos) << src.source();      // no run-time padding predicate
+  EXPECT_EQ(src.source().find("for ("), std::string::npos)
+      << src.source();  // ranges fully unrolled (docs/pipeline.md#seed-004)
+  EXPECT_EQ(src.source().find("?"), std::string::npos) << src.source();  // no run-time padding predicate
   EXPECT_TRUE(std::filesystem::exists(dir / "05_kernel0.c"));
 
   capture::Stage ans = load(dir / "06_answer.pb");

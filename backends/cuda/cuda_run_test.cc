@@ -11,8 +11,8 @@
 #include "backends/cuda/nvrtc.h"
 #include "backends/cuda/program.h"
 #include "backends/cuda/test_cases.h"
-#include "backends/cuda/test_kernels.h"
 #include "compiler/codegen/codegen.h"
+#include "compiler/ir/kernel_builders.h"
 
 namespace rg {
 namespace {
@@ -102,7 +102,7 @@ TEST(CudaRun, Seed004ThroughTheSchedule) {
     return *m;
   };
   memory(c.input).copy_in(c.input_data.data(), sizeof(float) * c.input_data.size());
-  ASSERT_EQ(c.linear->src.size(), 1u);  // one kernel (DESIGN §6.4)
+  ASSERT_EQ(c.linear->src.size(), 1u);  // one kernel (docs/pipeline.md#seed-004)
   for (const UPtr& call : c.linear->src) {
     CudaProgram prog(*dev, lower(call->src.at(0), cuda_lower_options()));
     EXPECT_EQ(prog.dims(), (LaunchDims{{1, 1, 1}, {5, 1, 1}}));

@@ -13,8 +13,8 @@
 #include "backends/cuda/compiler.h"
 #include "backends/cuda/renderer.h"
 #include "backends/cuda/test_cases.h"
-#include "backends/cuda/test_kernels.h"
 #include "compiler/codegen/codegen.h"
+#include "compiler/ir/kernel_builders.h"
 
 namespace rg {
 namespace {

@@ -4,24 +4,15 @@
 
 #include <cmath>
 
+#include "compiler/ir/kernel_builders.h"
+
 namespace rg {
 namespace {
 
-UPtr param(int64_t slot, DType dt, int64_t n) { return UOp::make(Op::PARAM, dt.ptr_to(n), {}, slot); }
-UPtr at(const UPtr& p, const UPtr& i) { return UOp::make(Op::INDEX, p->dtype, {p, i}); }
-UPtr ld(const UPtr& p, const UPtr& i) { return UOp::make(Op::LOAD, p->dtype.base(), {at(p, i)}); }
-UPtr st(const UPtr& addr, const UPtr& v) { return UOp::make(Op::STORE, dtypes::void_, {addr, v}); }
-UPtr i32(int64_t v) { return cnst_int(dtypes::int32, v); }
+using namespace testk;
+
 UPtr loop(const UPtr& bound, int64_t id) {
   return UOp::make(Op::RANGE, dtypes::int32, {bound}, std::vector<int64_t>{id, int64_t(AxisType::Loop)});
-}
-UPtr special(const char* name, int64_t bound) {
-  return UOp::make(Op::SPECIAL, dtypes::int32, {i32(bound)}, std::string(name));
-}
-size_t count(const std::string& s, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
-  return n;
 }
 
 // out[i] = in[i] + 1 over 10 elements, written as the linearizer would (the CPU renderer's golden).
@@ -29,12 +20,12 @@ Program add_one() {
   UPtr p0 = param(0, dtypes::float32, 10), p1 = param(1, dtypes::float32, 10);
   UPtr bound = i32(10);
   UPtr r = loop(bound, 0);
-  UPtr i1 = at(p1, r);
+  UPtr i1 = address(p1, r);
   UPtr l = UOp::make(Op::LOAD, dtypes::float32, {i1});
   UPtr one = cnst(dtypes::float32, 1);
   UPtr add = l + one;
-  UPtr i0 = at(p0, r);
-  UPtr s = st(i0, add);
+  UPtr i0 = address(p0, r);
+  UPtr s = store(i0, add);
   UPtr end = UOp::make(Op::END, dtypes::void_, {s, r});
   UPtr sink = UOp::make(Op::SINK, dtypes::void_, {end});
   return Program{"add_one", {p0, p1, bound, r, i1, l, one, add, i0, s, end, sink}, {p0->dtype, p1->dtype}, {}};
@@ -54,9 +45,9 @@ TEST(RenderCuda, ElementwiseLoopIsOneGlobalFunction) {
 
 TEST(RenderCuda, GatedLoadAndStoreWithBool) {
   UPtr p0 = param(0, dtypes::int32, 4), pb = param(1, dtypes::bool_, 4);
-  UPtr gate = UOp::make(Op::LOAD, dtypes::bool_, {at(pb, i32(1))});
-  UPtr l = UOp::make(Op::LOAD, dtypes::int32, {at(p0, i32(2)), i32(0), gate});
-  UPtr s = st(UOp::make(Op::INDEX, p0->dtype, {p0, i32(2), gate}), l);
+  UPtr gate = UOp::make(Op::LOAD, dtypes::bool_, {address(pb, i32(1))});
+  UPtr l = UOp::make(Op::LOAD, dtypes::int32, {address(p0, i32(2)), i32(0), gate});
+  UPtr s = store(UOp::make(Op::INDEX, p0->dtype, {p0, i32(2), gate}), l);
   EXPECT_EQ(render_cuda(Program{"g", {p0, pb, gate, l, s}, {p0->dtype, pb->dtype}, {}}),
             "extern \"C\" __global__ void g(int* data0, bool* data1) {\n"
             "  bool val0 = *(data1+1);\n"
@@ -67,7 +58,7 @@ TEST(RenderCuda, GatedLoadAndStoreWithBool) {
 
 TEST(RenderCuda, DivisionAndMathUseDeviceFunctions) {
   UPtr x = param(0, dtypes::int32, 1);
-  UPtr v = ld(x, i32(0));
+  UPtr v = load_at(x, i32(0));
   UPtr d = v / i32(-2), m = v % i32(3);
   UPtr fd = UOp::make(Op::FLOORDIV, dtypes::int32, {v, i32(-2)});
   UPtr fd2 = UOp::make(Op::FLOORDIV, dtypes::int32, {v, i32(3)});
@@ -85,7 +76,7 @@ TEST(RenderCuda, DivisionAndMathUseDeviceFunctions) {
   // No GNU statement expressions in CUDA C: templates, each emitted once, before the kernel.
   EXPECT_NE(src.find("int alu3 = rg_floordiv<int>(val0, (-2));"), std::string::npos) << src;
   EXPECT_NE(src.find("int alu4 = rg_floordiv<int>(val0, 3);"), std::string::npos) << src;
-  EXPECT_EQ(count(src, "template <class T> __device__ static inline T rg_floordiv(T a, T b) {"), 1u) << src;
+  EXPECT_EQ(occurrences(src, "template <class T> __device__ static inline T rg_floordiv(T a, T b) {"), 1u) << src;
   EXPECT_NE(src.find("int alu5 = rg_floormod<int>(val0, 3);"), std::string::npos) << src;
   EXPECT_NE(src.find("float alu7 = rg_fmod_floor<float>(fmodf(cast6, (-2.0f)), (-2.0f));"), std::string::npos) << src;
   EXPECT_NE(src.find("float alu8 = sqrtf(cast6);"), std::string::npos) << src;
@@ -99,10 +90,10 @@ TEST(RenderCuda, DivisionAndMathUseDeviceFunctions) {
 
 TEST(RenderCuda, HalfIsStoredAsBitsWithDeviceHelpers) {
   UPtr p = param(0, dtypes::float16, 2);
-  UPtr a = at(p, i32(0));
+  UPtr a = address(p, i32(0));
   UPtr l = UOp::make(Op::LOAD, dtypes::float16, {a});
   UPtr sum = l + l;
-  UPtr s = st(a, sum);
+  UPtr s = store(a, sum);
   std::string src = render_cuda(Program{"h", {p, l, sum, s}, {p->dtype}, {}});
   EXPECT_NE(src.find("__device__ static inline float rg_h2f(unsigned short h) {"), std::string::npos) << src;
   EXPECT_NE(src.find("__device__ static inline unsigned short rg_f2h(float f) {"), std::string::npos) << src;
@@ -117,11 +108,11 @@ TEST(RenderCuda, HalfIsStoredAsBitsWithDeviceHelpers) {
 TEST(RenderCuda, NonFiniteLiteralsAreBitPatterns) {
   UPtr pf = param(0, dtypes::float32, 3), pd = param(1, dtypes::float64, 2);
   std::vector<UPtr> u{pf, pd};
-  u.push_back(st(at(pf, i32(0)), cnst(dtypes::float32, INFINITY)));
-  u.push_back(st(at(pf, i32(1)), cnst(dtypes::float32, -INFINITY)));
-  u.push_back(st(at(pf, i32(2)), cnst(dtypes::float32, NAN)));
-  u.push_back(st(at(pd, i32(0)), cnst(dtypes::float64, -INFINITY)));
-  u.push_back(st(at(pd, i32(1)), cnst(dtypes::float64, NAN)));
+  u.push_back(store(address(pf, i32(0)), cnst(dtypes::float32, INFINITY)));
+  u.push_back(store(address(pf, i32(1)), cnst(dtypes::float32, -INFINITY)));
+  u.push_back(store(address(pf, i32(2)), cnst(dtypes::float32, NAN)));
+  u.push_back(store(address(pd, i32(0)), cnst(dtypes::float64, -INFINITY)));
+  u.push_back(store(address(pd, i32(1)), cnst(dtypes::float64, NAN)));
   EXPECT_EQ(render_cuda(Program{"c", u, {pf->dtype, pd->dtype}, {}}),
             "extern \"C\" __global__ void c(float* data0, double* data1) {\n"
             "  *(data0+0) = (__int_as_float(0x7f800000));\n"
@@ -137,9 +128,9 @@ TEST(RenderCuda, EverySlotIsAParameterAndVarsComeByValue) {
   UPtr p0 = param(0, dtypes::int64, 8), p2 = param(2, dtypes::uint8, 8);
   UPtr n = UOp::make(Op::DEFINE_VAR, dtypes::int32, {}, VarArg{"n", 1, 8});
   UPtr r = loop(n, 0);
-  UPtr l = UOp::make(Op::LOAD, dtypes::uint8, {at(p2, r)});
+  UPtr l = UOp::make(Op::LOAD, dtypes::uint8, {address(p2, r)});
   UPtr c = cast(l, dtypes::int64);
-  UPtr s = st(at(p0, r), c);
+  UPtr s = store(address(p0, r), c);
   UPtr e = UOp::make(Op::END, dtypes::void_, {s, r});
   Program p{"v", {p0, p2, n, r, l, c, s, e}, {p0->dtype, dtypes::float32.ptr_to(8), p2->dtype}, {n}};
   EXPECT_EQ(
@@ -157,10 +148,10 @@ TEST(RenderCuda, EverySlotIsAParameterAndVarsComeByValue) {
 TEST(RenderCuda, VectorLanesOnlyUntilDevectorizeExists) {
   // VECTORIZE + GEP (what unrolling leaves) render as the lanes themselves.
   UPtr p = param(0, dtypes::float32, 2);
-  UPtr a = ld(p, i32(0)), b = ld(p, i32(1));
+  UPtr a = load_at(p, i32(0)), b = load_at(p, i32(1));
   UPtr v = UOp::make(Op::VECTORIZE, dtypes::float32.vec(2), {a, b});
   UPtr g1 = UOp::make(Op::GEP, dtypes::float32, {v}, std::vector<int64_t>{1});
-  UPtr s = st(at(p, i32(0)), g1);
+  UPtr s = store(address(p, i32(0)), g1);
   EXPECT_EQ(render_cuda(Program{"vec", {p, a, b, v, g1, s}, {p->dtype}, {}}),
             "extern \"C\" __global__ void vec(float* data0) {\n"
             "  float val0 = *(data0+0);\n"
@@ -180,11 +171,11 @@ TEST(RenderCuda, VectorLanesOnlyUntilDevectorizeExists) {
 TEST(RenderCuda, SpecialsAreThreadIndicesAndGiveTheLaunch) {
   // 64 elements as 2 blocks of 32 threads: out[g*32 + l] = a[...] + b[...].
   UPtr p0 = param(0, dtypes::float32, 64), p1 = param(1, dtypes::float32, 64), p2 = param(2, dtypes::float32, 64);
-  UPtr g = special("gidx0", 2), l = special("lidx0", 32);
+  UPtr g = special("gidx0", 2, dtypes::int32), l = special("lidx0", 32, dtypes::int32);
   UPtr i = g * i32(32) + l;
-  UPtr a = ld(p1, i), b = ld(p2, i);
+  UPtr a = load_at(p1, i), b = load_at(p2, i);
   UPtr sum = a + b;
-  UPtr s = st(at(p0, i), sum);
+  UPtr s = store(address(p0, i), sum);
   Program p{"add64", {p0, p1, p2, g, l, g * i32(32), i, a, b, sum, s}, {p0->dtype, p1->dtype, p2->dtype}, {}};
   EXPECT_EQ(render_cuda(p),
             "extern \"C\" __global__ void add64(float* data0, float* data1, float* data2) {\n"
@@ -198,7 +189,7 @@ TEST(RenderCuda, SpecialsAreThreadIndicesAndGiveTheLaunch) {
             "  *(data0+alu1) = alu4;\n"
             "}\n");
   EXPECT_EQ(launch_dims(p), (LaunchDims{{2, 1, 1}, {32, 1, 1}}));
-  EXPECT_EQ(launch_dims(Program{"k", {special("gidx2", 7), special("lidx1", 3)}, {}, {}}),
+  EXPECT_EQ(launch_dims(Program{"k", {special("gidx2", 7, dtypes::int32), special("lidx1", 3, dtypes::int32)}, {}, {}}),
             (LaunchDims{{1, 1, 7}, {1, 3, 1}}));
 }
 
@@ -214,10 +205,12 @@ TEST(RenderCuda, LowerOptionsAskForGpuDimsAtCudasLimits) {
 }
 
 TEST(RenderCuda, BadSpecialsAndLaunchesAreErrors) {
-  EXPECT_THROW(render_cuda(Program{"k", {special("tidx0", 4)}, {}, {}}), Error);
-  EXPECT_THROW(launch_dims(Program{"k", {special("gidx3", 4)}, {}, {}}), Error);
-  EXPECT_THROW(launch_dims(Program{"k", {special("gidx0", 4), special("gidx0", 5)}, {}, {}}), Error);
-  EXPECT_THROW(launch_dims(Program{"k", {special("lidx0", 0)}, {}, {}}), Error);
+  EXPECT_THROW(render_cuda(Program{"k", {special("tidx0", 4, dtypes::int32)}, {}, {}}), Error);
+  EXPECT_THROW(launch_dims(Program{"k", {special("gidx3", 4, dtypes::int32)}, {}, {}}), Error);
+  EXPECT_THROW(
+      launch_dims(Program{"k", {special("gidx0", 4, dtypes::int32), special("gidx0", 5, dtypes::int32)}, {}, {}}),
+      Error);
+  EXPECT_THROW(launch_dims(Program{"k", {special("lidx0", 0, dtypes::int32)}, {}, {}}), Error);
   UPtr n = UOp::make(Op::DEFINE_VAR, dtypes::int32, {}, VarArg{"n", 1, 8});
   UPtr sym = UOp::make(Op::SPECIAL, dtypes::int32, {n}, std::string("gidx0"));
   EXPECT_THROW(launch_dims(Program{"k", {sym}, {}, {}}), Error);  // symbolic launch sizes: not yet
@@ -239,7 +232,7 @@ TEST(RenderCuda, RejectsWhatItCannotRender) {
   EXPECT_THROW(render_cuda(p), Error);
   EXPECT_THROW(render_cuda(Program{"k", {invalid(dtypes::float32)}, {}, {}}), Error);
   UPtr x = param(0, dtypes::float32, 1);
-  UPtr v4 = UOp::make(Op::LOAD, dtypes::float32.vec(4), {at(x, i32(0))});
+  UPtr v4 = UOp::make(Op::LOAD, dtypes::float32.vec(4), {address(x, i32(0))});
   EXPECT_THROW(render_cuda(Program{"k", {x, v4}, {x->dtype}, {}}), Error);  // a vector load: devectorize first
 }
 

@@ -3,24 +3,21 @@
 #include <cstring>
 #include <sstream>
 
-#include "backends/cuda/test_kernels.h"
+#include "compiler/ir/kernel_builders.h"
 #include "compiler/schedule/schedule.h"
 
 namespace rg::testk {
 
 namespace {
 
-UPtr i32(int64_t v) { return cnst_int(dtypes::int32, v); }
-UPtr at(const UPtr& p, const UPtr& i) { return UOp::make(Op::INDEX, p->dtype, {p, i}); }
-
 // out[i] = in[i] * 2 for i < n, n a variable in [1, 8].
 Program double_first_n() {
   UPtr p0 = param(0, dtypes::int32, 8), p1 = param(1, dtypes::int32, 8);
   UPtr n = UOp::make(Op::DEFINE_VAR, dtypes::int32, {}, VarArg{"n", 1, 8});
   UPtr r = UOp::make(Op::RANGE, dtypes::int32, {n}, std::vector<int64_t>{0, int64_t(AxisType::Loop)});
-  UPtr v = UOp::make(Op::LOAD, dtypes::int32, {at(p1, r)});
+  UPtr v = load_at(p1, r);
   UPtr d = v * i32(2);
-  UPtr s = UOp::make(Op::STORE, dtypes::void_, {at(p0, r), d});
+  UPtr s = store(address(p0, r), d);
   UPtr e = UOp::make(Op::END, dtypes::void_, {s, r});
   return Program{"double_first_n", {p0, p1, n, r, v, d, s, e}, {p0->dtype, p1->dtype}, {n}};
 }

@@ -4,14 +4,12 @@
 
 #include <cmath>
 
+#include "compiler/ir/kernel_builders.h"
+
 namespace rg {
 namespace {
 
-UPtr param(int64_t slot, DType dt, int64_t n) { return UOp::make(Op::PARAM, dt.ptr_to(n), {}, slot); }
-UPtr i32(int64_t v) { return cnst_int(dtypes::int32, v); }
-UPtr index(const UPtr& p, const UPtr& i) { return UOp::make(Op::INDEX, p->dtype, {p, i}); }
-UPtr load(const UPtr& p, const UPtr& i) { return UOp::make(Op::LOAD, p->dtype.base(), {index(p, i)}); }
-UPtr store(const UPtr& addr, const UPtr& v) { return UOp::make(Op::STORE, dtypes::void_, {addr, v}); }
+using namespace testk;
 
 bool has(const std::string& src, const std::string& what) { return src.find(what) != std::string::npos; }
 
@@ -57,11 +55,11 @@ Program add_one() {
   UPtr p0 = param(0, dtypes::float32, 10), p1 = param(1, dtypes::float32, 10);
   UPtr bound = i32(10);
   UPtr r = UOp::make(Op::RANGE, dtypes::int32, {bound}, std::vector<int64_t>{0, int64_t(AxisType::Loop)});
-  UPtr i1 = index(p1, r);
+  UPtr i1 = address(p1, r);
   UPtr ld = UOp::make(Op::LOAD, dtypes::float32, {i1});
   UPtr one = cnst(dtypes::float32, 1);
   UPtr add = ld + one;
-  UPtr i0 = index(p0, r);
+  UPtr i0 = address(p0, r);
   UPtr st = store(i0, add);
   UPtr end = UOp::make(Op::END, dtypes::void_, {st, r});
   UPtr sink = UOp::make(Op::SINK, dtypes::void_, {end});
@@ -101,8 +99,8 @@ TEST(RenderLlvm, ElementwiseLoop) {
 TEST(RenderLlvm, GatedLoadBranchesAroundTheRead) {
   // out[0] = gate ? in[5] : -1, gate read from memory; then a store gated the same way.
   UPtr out = param(0, dtypes::int32, 1), in = param(1, dtypes::int32, 4), g = param(2, dtypes::bool_, 1);
-  UPtr gate = load(g, i32(0));
-  UPtr ld = UOp::make(Op::LOAD, dtypes::int32, {index(in, i32(5)), i32(-1), gate});
+  UPtr gate = load_at(g, i32(0));
+  UPtr ld = UOp::make(Op::LOAD, dtypes::int32, {address(in, i32(5)), i32(-1), gate});
   UPtr st = store(UOp::make(Op::INDEX, out->dtype, {out, i32(0), gate}), ld);
   std::string src = render_llvm(Program{"g", {out, in, g, gate, ld, st}, {out->dtype, in->dtype, g->dtype}, {}});
   EXPECT_TRUE(has(src,
@@ -128,7 +126,7 @@ TEST(RenderLlvm, GatedLoadBranchesAroundTheRead) {
 
 TEST(RenderLlvm, IntegerDivisionComparisonsAndCasts) {
   UPtr x = param(0, dtypes::int32, 1), u = param(1, dtypes::uint32, 1);
-  UPtr v = load(x, i32(0)), w = load(u, i32(0));
+  UPtr v = load_at(x, i32(0)), w = load_at(u, i32(0));
   std::vector<UPtr> uops{x, u, v, w};
   auto add = [&](const UPtr& n) {
     uops.push_back(n);
@@ -193,13 +191,13 @@ TEST(RenderLlvm, AccumulatorIsAnAllocaInTheEntryBlock) {
   UPtr out = param(0, dtypes::float32, 1), in = param(1, dtypes::float32, 4);
   UPtr acc = UOp::make(Op::DEFINE_REG, dtypes::float32.ptr_to(1, AddrSpace::Reg), {}, int64_t(0));
   UPtr r = UOp::make(Op::RANGE, dtypes::int32, {i32(4)}, std::vector<int64_t>{0, int64_t(AxisType::Reduce)});
-  UPtr init = store(index(acc, i32(0)), cnst(dtypes::float32, 0));
-  UPtr cur = UOp::make(Op::LOAD, dtypes::float32, {index(UOp::make(Op::AFTER, acc->dtype, {acc, init, r}), i32(0))});
-  UPtr x = load(in, r);
-  UPtr upd = store(index(acc, i32(0)), cur + x);
+  UPtr init = store(address(acc, i32(0)), cnst(dtypes::float32, 0));
+  UPtr cur = UOp::make(Op::LOAD, dtypes::float32, {address(UOp::make(Op::AFTER, acc->dtype, {acc, init, r}), i32(0))});
+  UPtr x = load_at(in, r);
+  UPtr upd = store(address(acc, i32(0)), cur + x);
   UPtr end = UOp::make(Op::END, dtypes::void_, {upd, r});
-  UPtr fin = UOp::make(Op::LOAD, dtypes::float32, {index(UOp::make(Op::AFTER, acc->dtype, {acc, end}), i32(0))});
-  UPtr st = store(index(out, i32(0)), fin);
+  UPtr fin = UOp::make(Op::LOAD, dtypes::float32, {address(UOp::make(Op::AFTER, acc->dtype, {acc, end}), i32(0))});
+  UPtr st = store(address(out, i32(0)), fin);
   std::vector<UPtr> uops{out, in, acc, init, r, cur, x, cur + x, upd, end, fin, st};
   std::string src = render_llvm(Program{"r_4", uops, {out->dtype, in->dtype}, {}});
   // The alloca sits in the entry block, before the loop.
@@ -211,7 +209,7 @@ TEST(RenderLlvm, AccumulatorIsAnAllocaInTheEntryBlock) {
 
 TEST(RenderLlvm, HalfIsStoredAsBitsAndRounded) {
   UPtr p = param(0, dtypes::float16, 2);
-  UPtr a = index(p, i32(0));
+  UPtr a = address(p, i32(0));
   UPtr ld = UOp::make(Op::LOAD, dtypes::float16, {a});
   UPtr sum = ld + ld;
   UPtr st = store(a, sum);
@@ -227,7 +225,7 @@ TEST(RenderLlvm, HalfIsStoredAsBitsAndRounded) {
 TEST(RenderLlvm, VariablesComeAfterTheBuffers) {
   UPtr p = param(0, dtypes::int32, 1);
   UPtr n = var("n", 0, 100, dtypes::int32);
-  UPtr st = store(index(p, i32(0)), n);
+  UPtr st = store(address(p, i32(0)), n);
   std::string src = render_llvm(Program{"v", {p, n, st}, {p->dtype}, {n}});
   EXPECT_TRUE(has(src,
                   "  %var.n.slot = getelementptr inbounds i8*, i8** %bufs, i64 1\n"
@@ -243,7 +241,7 @@ TEST(RenderLlvm, RejectsWhatTheCpuCannotRun) {
   Program p = add_one();
   p.name = "1bad";
   EXPECT_THROW(render_llvm(p), Error);
-  UPtr sp = UOp::make(Op::SPECIAL, dtypes::int32, {i32(4)}, std::string("gidx0"));
+  UPtr sp = special("gidx0", 4, dtypes::int32);
   EXPECT_THROW(render_llvm(Program{"k", {sp}, {}, {}}), Error);
   EXPECT_THROW(render_llvm(Program{"k", {invalid(dtypes::float32)}, {}, {}}), Error);
   UPtr vec = UOp::make(Op::VECTORIZE, dtypes::float32.vec(2), {cnst(dtypes::float32, 1), cnst(dtypes::float32, 2)});

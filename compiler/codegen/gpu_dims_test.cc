@@ -106,18 +106,6 @@ void expect_threads(const Program& p, const std::map<std::string, int64_t>& grid
   EXPECT_EQ(n, loops);
 }
 
-UPtr elementwise_add(int64_t n) {
-  UPtr out = param(0, dtypes::float32, n), a = param(1, dtypes::float32, n), b = param(2, dtypes::float32, n);
-  UPtr r = range(n, 0);
-  return sink(end(store(out, r, load(a, r) + load(b, r)), {r}));
-}
-
-UPtr row_sum(int64_t rows, int64_t cols) {
-  UPtr out = param(0, dtypes::float32, rows), in = param(1, dtypes::float32, rows * cols);
-  UPtr i = range(rows, 0, AxisType::Loop), j = range(cols, 1, AxisType::Reduce);
-  return sink(end(store(out, i, reduce(Op::ADD, load(in, i * cols + j), {j})), {i}));
-}
-
 TEST(GpuDims, ElementwiseInBlocks) {
   Program p = lower(elementwise_add(64), gpu(limits(32)));
   EXPECT_EQ(p.name, "E_64");

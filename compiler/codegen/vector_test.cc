@@ -32,26 +32,14 @@ std::string run(const UPtr& kernel, std::vector<void*> bufs, const LowerOptions&
   return src;
 }
 
-size_t count(const std::string& s, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
-  return n;
-}
-
 // The kernel's body: the source without the typedefs before it.
 std::string body(const std::string& src) { return src.substr(src.find("void ")); }
-
-UPtr add_kernel(int64_t n) {
-  UPtr out = param(0, dtypes::float32, n), a = param(1, dtypes::float32, n), b = param(2, dtypes::float32, n);
-  UPtr r = range(n, 0);
-  return sink(end(store(out, r, load(a, r) + load(b, r)), {r}));
-}
 
 // out[i] = a[i] + b[i]; a[i] = i * 0.5, b[i] = 1000 - i * 0.25: sums exact in float32 for i < 8192.
 void check_add(int64_t n, const LowerOptions& opts, std::string* src) {
   std::vector<float> o(n + 1, -7), a(n), b(n);
   for (int64_t i = 0; i < n; ++i) a[i] = 0.5f * i, b[i] = 1000.0f - 0.25f * i;
-  *src = run(add_kernel(n), {o.data(), a.data(), b.data()}, opts);
+  *src = run(elementwise_add(n), {o.data(), a.data(), b.data()}, opts);
   for (int64_t i = 0; i < n; ++i) ASSERT_EQ(o[i], 1000.0f + 0.25f * i) << "n=" << n << " i=" << i << "\n" << *src;
   EXPECT_EQ(o[n], -7) << "wrote past the end\n" << *src;
 }
@@ -75,13 +63,13 @@ TEST(Vector, SmallAddsAreLoopFreeWithVectorAccesses) {
     std::string src;
     check_add(w.n, lanes(), &src);
     const std::string b = body(src);
-    EXPECT_EQ(count(b, "for ("), 0u) << src;
+    EXPECT_EQ(occurrences(b, "for ("), 0u) << src;
     for (const char* buf : {"data0", "data1", "data2"}) {
-      EXPECT_EQ(count(b, std::string("*((float4*)(") + buf + "+0))"), w.v4) << buf << "\n" << src;
-      EXPECT_EQ(count(b, std::string("*((float2*)(") + buf + "+4))"), w.v2) << buf << "\n" << src;
-      EXPECT_EQ(count(b, std::string("*(") + buf + "+6)"), w.scalar) << buf << "\n" << src;
+      EXPECT_EQ(occurrences(b, std::string("*((float4*)(") + buf + "+0))"), w.v4) << buf << "\n" << src;
+      EXPECT_EQ(occurrences(b, std::string("*((float2*)(") + buf + "+4))"), w.v2) << buf << "\n" << src;
+      EXPECT_EQ(occurrences(b, std::string("*(") + buf + "+6)"), w.scalar) << buf << "\n" << src;
     }
-    EXPECT_EQ(count(b, "float4 alu"), 1u) << "one 4-wide add\n" << src;
+    EXPECT_EQ(occurrences(b, "float4 alu"), 1u) << "one 4-wide add\n" << src;
   }
 }
 
@@ -89,14 +77,14 @@ TEST(Vector, Add1024UsesFourWideLoadsAndStores) {
   std::string src;
   check_add(1024, lanes(), &src);
   const std::string b = body(src);
-  EXPECT_EQ(count(b, "for ("), 1u) << src;
-  EXPECT_EQ(count(b, "< 256;"), 1u) << "the loop runs 1024 / 4 times\n" << src;
-  EXPECT_EQ(count(b, "float4 val"), 2u) << src;
-  EXPECT_EQ(count(b, "*((float4*)(data1+"), 1u) << src;
-  EXPECT_EQ(count(b, "*((float4*)(data2+"), 1u) << src;
-  EXPECT_EQ(count(b, "*((float4*)(data0+"), 1u) << src;
-  EXPECT_EQ(count(b, "float4 alu"), 1u) << "the add is one vector op\n" << src;
-  EXPECT_EQ(count(b, "*(data"), 0u) << "no scalar access\n" << src;
+  EXPECT_EQ(occurrences(b, "for ("), 1u) << src;
+  EXPECT_EQ(occurrences(b, "< 256;"), 1u) << "the loop runs 1024 / 4 times\n" << src;
+  EXPECT_EQ(occurrences(b, "float4 val"), 2u) << src;
+  EXPECT_EQ(occurrences(b, "*((float4*)(data1+"), 1u) << src;
+  EXPECT_EQ(occurrences(b, "*((float4*)(data2+"), 1u) << src;
+  EXPECT_EQ(occurrences(b, "*((float4*)(data0+"), 1u) << src;
+  EXPECT_EQ(occurrences(b, "float4 alu"), 1u) << "the add is one vector op\n" << src;
+  EXPECT_EQ(occurrences(b, "*(data"), 0u) << "no scalar access\n" << src;
   EXPECT_NE(src.find("ext_vector_type(4)"), std::string::npos) << src;
 }
 
@@ -104,9 +92,9 @@ TEST(Vector, DefaultOptionsStayScalar) {
   std::string src;
   for (int64_t n : {1024, 1027}) {
     check_add(n, LowerOptions{}, &src);  // the default (LLVM, CUDA): a scalar program
-    EXPECT_EQ(count(src, "float4"), 0u) << src;
-    EXPECT_EQ(count(src, "float2"), 0u) << src;
-    EXPECT_EQ(count(body(src), "< " + std::to_string(n) + ";"), 1u) << src;
+    EXPECT_EQ(occurrences(src, "float4"), 0u) << src;
+    EXPECT_EQ(occurrences(src, "float2"), 0u) << src;
+    EXPECT_EQ(occurrences(body(src), "< " + std::to_string(n) + ";"), 1u) << src;
   }
 }
 
@@ -119,16 +107,16 @@ TEST(Vector, NonDivisibleAddsRunAVectorLoopAndATail) {
     check_add(n, lanes(), &src);
     const std::string b = body(src);
     const int64_t main = n - n % 4, tail = n % 4;
-    EXPECT_EQ(count(b, "for ("), 1u) << src;
-    EXPECT_EQ(count(b, "< " + std::to_string(main / 4) + ";"), 1u) << src;
-    EXPECT_EQ(count(b, "float4 alu"), 1u) << "the loop's add is one vector op\n" << src;
+    EXPECT_EQ(occurrences(b, "for ("), 1u) << src;
+    EXPECT_EQ(occurrences(b, "< " + std::to_string(main / 4) + ";"), 1u) << src;
+    EXPECT_EQ(occurrences(b, "float4 alu"), 1u) << "the loop's add is one vector op\n" << src;
     for (const char* buf : {"data0", "data1", "data2"}) {
       const std::string p = std::string("(") + buf + "+" + std::to_string(main);
-      EXPECT_EQ(count(b, "*((float4*)(" + std::string(buf) + "+alu"), 1u) << buf << "\n" << src;
-      EXPECT_EQ(count(b, "*((float2*)" + p + "))"), tail >= 2 ? 1u : 0u) << buf << "\n" << src;
+      EXPECT_EQ(occurrences(b, "*((float4*)(" + std::string(buf) + "+alu"), 1u) << buf << "\n" << src;
+      EXPECT_EQ(occurrences(b, "*((float2*)" + p + "))"), tail >= 2 ? 1u : 0u) << buf << "\n" << src;
       const std::string last = std::string("*(") + buf + "+" + std::to_string(n - 1) + ")";
-      EXPECT_EQ(count(b, last), tail % 2 ? 1u : 0u) << buf << "\n" << src;
-      EXPECT_EQ(count(b, std::string("*(") + buf + "+"), tail % 2 ? 1u : 0u) << "one scalar access\n" << src;
+      EXPECT_EQ(occurrences(b, last), tail % 2 ? 1u : 0u) << buf << "\n" << src;
+      EXPECT_EQ(occurrences(b, std::string("*(") + buf + "+"), tail % 2 ? 1u : 0u) << "one scalar access\n" << src;
     }
   }
 }
@@ -147,12 +135,12 @@ TEST(Vector, TailInsideAnOuterLoop) {
   for (int64_t t = 0; t < R * C; ++t) ASSERT_EQ(o[t], 3 * x[t]) << t << "\n" << src;
   EXPECT_EQ(o[R * C], -1) << "wrote past the end\n" << src;
   const std::string b = body(src);
-  EXPECT_EQ(count(b, "for ("), 2u) << src;
-  EXPECT_EQ(count(b, "< 40;"), 1u) << src;
-  EXPECT_EQ(count(b, "< 9;"), 1u) << src;
-  EXPECT_EQ(count(b, "float4"), 0u) << src;
-  EXPECT_EQ(count(b, "*(data0+"), 5u) << "four lanes and the tail's element\n" << src;
-  EXPECT_EQ(count(b, "+36);"), 1u) << "the tail's element: row * 37 + 36\n" << src;
+  EXPECT_EQ(occurrences(b, "for ("), 2u) << src;
+  EXPECT_EQ(occurrences(b, "< 40;"), 1u) << src;
+  EXPECT_EQ(occurrences(b, "< 9;"), 1u) << src;
+  EXPECT_EQ(occurrences(b, "float4"), 0u) << src;
+  EXPECT_EQ(occurrences(b, "*(data0+"), 5u) << "four lanes and the tail's element\n" << src;
+  EXPECT_EQ(occurrences(b, "+36);"), 1u) << "the tail's element: row * 37 + 36\n" << src;
 }
 
 // Adds of 5 and 7 unroll fully (within the unroll limit): no loop, as before tails existed; without
@@ -162,16 +150,16 @@ TEST(Vector, SmallNonDivisibleAdds) {
     SCOPED_TRACE(n);
     std::string src;
     check_add(n, lanes(), &src);
-    EXPECT_EQ(count(body(src), "for ("), 0u) << src;
-    EXPECT_EQ(count(body(src), "*((float4*)(data0+0))"), 1u) << src;
+    EXPECT_EQ(occurrences(body(src), "for ("), 0u) << src;
+    EXPECT_EQ(occurrences(body(src), "*((float4*)(data0+0))"), 1u) << src;
     LowerOptions loops = lanes();
     loops.unroll_limit = 0;
     check_add(n, loops, &src);
     const std::string b = body(src);
-    EXPECT_EQ(count(b, "for ("), 1u) << src;
-    EXPECT_EQ(count(b, "< 1;"), 1u) << src;
-    EXPECT_EQ(count(b, "*((float4*)(data0+alu"), 1u) << src;
-    EXPECT_EQ(count(b, "*(data0+" + std::to_string(n - 1) + ") = "), 1u) << src;
+    EXPECT_EQ(occurrences(b, "for ("), 1u) << src;
+    EXPECT_EQ(occurrences(b, "< 1;"), 1u) << src;
+    EXPECT_EQ(occurrences(b, "*((float4*)(data0+alu"), 1u) << src;
+    EXPECT_EQ(occurrences(b, "*(data0+" + std::to_string(n - 1) + ") = "), 1u) << src;
   }
 }
 
@@ -187,9 +175,9 @@ TEST(Vector, TransposedCopyStaysScalar) {
   std::string src = run(k, {o.data(), x.data()});
   for (int64_t a = 0; a < C; ++a)
     for (int64_t b = 0; b < R; ++b) ASSERT_EQ(o[a * R + b], static_cast<float>(b * C + a)) << a << "," << b;
-  EXPECT_EQ(count(src, "float4"), 0u) << src;
-  EXPECT_EQ(count(src, "float2"), 0u) << src;
-  EXPECT_EQ(count(body(src), "for ("), 2u) << src;
+  EXPECT_EQ(occurrences(src, "float4"), 0u) << src;
+  EXPECT_EQ(occurrences(src, "float2"), 0u) << src;
+  EXPECT_EQ(occurrences(body(src), "for ("), 2u) << src;
 }
 
 TEST(Vector, SumOfRowsWithAnUpcastOutputAxis) {
@@ -209,11 +197,11 @@ TEST(Vector, SumOfRowsWithAnUpcastOutputAxis) {
     ASSERT_EQ(o[b], static_cast<float>(want)) << b << "\n" << src;
   }
   const std::string s = body(src);
-  EXPECT_EQ(count(s, "< 16;"), 1u) << src;
-  EXPECT_EQ(count(s, "< 100;"), 1u) << src;
-  EXPECT_EQ(count(s, "*((float4*)(data1+"), 1u) << src;
-  EXPECT_EQ(count(s, "*((float4*)(data0+"), 1u) << src;
-  EXPECT_EQ(count(s, "*(data"), 0u) << src;
+  EXPECT_EQ(occurrences(s, "< 16;"), 1u) << src;
+  EXPECT_EQ(occurrences(s, "< 100;"), 1u) << src;
+  EXPECT_EQ(occurrences(s, "*((float4*)(data1+"), 1u) << src;
+  EXPECT_EQ(occurrences(s, "*((float4*)(data0+"), 1u) << src;
+  EXPECT_EQ(occurrences(s, "*(data"), 0u) << src;
 }
 
 // out[j] = sum_i in[i*S + j] for j < 66 over 100 rows of S: the output axis is upcast with a tail of 2. The
@@ -236,12 +224,12 @@ TEST(Vector, SumOfRowsWithANonDivisibleUpcastAxis) {
     }
     EXPECT_EQ(o[C], -1) << "wrote past the end\n" << src;
     const std::string s = body(src);
-    EXPECT_EQ(count(s, "< 16;"), 1u) << src;
-    EXPECT_EQ(count(s, "< 100;"), 2u) << "the vector loop's reduction and the tail's\n" << src;
-    EXPECT_EQ(count(s, "*((float4*)(data0+"), 1u) << src;
-    EXPECT_EQ(count(s, "*((float2*)(data0+64)) = "), 1u) << "the tail's two outputs\n" << src;
-    EXPECT_EQ(count(s, "*((float4*)(data1+"), S == 68 ? 1u : 0u) << src;
-    EXPECT_EQ(count(s, "*(data"), 0u) << src;
+    EXPECT_EQ(occurrences(s, "< 16;"), 1u) << src;
+    EXPECT_EQ(occurrences(s, "< 100;"), 2u) << "the vector loop's reduction and the tail's\n" << src;
+    EXPECT_EQ(occurrences(s, "*((float4*)(data0+"), 1u) << src;
+    EXPECT_EQ(occurrences(s, "*((float2*)(data0+64)) = "), 1u) << "the tail's two outputs\n" << src;
+    EXPECT_EQ(occurrences(s, "*((float4*)(data1+"), S == 68 ? 1u : 0u) << src;
+    EXPECT_EQ(occurrences(s, "*(data"), 0u) << src;
   }
 }
 
@@ -259,7 +247,7 @@ TEST(Vector, RowSumWithStridedInputStaysScalar) {
     for (int64_t b = 0; b < C; ++b) want += (a * C + b) % 13;
     ASSERT_EQ(o[a], static_cast<float>(want)) << a;
   }
-  EXPECT_EQ(count(src, "float4"), 0u) << src;
+  EXPECT_EQ(occurrences(src, "float4"), 0u) << src;
 }
 
 TEST(Vector, IntAddAndMixedOps) {
@@ -272,7 +260,7 @@ TEST(Vector, IntAddAndMixedOps) {
   for (int64_t t = 0; t < n; ++t) x[t] = static_cast<int32_t>(t - 20), y[t] = static_cast<int32_t>(t * t);
   std::string src = run(k, {o.data(), x.data(), y.data()});
   for (int64_t t = 0; t < n; ++t) ASSERT_EQ(o[t], (t - 20) * 3 - t * t) << t << "\n" << src;
-  EXPECT_EQ(count(body(src), "*((int4*)(data"), 3u) << src;
+  EXPECT_EQ(occurrences(body(src), "*((int4*)(data"), 3u) << src;
 }
 
 TEST(Vector, ComparisonsStayPerLane) {
@@ -285,11 +273,11 @@ TEST(Vector, ComparisonsStayPerLane) {
   for (int64_t t = 0; t < n; ++t) x[t] = static_cast<float>(t % 5), y[t] = static_cast<float>(t % 3);
   std::string src = run(k, {o.data(), x.data(), y.data()});
   for (int64_t t = 0; t < n; ++t) ASSERT_EQ(o[t], std::min(x[t], y[t])) << t << "\n" << src;
-  EXPECT_EQ(count(body(src), "*((float4*)(data"), 3u) << src;
-  EXPECT_EQ(count(src, "bool4"), 0u) << src;
+  EXPECT_EQ(occurrences(body(src), "*((float4*)(data"), 3u) << src;
+  EXPECT_EQ(occurrences(src, "bool4"), 0u) << src;
 }
 
-// Seed 004 (DESIGN §6.4, seed 004 §5): loop-free, predicate-free, input 0-3 one 4-wide load and 4-5 one
+// Seed 004 (docs/pipeline.md#seed-004): loop-free, predicate-free, input 0-3 one 4-wide load and 4-5 one
 // 2-wide load, the first four outputs one vector store and the fifth a scalar store.
 TEST(Vector, Seed004LoadsFloat4AndFloat2) {
   UPtr out = param(0, dtypes::float32, 5), in = param(1, dtypes::float32, 6);
@@ -301,15 +289,15 @@ TEST(Vector, Seed004LoadsFloat4AndFloat2) {
   std::string src = run(k, {o.data(), in_v.data()});
   EXPECT_EQ(o, (std::vector<float>{40, 45, 47, 49, 40})) << src;
   const std::string b = body(src);
-  EXPECT_EQ(count(b, "for ("), 0u) << src;
+  EXPECT_EQ(occurrences(b, "for ("), 0u) << src;
   for (const char* predicate : {"?", "<", ">", "==", "!=", "if (", "&&", "&", "|"})
-    EXPECT_EQ(count(b, predicate), 0u) << predicate << "\n" << src;
-  EXPECT_EQ(count(b, "*((float4*)(data1+0))"), 1u) << src;
-  EXPECT_EQ(count(b, "*((float2*)(data1+4))"), 1u) << src;
-  EXPECT_EQ(count(b, "*(data1+"), 0u) << "no scalar load\n" << src;
-  EXPECT_EQ(count(b, "*((float4*)(data0+0)) = "), 1u) << src;
-  EXPECT_EQ(count(b, "*(data0+4) = 40.0f;"), 1u) << src;
-  EXPECT_EQ(count(b, "data0+"), 2u) << src;
+    EXPECT_EQ(occurrences(b, predicate), 0u) << predicate << "\n" << src;
+  EXPECT_EQ(occurrences(b, "*((float4*)(data1+0))"), 1u) << src;
+  EXPECT_EQ(occurrences(b, "*((float2*)(data1+4))"), 1u) << src;
+  EXPECT_EQ(occurrences(b, "*(data1+"), 0u) << "no scalar load\n" << src;
+  EXPECT_EQ(occurrences(b, "*((float4*)(data0+0)) = "), 1u) << src;
+  EXPECT_EQ(occurrences(b, "*(data0+4) = 40.0f;"), 1u) << src;
+  EXPECT_EQ(occurrences(b, "data0+"), 2u) << src;
   // Other inputs, by hand: output i (1..3) = in[i - 1] + in[i + 2] + 40.
   std::vector<float> in2{0.5f, -1, 8, 100, 3.25f, -7};
   src = run(k, {o.data(), in2.data()});

@@ -1,5 +1,6 @@
-// Builders of kernels in the schedule's format (SINK(END(STORE(INDEX(PARAM, i), v), ranges))), so the tests
-// and benchmarks of codegen and the backends build their kernels in one vocabulary.
+// Builders of kernels in the schedule's format (SINK(END(STORE(INDEX(PARAM, i), v), ranges))) and of the
+// nodes codegen emits (LOAD, SPECIAL), so the tests and benchmarks of the rules, codegen and the backends
+// build their kernels in one vocabulary.
 #pragma once
 
 #include <string>
@@ -22,12 +23,48 @@ inline UPtr end(const UPtr& x, std::vector<UPtr> ranges) {
   return UOp::make(Op::END, dtypes::void_, std::move(ranges));
 }
 inline UPtr sink(const UPtr& x) { return UOp::make(Op::SINK, dtypes::void_, {x}); }
+inline UPtr sink(std::vector<UPtr> xs) { return UOp::make(Op::SINK, dtypes::void_, std::move(xs)); }
 inline UPtr reduce(Op op, const UPtr& x, std::vector<UPtr> ranges) {
   ranges.insert(ranges.begin(), x);
   return UOp::make(Op::REDUCE, x->dtype, std::move(ranges), op);
 }
 inline UPtr idx(int64_t v) { return cnst_int(dtypes::index, v); }
 inline UPtr f32(double v) { return cnst(dtypes::float32, v); }
+inline UPtr i32(int64_t v) { return cnst_int(dtypes::int32, v); }
+
+// --- nodes as codegen emits them (lowered kernels, linear programs) ---
+// The address of p[i]: an INDEX typed as the buffer's pointer (what a STORE writes and a LOAD reads).
+inline UPtr address(const UPtr& p, const UPtr& i) { return UOp::make(Op::INDEX, p->dtype, {p, i}); }
+// LOAD(address(p, i)): the read that add_loads makes of load(p, i).
+inline UPtr load_at(const UPtr& p, const UPtr& i) { return UOp::make(Op::LOAD, p->dtype.base(), {address(p, i)}); }
+// A store to any address, e.g. a gated INDEX(p, i, gate).
+inline UPtr store(const UPtr& addr, const UPtr& v) { return UOp::make(Op::STORE, dtypes::void_, {addr, v}); }
+// A GPU thread index (gidx0, lidx1, ...) of `bound` values.
+inline UPtr special(const std::string& name, int64_t bound, DType dt = dtypes::index) {
+  return UOp::make(Op::SPECIAL, dt, {cnst_int(dt, bound)}, name);
+}
+
+// --- small kernels shared by several tests ---
+// out[i] = a[i] + b[i] over n floats (slots: out, a, b).
+inline UPtr elementwise_add(int64_t n) {
+  UPtr out = param(0, dtypes::float32, n), a = param(1, dtypes::float32, n), b = param(2, dtypes::float32, n);
+  UPtr r = range(n, 0);
+  return sink(end(store(out, r, load(a, r) + load(b, r)), {r}));
+}
+
+// out[i] = sum_j in[i*cols + j], i a Loop range (axis 0), j a Reduce range (axis 1) (slots: out, in).
+inline UPtr row_sum(int64_t rows, int64_t cols) {
+  UPtr out = param(0, dtypes::float32, rows), in = param(1, dtypes::float32, rows * cols);
+  UPtr i = range(rows, 0, AxisType::Loop), j = range(cols, 1, AxisType::Reduce);
+  return sink(end(store(out, i, reduce(Op::ADD, load(in, i * cols + j), {j})), {i}));
+}
+
+// out[0] = sum of in[0..n) (slots: out, in).
+inline UPtr sum(int64_t n) {
+  UPtr out = param(0, dtypes::float32, 1), in = param(1, dtypes::float32, n);
+  UPtr r = range(n, 0, AxisType::Reduce);
+  return sink(store(out, idx(0), reduce(Op::ADD, load(in, r), {r})));
+}
 
 // A tensor of `shape` copied into its transpose (axes reversed), one output range per axis (slots: out, in).
 inline UPtr transpose_copy(const std::vector<int64_t>& shape) {

@@ -24,7 +24,7 @@ struct Error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// "No value here": a constant of any dtype (DESIGN §6.1).
+// "No value here": a constant of any dtype (docs/ir.md#invalid).
 struct InvalidT {
   bool operator==(const InvalidT&) const = default;
 };

@@ -1,6 +1,6 @@
 // A slow, obviously-correct interpreter of scheduled kernels, for tests: it
 // gives a schedule its meaning without codegen, so schedule tests can check
-// computed values. Invalid follows DESIGN §6.1: it poisons ALU ops, a gate
+// computed values. Invalid follows docs/ir.md#invalid: it poisons ALU ops, a gate
 // selects around it, a reduction skips it (its identity), a store of it is a no-op.
 #pragma once
 

@@ -11,6 +11,7 @@
 
 #include "compiler/ir/shape.h"
 #include "compiler/schedule/kernel_interp.h"
+#include "tests/seed004_oracle.h"
 
 namespace rg {
 namespace {
@@ -118,42 +119,23 @@ TEST(Schedule, Seed004AddBeforePad) {
   EXPECT_EQ(g.run(s)[0], (std::vector<double>{0, 25, 27, 29, 0}));
 }
 
-// The seed's oracle: transpose, flip, asymmetric pad, a broadcast bias, a row sum.
+// The seed's oracle (tests/seed004_oracle.h): transpose, flip, asymmetric pad, a broadcast bias, a row sum.
 TEST(Schedule, Seed004MovementOracle) {
-  int cases = 0;
-  for (int64_t rows : {1, 2, 7})
-    for (int64_t cols : {1, 3, 31, 32, 33}) {
-      SCOPED_TRACE("rows " + std::to_string(rows) + " cols " + std::to_string(cols));
-      std::vector<std::vector<double>> data(rows, std::vector<double>(cols));
-      std::vector<double> flat;
-      for (int64_t r = 0; r < rows; ++r)
-        for (int64_t c = 0; c < cols; ++c) flat.push_back(data[r][c] = double((r * 7 + c * 3) % 19 - 9));
-      // Expected, by plain loops: padded[i][j] over (cols+3, rows+3).
-      std::vector<double> bias, expected;
-      for (int64_t i = 0; i < cols + 3; ++i) bias.push_back(double(i - 2));
-      for (int64_t i = 0; i < cols + 3; ++i) {
-        double sum = 0;
-        for (int64_t j = 0; j < rows + 3; ++j) {
-          double v = 0;
-          int64_t c = i - 2, r = j - 1;  // pad before: 2 on axis 0, 1 on axis 1
-          if (c >= 0 && c < cols && r >= 0 && r < rows) v = data[r][cols - 1 - c];
-          sum += v + bias[i];
-        }
-        expected.push_back(sum);
-      }
-      G g;
-      UPtr x = g.data(flat, {rows, cols});
-      UPtr b = G::mv(Op::EXPAND, g.data(bias, {cols + 3, 1}), {cols + 3, rows + 3});
-      UPtr p = G::pad_value(G::mv(Op::FLIP, G::T(x), {1, 0}), {2, 1, 1, 2}, 0);
-      UPtr out = G::mv(Op::RESHAPE, G::reduce(p + b, Op::ADD, {1}), {cols + 3});
-      ScheduleResult s = schedule({out});
-      ASSERT_EQ(calls(s), 1u);
-      EXPECT_EQ(buffer_size(s, 0, 0), cols + 3);
-      expect_no_tensor_ops(kernel(s, 0));
-      EXPECT_EQ(g.run(s)[0], expected);
-      ++cases;
-    }
-  EXPECT_EQ(cases, 15);
+  auto doubles = [](const std::vector<float>& v) { return std::vector<double>(v.begin(), v.end()); };
+  for (const oracle::Seed004Case& k : oracle::seed004_cases()) {
+    SCOPED_TRACE(k.name());
+    const int64_t rows = k.rows, cols = k.cols;
+    G g;
+    UPtr x = g.data(doubles(k.x), {rows, cols});
+    UPtr b = G::mv(Op::EXPAND, g.data(doubles(k.bias), {cols + 3, 1}), {cols + 3, rows + 3});
+    UPtr p = G::pad_value(G::mv(Op::FLIP, G::T(x), {1, 0}), {2, 1, 1, 2}, 0);
+    UPtr out = G::mv(Op::RESHAPE, G::reduce(p + b, Op::ADD, {1}), {cols + 3});
+    ScheduleResult s = schedule({out});
+    ASSERT_EQ(calls(s), 1u);
+    EXPECT_EQ(buffer_size(s, 0, 0), cols + 3);
+    expect_no_tensor_ops(kernel(s, 0));
+    EXPECT_EQ(g.run(s)[0], doubles(k.expected));
+  }
 }
 
 // --- kernel splitting ---

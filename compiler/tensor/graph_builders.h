@@ -1,6 +1,6 @@
 // Private to compiler/tensor: the graph-building helpers the Tensor methods share
 // (tensor-graph conventions: CONST → RESHAPE → EXPAND, explicit broadcasting, the
-// sharded forms of DESIGN §6.2). Not part of the public API.
+// sharded forms of docs/multi_device.md#forms). Not part of the public API.
 #pragma once
 
 #include <algorithm>
@@ -146,7 +146,7 @@ inline std::string graph_device(const UPtr& root) {
   return dev[root.get()];
 }
 
-// ---------------------------------------------------------------- sharding helpers (DESIGN §6.2)
+// ---------------------------------------------------------------- sharding helpers (docs/multi_device.md#forms)
 
 // The device's position in its tuple, bound per device when a kernel runs.
 inline UPtr device_num(int64_t n) { return var("_device_num", 0, n - 1); }

@@ -1,6 +1,6 @@
 // A slow, direct evaluator of tensor graphs, for tests: it gives a Tensor's
 // graph its meaning without schedule, codegen or runtime, so the Tensor API's
-// graph construction can be checked on its own. Invalid follows DESIGN §6.1:
+// graph construction can be checked on its own. Invalid follows docs/ir.md#invalid:
 // the internal PAD fills Invalid (bool pads fill false), Invalid poisons ALU
 // ops, WHERE selects around it, and a reduction skips it.
 #pragma once

@@ -87,7 +87,7 @@ class Tensor {
   // already). An unknown device, or one not available here (CUDA without a driver), is an rg::Error.
   // Ops between tensors on different devices are an rg::Error naming both: move one with to() first.
   Tensor to(const std::string& device) const;
-  // Splits `axis` evenly over `devices` and places piece i on devices[i] (DESIGN §6.2). The tensor keeps
+  // Splits `axis` evenly over `devices` and places piece i on devices[i] (docs/multi_device.md#shard). The tensor keeps
   // its full shape; device() reports the tuple, "(CPU, CPU:1)". Elementwise ops between tensors sharded
   // the same way run per device on their pieces; an unsharded operand is copied to every device; a
   // reduce over the shard axis is a local reduce per device plus an allreduce (the result is then on
@@ -178,8 +178,8 @@ class Tensor {
   struct Node {
     UPtr uop;
     std::string device;  // canonical; empty for a graph of constants, which fits every device
-    // On several devices (DESIGN §6.2): the devices, the shard axis (-1: the whole tensor on each), and
-    // once realized the per-device buffer view (RESHAPE of a BUFFER on the device tuple, piece shape).
+    // On several devices (docs/multi_device.md#device-tuples): the devices, the shard axis (-1: the whole tensor on
+    // each), and once realized the per-device buffer view (RESHAPE of a BUFFER on the device tuple, piece shape).
     std::vector<std::string> devices;
     int64_t axis = -1;
     UPtr data;

@@ -96,7 +96,8 @@ Tensor Tensor::pad(const Pairs& padding, Number value) const {
   if (std::all_of(padding.begin(), padding.end(), [](auto& p) { return p.first == 0 && p.second == 0; }))
     return cast(dt);
   // The internal PAD fills Invalid, which would poison any op applied later (pad(x) + 1 must read 1 in the padded
-  // region). So the fill is always explicit, even for 0: where(PAD(ones_bool), PAD(x), value) (DESIGN §6.1).
+  // region). So the fill is always explicit, even for 0: where(PAD(ones_bool), PAD(x), value)
+  // (docs/ir.md#pad-fills-invalid).
   std::vector<int64_t> arg = flat(padding);
   UPtr base = mk(Op::PAD, dt, {cast_u(uop(), dt)}, arg);
   UPtr mask = mk(Op::PAD, dtypes::bool_, {const_u(dtypes::bool_, 1, shape())}, arg);

@@ -10,6 +10,7 @@
 #include "compiler/ir/shape.h"
 #include "compiler/schedule/schedule.h"
 #include "runtime/buffer.h"
+#include "runtime/device.h"
 #include "runtime/executor.h"
 #include "tools/capture.pb.h"
 
@@ -161,7 +162,41 @@ class Writer {
 
 std::string two(int i) { return (i < 10 ? "0" : "") + std::to_string(i); }
 
+// An observer that prints each pass: its name, rule sets and context, the rules that fired with
+// their counts, and the graph after it when the pass changed it.
+PassObserver pass_printer(std::ostream& out) {
+  return [&out](const PassReport& r) {
+    out << "pass " << r.name;
+    if (!r.rules.empty()) out << " [" << r.rules << "]";
+    if (!r.context.empty()) out << " (" << r.context << ")";
+    if (r.fired.empty()) out << ": no rule fired";
+    for (size_t i = 0; i < r.fired.size(); ++i) {
+      const RuleInfo& rule = *r.fired[i].first;
+      out << (i ? ", " : ": ") << (*rule.name ? rule.name : rule.text) << " x" << r.fired[i].second;
+    }
+    out << "\n";
+    if (r.after != r.before) {
+      const std::string g = render(r.after);
+      out << g << (g.empty() || g.back() != '\n' ? "\n" : "");
+    }
+  };
+}
+
+template <class State>
+void print_table(std::ostream& out, const char* title, const std::vector<Pass<State>>& passes) {
+  out << title << "\n";
+  for (const Pass<State>& p : passes)
+    out << "  " << p.name << std::string(p.name.size() < 18 ? 18 - p.name.size() : 1, ' ') << p.when.text << ": "
+        << (p.step.rules.empty() ? "C++" : p.step.rules) << (p.step.context.empty() ? "" : " (" + p.step.context + ")")
+        << "\n";
+}
+
 }  // namespace
+
+void print_pass_tables(std::ostream& out) {
+  print_table(out, "schedule: each kernel (kernel_passes)", kernel_passes());
+  print_table(out, "codegen: each kernel (lower_passes), then linearize", lower_passes());
+}
 
 const std::vector<Example>& examples() {
   static const std::vector<Example> all = {
@@ -224,6 +259,9 @@ std::vector<double> run(const std::string& expr, std::ostream& out, const std::s
   auto t0 = std::chrono::steady_clock::now();
   ScheduleResult sched = schedule({t.uop()});
   timings.schedule_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  const PassObserver passes = pass_printer(out);
+  out << "\n--- schedule passes, each kernel built\n";
+  schedule({t.uop()}, &passes);  // again, to show its passes (the timing above is without them)
   const auto& calls = sched.linear->src;
   {
     std::string text = render(sched.linear);
@@ -260,6 +298,9 @@ std::vector<double> run(const std::string& expr, std::ostream& out, const std::s
     *ks.mutable_graph() = to_graph({kernel}, ktext);
     for (const UPtr& b : bufs) *ks.add_buffers() = to_buffer(b);
     w.write(ks, two(++n) + "_" + tag + "_rangeified");
+
+    out << "\n--- kernel " << i << " (" << p.name << "): codegen passes\n";
+    lower(kernel, get_device(dev).lower_options(), &passes);
 
     std::string ptext = program_text(p);
     out << "\n--- kernel " << i << " (" << p.name << "): program, " << p.uops.size() << " instructions\n" << ptext;

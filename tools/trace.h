@@ -1,6 +1,7 @@
 // tools/trace: runs one computation stage by stage and shows every stage: the
 // Tensor graph, the schedule (its CALLs and buffers), each kernel's rangeified
-// graph, linear program and source (C, LLVM IR or CUDA C: the device's), and the
+// graph, every pass of the schedule and of codegen (the rules that fired, the graph after),
+// its linear program and source (C, LLVM IR or CUDA C: the device's), and the
 // answer. Optionally writes each stage as a Protobuf capture (tools/capture.proto)
 // plus the source text.
 #pragma once
@@ -28,5 +29,8 @@ const std::vector<Example>& examples();
 // flat and row-major. An unknown name is an rg::Error listing the known ones.
 std::vector<double> run(const std::string& name, std::ostream& out, const std::string& out_dir = "",
                         const std::string& device = "CPU");
+
+// Prints the pipelines' pass tables (name, when it runs, rule sets, context), in order.
+void print_pass_tables(std::ostream& out);
 
 }  // namespace rg::trace

@@ -1,4 +1,4 @@
-// bazel run //tools:trace -- [--expr NAME] [--device CPU|LLVM|CUDA] [--out DIR] [--list]
+// bazel run //tools:trace -- [--expr NAME] [--device CPU|LLVM|CUDA] [--out DIR] [--list] [--passes]
 // Shows every stage of one computation (default: the seed-004 example).
 #include <cstdio>
 #include <cstdlib>
@@ -15,11 +15,14 @@ int main(int argc, char** argv) {
     std::string a = argv[i];
     if ((a == "--expr" || a == "--out" || a == "--device") && i + 1 < argc) {
       (a == "--expr" ? expr : a == "--out" ? out_dir : device) = argv[++i];
+    } else if (a == "--passes") {
+      rg::trace::print_pass_tables(std::cout);
+      return 0;
     } else if (a == "--list") {
       for (const auto& e : rg::trace::examples()) std::printf("%-16s %s\n", e.name.c_str(), e.what.c_str());
       return 0;
     } else {
-      std::fprintf(stderr, "usage: trace [--expr NAME] [--device CPU|LLVM|CUDA] [--out DIR] [--list]\n");
+      std::fprintf(stderr, "usage: trace [--expr NAME] [--device CPU|LLVM|CUDA] [--out DIR] [--list] [--passes]\n");
       return 2;
     }
   }

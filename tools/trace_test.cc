@@ -64,6 +64,67 @@ TEST(Trace, EveryExampleRuns) {
   }
 }
 
+// Every pass of both pipelines shows, in the tables' order, with the rules that fired.
+TEST(Trace, ShowsEveryPass) {
+  std::ostringstream out;
+  trace::run("seed004", out);
+  const std::string text = out.str();
+  size_t at = text.find("--- schedule passes");
+  ASSERT_NE(at, std::string::npos) << text;
+  for (const char* p : {"pass rangeify [rangeify] (RangeifyCtx): ", "pass simplify [symbolic]: ",
+                        "pass to_params [to_params] (RangeifyCtx): "}) {
+    at = text.find(p, at);
+    EXPECT_NE(at, std::string::npos) << p << "\n" << text;
+  }
+  at = text.find("--- kernel 0 (r_5_4): codegen passes\n");
+  ASSERT_NE(at, std::string::npos) << text;
+  // On the CPU: the GPU passes do not run, the others do, in order.
+  EXPECT_EQ(text.find("pass gpu_threads"), std::string::npos);
+  for (const char* p :
+       {"pass simplify [symbolic]", "pass invalid [invalid]", "pass unroll [choose_unrolls] (UnrollPlan)",
+        "pass expand [expand]", "pass remove_reduce [remove_reduce] (ReduceCtx)", "pass add_loads [add_loads]",
+        "pass devectorize [fold_loads, then fold_stores] (FoldCtx)", "pass index_dtype [lower_index_dtype]"}) {
+    at = text.find(p, at);
+    EXPECT_NE(at, std::string::npos) << p << "\n" << text;
+  }
+  // The seed kernel's 5x4 loops are unrolled fully: the unroll plan's rule fired 2 times, once per range.
+  EXPECT_NE(text.find("pass unroll [choose_unrolls] (UnrollPlan): "), std::string::npos);
+  const size_t unroll = text.find("pass unroll [choose_unrolls] (UnrollPlan): ");
+  EXPECT_NE(text.substr(unroll, text.find('\n', unroll) - unroll).find(" x2"), std::string::npos) << text;
+}
+
+TEST(Trace, PassTablesListEveryPassInOrder) {
+  std::ostringstream out;
+  trace::print_pass_tables(out);
+  const std::string text = out.str();
+  size_t at = 0;
+  for (const char* p : {"schedule: each kernel",
+                        "  rangeify",
+                        "  simplify",
+                        "  to_params",
+                        "codegen: each kernel",
+                        "  simplify ",
+                        "  invalid ",
+                        "  simplify_invalid",
+                        "  gpu_threads       GPU targets: choose_threads (ThreadPlan)",
+                        "  upcast",
+                        "  unroll",
+                        "  expand            after threads, lanes or unrolls: expand",
+                        "  simplify_expanded",
+                        "  remove_reduce",
+                        "  gpu_dims",
+                        "  add_loads",
+                        "  remove_invalid",
+                        "  simplify_loads",
+                        "  devectorize",
+                        "  vector_lanes",
+                        "  split_ends",
+                        "  index_dtype"}) {
+    at = text.find(p, at);
+    EXPECT_NE(at, std::string::npos) << p << "\n" << text;
+  }
+}
+
 TEST(Trace, OnTheLlvmDevice) {
   std::filesystem::path dir = std::filesystem::path(testing::TempDir()) / "trace_llvm";
   std::filesystem::create_directories(dir);

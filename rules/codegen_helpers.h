@@ -34,8 +34,5 @@ UPtr load_of(const UPtr& index);
 UPtr gated_load(const UPtr& load, const UPtr& buf, const UPtr& i, const UPtr& c);
 // END(x, r1, r2, ...) as nested single-range ENDs, the innermost range (largest key) innermost.
 UPtr split_end(const UPtr& end);
-// The abstract index type becomes int32 where the node's bounds fit, else int64;
-// integer operands of one op get one width. Null when the node has nothing to lower.
-UPtr lower_index(const UPtr& x);
 
 }  // namespace rg

@@ -96,30 +96,5 @@ TEST(SplitEnd, InnermostRangeInnermost) {
   EXPECT_FALSE(split_end(UOp::make(Op::END, dtypes::void_, {x, r0})));
 }
 
-TEST(LowerIndex, WidthFromBounds) {
-  EXPECT_EQ(lower_index(cnst_int(dtypes::index, 5)), cnst_int(dtypes::int32, 5));
-  EXPECT_EQ(lower_index(cnst_int(dtypes::index, int64_t(1) << 40)), cnst_int(dtypes::int64, int64_t(1) << 40));
-  // An index op waits until its sources are lowered (the rule set runs bottom-up).
-  EXPECT_FALSE(lower_index(range(10, 0)));
-  EXPECT_FALSE(lower_index(range(10, 0) + 1));
-  UPtr r = lower_index(UOp::make(Op::RANGE, dtypes::index, {cnst_int(dtypes::int32, 10)}, range(10, 0)->arg));
-  ASSERT_TRUE(r);
-  EXPECT_EQ(r->dtype, dtypes::int32);
-  EXPECT_EQ(r->src[0], cnst_int(dtypes::int32, 10));
-  // Mixed widths: the op computes in the wider one.
-  UPtr a = r, b = cnst_int(dtypes::int64, int64_t(1) << 40);
-  UPtr sum = lower_index(UOp::make(Op::ADD, dtypes::index, {a, b}));
-  EXPECT_EQ(sum->dtype, dtypes::int64);
-  EXPECT_EQ(sum->src[0], cast(a, dtypes::int64));
-  UPtr lt = lower_index(UOp::make(Op::CMPLT, dtypes::bool_, {a, b}));
-  EXPECT_EQ(lt->dtype, dtypes::bool_);
-  EXPECT_EQ(lt->src[0]->dtype, dtypes::int64);
-  // Nothing to do: plain int32 data, already-lowered ops.
-  UPtr x = cnst_int(dtypes::int32, 3);
-  EXPECT_FALSE(lower_index(UOp::make(Op::ADD, dtypes::int32, {a, x})));
-  // A cast of int data to index is the data.
-  EXPECT_EQ(lower_index(UOp::make(Op::CAST, dtypes::index, {a})), a);
-}
-
 }  // namespace
 }  // namespace rg

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "compiler/codegen/index_dtype.h"
 #include "compiler/codegen/linearize.h"
 #include "rules/codegen.h"
 #include "rules/codegen_helpers.h"
@@ -110,7 +111,7 @@ const std::vector<Pass<Lowering>>& lower_passes() {
            {&rules::fold_loads, &rules::fold_stores})},
       {"vector_lanes", kVectorLanes, rewrite<L>({&rules::vector_lanes})},
       {"split_ends", {}, rewrite<L>({&rules::split_ends})},
-      {"index_dtype", {}, rewrite<L>({&rules::lower_index_dtype})},
+      {"index_dtype", {}, cxx<L>([](const UPtr& k, L&) { return lower_index_dtype(k); })},
   };
   return kPasses;
 }

@@ -93,6 +93,22 @@ TEST(Trace, ShowsEveryPass) {
   EXPECT_NE(text.substr(unroll, text.find('\n', unroll) - unroll).find(" x2"), std::string::npos) << text;
 }
 
+// docs/pipeline.md shows the tables as print_pass_tables prints them: the doc cannot drift from the code.
+TEST(Trace, PipelineDocShowsThePassTables) {
+  std::ifstream f("docs/pipeline.md");
+  ASSERT_TRUE(f) << "docs/pipeline.md is a data dependency of this test";
+  std::stringstream doc;
+  doc << f.rdbuf();
+  const std::string text = doc.str(), open = "<!-- pass-tables -->\n```\n", close = "```\n<!-- /pass-tables -->";
+  const size_t a = text.find(open), b = text.find(close);
+  ASSERT_NE(a, std::string::npos);
+  ASSERT_NE(b, std::string::npos);
+  std::ostringstream out;
+  trace::print_pass_tables(out);
+  EXPECT_EQ(text.substr(a + open.size(), b - a - open.size()), out.str())
+      << "update docs/pipeline.md with `bazel run //tools:trace -- --passes`";
+}
+
 TEST(Trace, PassTablesListEveryPassInOrder) {
   std::ostringstream out;
   trace::print_pass_tables(out);

@@ -30,7 +30,7 @@ std::vector<std::string> fired_by(F f) {
 // --- tensor-graph builders (the Tensor API's conventions) ---
 UPtr device(const std::string& name = "CPU") { return UOp::make(Op::DEVICE, dtypes::void_, {}, name); }
 UPtr buffer(int64_t id, int64_t n, const std::string& dev = "CPU") {
-  return UOp::make(Op::BUFFER, dtypes::float32, {device(dev)}, std::vector<int64_t>{id, n});
+  return UOp::make(Op::BUFFER, dtypes::float32, {device(dev)}, to_arg(BufferArg{id, n}));
 }
 UPtr mv(Op op, const UPtr& x, const std::vector<int64_t>& arg) { return UOp::make(op, x->dtype, {x}, arg); }
 UPtr data(int64_t id, const Shape& shape) {
@@ -39,9 +39,7 @@ UPtr data(int64_t id, const Shape& shape) {
   return mv(Op::RESHAPE, buffer(id, n), shape);
 }
 UPtr sum(const UPtr& x, const std::vector<int64_t>& axes) {
-  std::vector<int64_t> arg{int64_t(Op::ADD)};
-  arg.insert(arg.end(), axes.begin(), axes.end());
-  return UOp::make(Op::REDUCE_AXIS, x->dtype, {x}, arg);
+  return UOp::make(Op::REDUCE_AXIS, x->dtype, {x}, to_arg(ReduceAxisArg{Op::ADD, axes}));
 }
 UPtr contiguous(const UPtr& x) { return UOp::make(Op::CONTIGUOUS, x->dtype, {x}); }
 UPtr copy(const UPtr& x, const std::string& dev) { return UOp::make(Op::COPY, x->dtype, {x, device(dev)}); }

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "compiler/codegen/gpu_limits.h"
 #include "compiler/ir/uop.h"
-#include "rules/gpudims_helpers.h"
 
 namespace rg {
 

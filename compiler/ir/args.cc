@@ -42,35 +42,57 @@ const char* held(const Arg& a) {
 
 [[noreturn]] void bad(Op op, const std::string& why) { throw Error(std::string(name(op)) + ": " + why); }
 
-// The stored ints of a typed arg of `want`, after checking op's kind.
-const std::vector<int64_t>& ints_of(Op op, const Arg& a, ArgKind want) {
+bool is_reduce_op(int64_t v) { return v == int64_t(Op::ADD) || v == int64_t(Op::MUL) || v == int64_t(Op::MAX); }
+
+// The stored ints of op's typed arg of kind `want`: op has that kind and `a` encodes one.
+const std::vector<int64_t>& typed_ints(Op op, const Arg& a, ArgKind want) {
   if (info(op).arg != want)
     bad(op, std::string("arg is ") + arg_kind_name(info(op).arg) + ", not " + arg_kind_name(want));
-  if (auto* v = std::get_if<std::vector<int64_t>>(&a)) return *v;
-  bad(op, std::string("arg must be ") + arg_kind_name(want) + ", got " + held(a));
+  const auto* v = std::get_if<std::vector<int64_t>>(&a);
+  if (!v) bad(op, std::string("arg must be ") + arg_kind_name(want) + ", got " + held(a));
+  bool ok = false;
+  switch (want) {
+    case ArgKind::Range:
+      ok = v->size() == 2 && (*v)[1] >= 0 && (*v)[1] < kNumAxisTypes;
+      break;
+    case ArgKind::ReduceAxis:
+      if (!v->empty() && !is_reduce_op((*v)[0]))
+        bad(op, "reduces with add, mul or max, not " +
+                    ((*v)[0] >= 0 && (*v)[0] < kNumOps ? lower_name(Op((*v)[0])) : "op #" + std::to_string((*v)[0])));
+      ok = !v->empty();
+      break;
+    case ArgKind::Buffer:
+      ok = v->size() == 2 && (*v)[1] >= 0;
+      break;
+    case ArgKind::Pairs:
+      ok = v->size() % 2 == 0;
+      break;
+    default:
+      break;
+  }
+  if (!ok) bad(op, std::string("arg must be ") + arg_kind_name(want) + ", got " + shape_str(*v));
+  return *v;
 }
-
-bool is_reduce_op(int64_t v) { return v == int64_t(Op::ADD) || v == int64_t(Op::MUL) || v == int64_t(Op::MAX); }
 
 }  // namespace
 
 RangeArg range_arg(Op op, const Arg& a) {
-  const std::vector<int64_t>& v = ints_of(op, a, ArgKind::Range);
+  const std::vector<int64_t>& v = typed_ints(op, a, ArgKind::Range);
   return {v[0], static_cast<AxisType>(v[1])};
 }
 
 ReduceAxisArg reduce_axis_arg(Op op, const Arg& a) {
-  const std::vector<int64_t>& v = ints_of(op, a, ArgKind::ReduceAxis);
+  const std::vector<int64_t>& v = typed_ints(op, a, ArgKind::ReduceAxis);
   return {static_cast<Op>(v[0]), std::vector<int64_t>(v.begin() + 1, v.end())};
 }
 
 BufferArg buffer_arg(Op op, const Arg& a) {
-  const std::vector<int64_t>& v = ints_of(op, a, ArgKind::Buffer);
+  const std::vector<int64_t>& v = typed_ints(op, a, ArgKind::Buffer);
   return {v[0], v[1]};
 }
 
 Pairs pairs_arg(Op op, const Arg& a) {
-  const std::vector<int64_t>& v = ints_of(op, a, ArgKind::Pairs);
+  const std::vector<int64_t>& v = typed_ints(op, a, ArgKind::Pairs);
   Pairs p;
   for (size_t i = 0; i + 1 < v.size(); i += 2) p.emplace_back(v[i], v[i + 1]);
   return p;
@@ -105,22 +127,9 @@ void check_arg(Op op, const Arg& a) {
     case ArgKind::Range:
     case ArgKind::ReduceAxis:
     case ArgKind::Buffer:
-    case ArgKind::Pairs: {
-      const std::vector<int64_t>& v = ints_of(op, a, k);
-      if (k == ArgKind::Range)
-        ok = v.size() == 2 && v[1] >= 0 && v[1] < kNumAxisTypes;
-      else if (k == ArgKind::ReduceAxis && !v.empty() && !is_reduce_op(v[0]))
-        bad(op, "reduces with add, mul or max, not " +
-                    (v[0] >= 0 && v[0] < kNumOps ? lower_name(Op(v[0])) : "op #" + std::to_string(v[0])));
-      else if (k == ArgKind::ReduceAxis)
-        ok = !v.empty();
-      else if (k == ArgKind::Buffer)
-        ok = v.size() == 2 && v[1] >= 0;
-      else
-        ok = v.size() % 2 == 0;
-      if (!ok) bad(op, std::string("arg must be ") + arg_kind_name(k) + ", got " + shape_str(v));
+    case ArgKind::Pairs:
+      typed_ints(op, a, k);
       return;
-    }
   }
   if (!ok) bad(op, std::string("arg must be ") + arg_kind_name(k) + ", got " + held(a));
 }

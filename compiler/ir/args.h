@@ -67,7 +67,7 @@ Arg to_arg(const Pairs& p);          // (first0, second0, first1, ...)
 
 // The typed arg of `op` whose arg is `a`, for code that has both before the node exists (shape
 // inference); UOp's accessors (u->range_arg(), ...) are these on a node. Each throws rg::Error
-// naming the op when ops.def gives it another kind.
+// naming the op when ops.def gives it another kind or `a` encodes none (see check_arg).
 RangeArg range_arg(Op op, const Arg& a);
 ReduceAxisArg reduce_axis_arg(Op op, const Arg& a);
 BufferArg buffer_arg(Op op, const Arg& a);
@@ -75,7 +75,7 @@ Pairs pairs_arg(Op op, const Arg& a);
 
 // Throws rg::Error naming the op when `a` is not of the kind ops.def gives op, or is no valid
 // encoding of it (a RANGE's axis type out of range, a REDUCE_AXIS over SUB, an odd number of pad
-// ints). UOp::make checks every new node with it, so the decoders above cannot read past the ints.
+// ints, a negative buffer size). UOp::make checks every new node with it.
 void check_arg(Op op, const Arg& a);
 
 }  // namespace rg

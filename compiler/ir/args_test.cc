@@ -69,6 +69,11 @@ TEST(TypedArgs, AccessorOnAnotherOpThrowsNamingIt) {
   EXPECT_EQ(error_of([&] { range(4, 0)->arg_ints(); }),
             "RANGE: arg is a range (axis id, axis type); read it with its typed accessor");
   EXPECT_EQ(mv(Op::RESHAPE, b, {2, 3})->arg_ints(), (Ints{2, 3}));
+  // The decoders of a bare arg check its encoding as make does.
+  EXPECT_EQ(error_of([] { range_arg(Op::RANGE, Ints{4}); }),
+            "RANGE: arg must be a range (axis id, axis type), got (4,)");
+  EXPECT_EQ(error_of([] { render_arg(Op::BUFFER, Ints{}); }),
+            "BUFFER: arg must be a buffer (id, element count), got ()");
 }
 
 TEST(TypedArgs, MakeRejectsArgsOfTheWrongKind) {

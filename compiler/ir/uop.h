@@ -121,7 +121,7 @@ UPtr invalid(DType dt);
 UPtr const_like(const UPtr& x, double v);
 UPtr var(const std::string& name, int64_t lo, int64_t hi, DType dt = dtypes::index);
 UPtr range(int64_t bound, int64_t id, AxisType type = AxisType::Loop);
-// Does RANGE r run to a constant?
+// Is r a RANGE with a constant bound?
 bool has_const_bound(const UPtr& r);
 // Nesting order of RANGEs: a range with a smaller key is the outer loop when both enclose a value
 // (global, thread, local, loop, group-reduce, reduce, upcast, unroll; then axis id).

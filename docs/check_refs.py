@@ -78,7 +78,7 @@ def check(root):
                 fenced = not fenced
             if fenced:
                 continue
-            for m in MD_LINK.finditer(line):
+            for m in MD_LINK.finditer(re.sub(r"`[^`]*`", "", line)):  # code spans are not links
                 target = m.group(1)
                 if re.match(r"[a-z]+:", target) or re.fullmatch(r"\.+", target):
                     continue  # http:, mailto:, and `op[k](...)` in prose

@@ -84,6 +84,14 @@ const char* arg_accessor(ArgKind k) {
       return "->arg_str()";
     case ArgKind::Var:
       return "->arg_var()";
+    case ArgKind::Range:
+      return "->range_arg()";
+    case ArgKind::ReduceAxis:
+      return "->reduce_axis_arg()";
+    case ArgKind::Buffer:
+      return "->buffer_arg()";
+    case ArgKind::Pairs:
+      return "->pairs_arg()";
     default:
       return "->arg";
   }
@@ -100,6 +108,14 @@ const char* arg_type(ArgKind k) {
       return "const std::string&";
     case ArgKind::Var:
       return "const rg::VarArg&";
+    case ArgKind::Range:
+      return "const rg::RangeArg";
+    case ArgKind::ReduceAxis:
+      return "const rg::ReduceAxisArg";
+    case ArgKind::Buffer:
+      return "const rg::BufferArg";
+    case ArgKind::Pairs:
+      return "const rg::Pairs";
     default:
       return "const rg::Arg&";
   }
@@ -522,8 +538,8 @@ class Emitter {
         arg = "rg::Arg(std::string(" + cxx_string(a.text) + "))";
       else if (auto o = op_by_name(a.text))
         arg = "rg::Arg(" + op_enum(*o) + ")";
-      else
-        arg = "rg::Arg(" + a.text + ")";
+      else  // a bound arg: a typed one is encoded by to_arg
+        arg = std::string(is_typed_arg(oi.arg) ? "rg::to_arg(" : "rg::Arg(") + a.text + ")";
     }
     bool splice = false;
     for (const Expr& k : e.kids) splice |= k.kind == Expr::Span;

@@ -135,6 +135,10 @@ TEST(Example, ArgsAndSpans) {
             mk(Op::BARRIER, dtypes::void_, {x}));
   EXPECT_EQ(graph_rewrite(mk(Op::BARRIER, dtypes::void_, {two, r1}), rules::structure),
             mk(Op::BARRIER, dtypes::void_, {r1}));
+  // range[a] binds the typed arg (a RangeArg: a.type in the guard) and a result range[a] re-encodes it.
+  EXPECT_EQ(graph_rewrite(mk(Op::CONTIGUOUS, dtypes::index, {r0}), rules::structure), r0);
+  UPtr reduce_range = range(4, 0, AxisType::Reduce), kept = mk(Op::CONTIGUOUS, dtypes::index, {reduce_range});
+  EXPECT_EQ(graph_rewrite(kept, rules::structure), kept);
 }
 
 TEST(Example, AtBinding) {

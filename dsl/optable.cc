@@ -43,26 +43,6 @@ std::vector<std::string> all_class_names() {
   return v;
 }
 
-const char* arg_kind_name(ArgKind k) {
-  switch (k) {
-    case ArgKind::None:
-      return "no arg";
-    case ArgKind::Const:
-      return "a constant value";
-    case ArgKind::Int:
-      return "an integer";
-    case ArgKind::Ints:
-      return "a list of integers";
-    case ArgKind::Op:
-      return "an op";
-    case ArgKind::Str:
-      return "a string";
-    case ArgKind::Var:
-      return "a variable";
-  }
-  return "?";
-}
-
 namespace {
 // Classes test a predicate of DType; named types test the scalar (any vector
 // width, never a pointer).

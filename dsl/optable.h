@@ -17,7 +17,7 @@ std::optional<Op> op_by_infix(const std::string& infix, int arity);
 std::vector<std::string> all_op_names();
 std::optional<uint32_t> class_by_name(const std::string& name);
 std::vector<std::string> all_class_names();
-const char* arg_kind_name(ArgKind k);
+// arg_kind_name(ArgKind) comes with the op table (ops.h).
 
 // Dtypes as the rule language spells them in type position.
 struct DTypeName {

@@ -9,14 +9,6 @@
 
 namespace rg {
 
-std::tuple<int, int64_t> range_key(const UPtr& r) {
-  const auto& a = r->arg_ints();
-  static constexpr int kRank[] = {/*Global*/ 0, /*Local*/ 2,  /*Loop*/ 3,        /*Reduce*/ 5,
-                                  /*Upcast*/ 6, /*Unroll*/ 7, /*GroupReduce*/ 4, /*Thread*/ 1};
-  int type = a.size() > 1 && a[1] >= 0 && a[1] < 8 ? kRank[a[1]] : 3;
-  return {type, a.empty() ? 0 : a[0]};
-}
-
 UPtr reduce_to_acc(ReduceCtx& ctx, const UPtr& red) {
   const UPtr& x = red->src[0];
   if (red->src.size() == 1) return x;

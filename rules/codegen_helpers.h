@@ -4,7 +4,6 @@
 #pragma once
 
 #include <cstdint>
-#include <tuple>
 
 #include "compiler/ir/uop.h"
 
@@ -14,10 +13,6 @@ namespace rg {
 struct ReduceCtx {
   int64_t next_acc = 0;
 };
-
-// Nesting order of ranges: a range with a smaller key is the outer loop when
-// both enclose a value (global, thread, local, loop, group-reduce, reduce, upcast, unroll; then axis id).
-std::tuple<int, int64_t> range_key(const UPtr& r);
 
 // REDUCE[op](x, ranges...) as an accumulator: a DEFINE_REG initialised to the
 // identity inside the ranges x depends on (other than the reduced ones), a loop

@@ -11,15 +11,6 @@ namespace {
 
 using namespace testk;
 
-TEST(RangeKey, LoopsNestOutsideReductionsThenById) {
-  UPtr l0 = range(4, 0, AxisType::Loop), l1 = range(4, 1, AxisType::Loop), r2 = range(4, 2, AxisType::Reduce);
-  UPtr r0 = range(4, 0, AxisType::Reduce);
-  EXPECT_LT(range_key(l0), range_key(l1));
-  EXPECT_LT(range_key(l1), range_key(r0));
-  EXPECT_LT(range_key(r0), range_key(r2));
-  EXPECT_LT(range_key(range(4, 9, AxisType::Global)), range_key(l0));
-}
-
 TEST(ReduceToAcc, BuildsAnAccumulatorLoop) {
   UPtr p = param(1, dtypes::float32, 6);
   UPtr r0 = range(3, 0, AxisType::Loop), r1 = range(2, 1, AxisType::Reduce);

@@ -140,7 +140,7 @@ TEST(Devectorize, UpcastPlan) {
                                  1024, [](const UPtr& i) { return i; }, r),
                              4, 32);
   ASSERT_EQ(p.axis, r);
-  EXPECT_EQ(p.outer, UOp::make(Op::RANGE, dtypes::index, {idx(256)}, std::vector<int64_t>{3, int64_t(AxisType::Loop)}));
+  EXPECT_EQ(p.outer, UOp::make(Op::RANGE, dtypes::index, {idx(256)}, to_arg(RangeArg{3, AxisType::Loop})));
   EXPECT_EQ(p.lanes, range(4, 4, AxisType::Upcast));
   EXPECT_EQ(p.value, p.outer * 4 + p.lanes);
   EXPECT_FALSE(p.has_tail());
@@ -180,7 +180,7 @@ TEST(Devectorize, UpcastPlanWithATail) {
                                  1027, [](const UPtr& i) { return i; }, r),
                              4, 32);
   ASSERT_EQ(p.axis, r);
-  EXPECT_EQ(p.outer, UOp::make(Op::RANGE, dtypes::index, {idx(256)}, std::vector<int64_t>{0, int64_t(AxisType::Loop)}));
+  EXPECT_EQ(p.outer, UOp::make(Op::RANGE, dtypes::index, {idx(256)}, to_arg(RangeArg{0, AxisType::Loop})));
   EXPECT_EQ(p.lanes, range(4, 1, AxisType::Upcast));
   ASSERT_TRUE(p.has_tail());
   EXPECT_EQ(p.tail, range(3, 2, AxisType::Upcast));
@@ -191,7 +191,7 @@ TEST(Devectorize, UpcastPlanWithATail) {
   auto value = [&](const UPtr& i) { return UOp::make(Op::INDEX, dtypes::float32, {in, i}); };
   UPtr body = sum_of(value(j * 1027 + p.value), j);
   UPtr t = upcast_tail(p, end(body, {k, p.value}));
-  UPtr j2 = UOp::make(Op::RANGE, dtypes::index, {idx(8)}, std::vector<int64_t>{3, int64_t(AxisType::Reduce)});
+  UPtr j2 = UOp::make(Op::RANGE, dtypes::index, {idx(8)}, to_arg(RangeArg{3, AxisType::Reduce}));
   UPtr tail_index = substitute(p.value, {{p.outer, idx(256)}, {p.lanes, p.tail}});
   EXPECT_EQ(t, end(sum_of(value(j2 * 1027 + tail_index), j2), {k, p.tail}));
   UPtr one = cnst(dtypes::float32, 1);

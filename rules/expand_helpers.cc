@@ -3,20 +3,12 @@
 #include <algorithm>
 #include <optional>
 
-#include "rules/codegen_helpers.h"
 #include "rules/devectorize_helpers.h"
 #include "rules/invalid_helpers.h"
 
 namespace rg {
 
 namespace {
-
-AxisType axis_type(const UPtr& r) {
-  const auto& a = r->arg_ints();
-  return a.size() > 1 ? static_cast<AxisType>(a[1]) : AxisType::Loop;
-}
-
-bool const_bound(const UPtr& r) { return r->src.size() == 1 && r->src[0]->is_const(); }
 
 // Splits the ranges of an END or REDUCE (sources 1..n) into expanded and kept ones.
 void split_ranges(const UPtr& u, std::vector<UPtr>& expanded, std::vector<UPtr>& kept) {
@@ -31,8 +23,8 @@ UnrollPlan plan_unrolls(const UPtr& kernel, int64_t limit) {
   std::vector<UPtr> candidates;
   int64_t product = 1;
   for (const UPtr& u : toposort(kernel)) {
-    if (u->op != Op::RANGE || !const_bound(u)) continue;
-    const AxisType t = axis_type(u);
+    if (!has_const_bound(u)) continue;
+    const AxisType t = u->range_arg().type;
     if (t == AxisType::Loop || t == AxisType::Reduce) candidates.push_back(u);
     if (is_expanded_axis(u)) product *= std::max<int64_t>(u->src[0]->as_int(), 0);
   }
@@ -77,8 +69,9 @@ UpcastPlan plan_upcast(const UPtr& kernel, int64_t width, int64_t unroll_limit) 
   int64_t next_id = 0;
   for (const UPtr& u : topo) {
     if (u->op == Op::RANGE) {
-      next_id = std::max(next_id, u->arg_ints().empty() ? 0 : u->arg_ints()[0] + 1);
-      if (axis_type(u) == AxisType::Loop && const_bound(u) && u->src[0]->as_int() > width) candidates.push_back(u);
+      next_id = std::max(next_id, u->range_arg().axis + 1);
+      if (u->range_arg().type == AxisType::Loop && has_const_bound(u) && u->src[0]->as_int() > width)
+        candidates.push_back(u);
     }
     if (u->op == Op::STORE) stores.push_back(u->src[0]);
     if (u->op == Op::INDEX && u->src[0]->op == Op::PARAM) addresses.push_back(u);
@@ -101,8 +94,7 @@ UpcastPlan plan_upcast(const UPtr& kernel, int64_t width, int64_t unroll_limit) 
     if (!ok) continue;
     plan.axis = r;
     const int64_t n = r->src[0]->as_int();
-    std::vector<int64_t> arg = r->arg_ints();
-    plan.outer = UOp::make(Op::RANGE, r->dtype, {cnst_int(r->src[0]->dtype, n / width)}, arg);
+    plan.outer = UOp::make(Op::RANGE, r->dtype, {cnst_int(r->src[0]->dtype, n / width)}, r->arg);
     plan.lanes = range(width, next_id++, AxisType::Upcast);
     plan.value = plan.outer * width + plan.lanes;
     if (n % width != 0) plan.tail = range(n % width, next_id++, AxisType::Upcast);
@@ -131,10 +123,7 @@ namespace {
 
 // r with axis id `id` (same bound and type).
 UPtr renumbered(const UPtr& r, int64_t id) {
-  std::vector<int64_t> arg = r->arg_ints();
-  if (arg.empty()) arg.push_back(0);
-  arg[0] = id;
-  return UOp::make(Op::RANGE, r->dtype, std::vector<UPtr>(r->src.begin(), r->src.end()), std::move(arg));
+  return UOp::make(Op::RANGE, r->dtype, r->src, to_arg(RangeArg{id, r->range_arg().type}));
 }
 
 }  // namespace
@@ -158,15 +147,14 @@ UPtr upcast_tail(UpcastPlan& plan, const UPtr& end) {
 }
 
 UPtr unrolled_axis(const UPtr& r) {
-  std::vector<int64_t> a = r->arg_ints();
-  if (a.size() < 2) a.resize(2, static_cast<int64_t>(AxisType::Loop));
-  a[1] = static_cast<int64_t>(axis_type(r) == AxisType::Reduce ? AxisType::Unroll : AxisType::Upcast);
-  return UOp::make(Op::RANGE, r->dtype, std::vector<UPtr>(r->src.begin(), r->src.end()), std::move(a));
+  const RangeArg a = r->range_arg();
+  const AxisType t = a.type == AxisType::Reduce ? AxisType::Unroll : AxisType::Upcast;
+  return UOp::make(Op::RANGE, r->dtype, r->src, to_arg(RangeArg{a.axis, t}));
 }
 
 bool is_expanded_axis(const UPtr& r) {
   if (r->op != Op::RANGE) return false;
-  const AxisType t = axis_type(r);
+  const AxisType t = r->range_arg().type;
   return t == AxisType::Upcast || t == AxisType::Unroll;
 }
 
@@ -177,7 +165,7 @@ bool any_expanded_axis(USpan ranges) {
 std::vector<UPtr> expand_copies(const UPtr& x, const std::vector<UPtr>& ranges) {
   std::vector<int64_t> bound;
   for (const UPtr& r : ranges) {
-    if (!const_bound(r)) throw Error("expand: range " + render_expr(r) + " has no constant bound");
+    if (!has_const_bound(r)) throw Error("expand: range " + render_expr(r) + " has no constant bound");
     bound.push_back(r->src[0]->as_int());
     if (bound.back() <= 0) return {};
   }

@@ -19,11 +19,10 @@ namespace {
 using namespace testk;
 
 UPtr folded(const UPtr& x) { return graph_rewrite(x, rules::symbolic); }
-AxisType type_of(const UPtr& r) { return static_cast<AxisType>(r->arg_ints()[1]); }
 
 std::vector<int64_t> chosen_bounds(const UnrollPlan& p) {
   std::vector<int64_t> b;
-  for (const UPtr& r : p.chosen) b.push_back(r->src[0]->as_int() * 10 + (type_of(r) == AxisType::Reduce));
+  for (const UPtr& r : p.chosen) b.push_back(r->src[0]->as_int() * 10 + (r->range_arg().type == AxisType::Reduce));
   std::sort(b.begin(), b.end());
   return b;
 }
@@ -43,7 +42,7 @@ TEST(PlanUnrolls, WithinTheLimitInnermostFirst) {
 TEST(PlanUnrolls, SymbolicBoundsAndExistingUpcastsCount) {
   UPtr out = param(0, dtypes::float32, 100);
   UPtr n = var("n", 1, 10);
-  UPtr rv = UOp::make(Op::RANGE, dtypes::index, {n}, std::vector<int64_t>{0, int64_t(AxisType::Loop)});
+  UPtr rv = UOp::make(Op::RANGE, dtypes::index, {n}, to_arg(RangeArg{0, AxisType::Loop}));
   UPtr up = range(8, 1, AxisType::Upcast), r2 = range(4, 2, AxisType::Loop), r3 = range(5, 3, AxisType::Loop);
   UPtr k = sink(end(store(out, rv * 160 + up * 20 + r2 * 5 + r3, cnst(dtypes::float32, 1)), {rv, up, r2, r3}));
   // 8 already upcast. Innermost first: r3 (8*5 = 40) does not fit in 32, r2 (8*4 = 32) does; within 40, r3 fits
@@ -77,7 +76,8 @@ TEST(ExpandCopies, OneCopyPerValueOuterRangeSlowest) {
   EXPECT_EQ(got, (std::vector<int64_t>{0, 1, 2, 10, 11, 12}));
   EXPECT_EQ(expand_copies(a * 10, {b}), (std::vector<UPtr>{a * 10, a * 10, a * 10}));  // a range x does not use
   EXPECT_TRUE(expand_copies(a, {range(0, 2, AxisType::Upcast)}).empty());
-  EXPECT_THROW(expand_copies(a, {UOp::make(Op::RANGE, dtypes::index, {var("n", 1, 4)}, std::vector<int64_t>{5, 6})}),
+  EXPECT_THROW(expand_copies(a, {UOp::make(Op::RANGE, dtypes::index, {var("n", 1, 4)},
+                                           to_arg(RangeArg{5, AxisType::GroupReduce}))}),
                Error);
 }
 

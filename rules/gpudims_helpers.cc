@@ -3,40 +3,23 @@
 #include <algorithm>
 #include <unordered_set>
 
-#include "rules/codegen_helpers.h"
+#include "compiler/ir/shape.h"
 
 namespace rg {
 
 namespace {
 
-AxisType axis_type(const UPtr& r) {
-  const auto& a = r->arg_ints();
-  return a.size() > 1 ? static_cast<AxisType>(a[1]) : AxisType::Loop;
-}
-
 UPtr retyped(const UPtr& r, AxisType t) {
-  std::vector<int64_t> a = r->arg_ints();
-  if (a.size() < 2) a.resize(2);
-  a[1] = static_cast<int64_t>(t);
-  return UOp::make(Op::RANGE, r->dtype, {r->src[0]}, std::move(a));
+  return UOp::make(Op::RANGE, r->dtype, {r->src[0]}, to_arg(RangeArg{r->range_arg().axis, t}));
 }
 
 UPtr new_range(const UPtr& like, int64_t bound, int64_t id, AxisType t) {
-  return UOp::make(Op::RANGE, like->dtype, {cnst_int(like->src[0]->dtype, bound)},
-                   std::vector<int64_t>{id, static_cast<int64_t>(t)});
+  return UOp::make(Op::RANGE, like->dtype, {cnst_int(like->src[0]->dtype, bound)}, to_arg(RangeArg{id, t}));
 }
-
-bool const_bound(const UPtr& r) { return r->src.size() == 1 && r->src[0]->is_const(); }
 
 void sort_ranges(std::vector<UPtr>& v) {
   std::sort(v.begin(), v.end(), [](const UPtr& a, const UPtr& b) { return range_key(a) < range_key(b); });
   v.erase(std::unique(v.begin(), v.end()), v.end());
-}
-
-int64_t product(const std::vector<int64_t>& v, size_t from = 0) {
-  int64_t p = 1;
-  for (size_t i = from; i < v.size(); ++i) p *= v[i];
-  return p;
 }
 
 bool within(const std::vector<int64_t>& dims, const std::array<int64_t, 3>& max) {
@@ -66,10 +49,10 @@ int64_t local_part(int64_t n, const GpuLimits& lim) {
 }
 
 UPtr split_thread_axis(const UPtr& r, int64_t local, int64_t local_id) {
-  if (!const_bound(r) || local < 1) throw Error("GPU dims: cannot split " + render_expr(r));
+  if (!has_const_bound(r) || local < 1) throw Error("GPU dims: cannot split " + render_expr(r));
   const int64_t n = r->src[0]->as_int();
   const int64_t blocks = (n + local - 1) / local;
-  const UPtr g = new_range(r, blocks, r->arg_ints().at(0), AxisType::Global);
+  const UPtr g = new_range(r, blocks, r->range_arg().axis, AxisType::Global);
   const UPtr l = new_range(r, local, local_id, AxisType::Local);
   const UPtr e = g * cnst_int(r->dtype, local) + l;
   if (blocks * local == n) return e;
@@ -107,7 +90,7 @@ ThreadPlan plan_threads(const UPtr& kernel, const GpuLimits& lim) {
   }
   std::vector<UPtr> outputs;
   for (const UPtr& r : common) {
-    if (r->op != Op::RANGE || axis_type(r) != AxisType::Loop || !const_bound(r)) continue;
+    if (r->op != Op::RANGE || r->range_arg().type != AxisType::Loop || !has_const_bound(r)) continue;
     if (r->src[0]->as_int() < 1) return plan;  // a loop of no iteration: nothing runs anyway
     if (std::all_of(addressed.begin(), addressed.end(), [&](const auto& a) { return a.count(r.get()) > 0; }))
       outputs.push_back(r);
@@ -116,7 +99,7 @@ ThreadPlan plan_threads(const UPtr& kernel, const GpuLimits& lim) {
   if (outputs.empty()) return plan;
   int64_t next_id = 0;
   for (const UPtr& u : topo)
-    if (u->op == Op::RANGE) next_id = std::max(next_id, u->arg_ints().at(0) + 1);
+    if (u->op == Op::RANGE) next_id = std::max(next_id, u->range_arg().axis + 1);
   for (size_t i = 0; i + 1 < outputs.size(); ++i) plan.axes[outputs[i]] = retyped(outputs[i], AxisType::Global);
   const UPtr& inner = outputs.back();
   const int64_t n = inner->src[0]->as_int(), local = local_part(n, lim);
@@ -217,12 +200,12 @@ std::vector<UPtr> thread_indices(const std::string& prefix, const std::vector<in
   if (hw == dims) return special;
   UPtr flat;
   for (size_t i = 0; i < hw.size(); ++i) {
-    UPtr term = special[i] * cnst_int(dtypes::index, product(hw, i + 1));
+    UPtr term = special[i] * cnst_int(dtypes::index, product(Shape(hw.begin() + i + 1, hw.end())));
     flat = flat ? flat + term : term;
   }
   std::vector<UPtr> out;
   for (size_t i = 0; i < dims.size(); ++i) {
-    UPtr q = flat / cnst_int(dtypes::index, product(dims, i + 1));
+    UPtr q = flat / cnst_int(dtypes::index, product(Shape(dims.begin() + i + 1, dims.end())));
     out.push_back(i == 0 ? q : q % cnst_int(dtypes::index, dims[i]));
   }
   return out;
@@ -245,9 +228,9 @@ ThreadIndices plan_thread_indices(const UPtr& kernel, const GpuLimits& lim) {
   std::vector<UPtr> globals, locals;
   for (const UPtr& u : toposort(kernel)) {
     if (u->op != Op::RANGE) continue;
-    const AxisType a = axis_type(u);
+    const AxisType a = u->range_arg().type;
     if (a != AxisType::Global && a != AxisType::Local) continue;
-    if (!const_bound(u) || u->src[0]->as_int() < 1)
+    if (!has_const_bound(u) || u->src[0]->as_int() < 1)
       throw Error("GPU dims: thread range " + render_expr(u) + " needs a constant bound >= 1");
     (a == AxisType::Global ? globals : locals).push_back(u);
   }

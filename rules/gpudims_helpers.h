@@ -11,23 +11,15 @@
 #pragma once
 
 #include <array>
-#include <climits>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "compiler/codegen/gpu_limits.h"
 #include "compiler/ir/uop.h"
 
 namespace rg {
-
-// What a GPU launch allows, and the block size the heuristic aims for.
-struct GpuLimits {
-  std::array<int64_t, 3> global_max{INT32_MAX, 65535, 65535};  // blocks per grid dimension (x, y, z)
-  std::array<int64_t, 3> local_max{1024, 1024, 64};            // threads per block dimension
-  int64_t max_threads = 1024;                                  // threads per block, all dimensions together
-  int64_t local_size = 256;                                    // the heuristic's threads per block (below)
-};
 
 // --- step 1: which output ranges become thread axes (the heuristic) ---
 

@@ -55,9 +55,9 @@ TEST(SplitThreadAxis, ExactAndGuarded) {
   UPtr g3 = range(3, 0, AxisType::Global), l4 = range(4, 1, AxisType::Local);
   UPtr e = g3 * idx(4) + l4;
   EXPECT_EQ(split_thread_axis(range(10, 0), 4, 1), where(e < idx(10), e, invalid(dtypes::index)));
-  EXPECT_THROW(
-      split_thread_axis(UOp::make(Op::RANGE, dtypes::index, {var("n", 1, 9)}, std::vector<int64_t>{0, 2}), 4, 1),
-      Error);
+  EXPECT_THROW(split_thread_axis(
+                   UOp::make(Op::RANGE, dtypes::index, {var("n", 1, 9)}, to_arg(RangeArg{0, AxisType::Loop})), 4, 1),
+               Error);
 }
 
 TEST(PlanThreads, InnermostOutputGetsTheBlock) {
@@ -98,7 +98,7 @@ TEST(PlanThreads, OnlyRangesAroundEveryStore) {
   EXPECT_TRUE(plan_threads(acc_like, GpuLimits{}).axes.empty());
   // A store outside every range, a symbolic bound, an empty range: no threads.
   EXPECT_TRUE(plan_threads(sink({store(out, idx(0), one), end(store(out2, a, one), {a})}), GpuLimits{}).axes.empty());
-  UPtr n = UOp::make(Op::RANGE, dtypes::index, {var("n", 1, 8)}, std::vector<int64_t>{0, int64_t(AxisType::Loop)});
+  UPtr n = UOp::make(Op::RANGE, dtypes::index, {var("n", 1, 8)}, to_arg(RangeArg{0, AxisType::Loop}));
   EXPECT_TRUE(plan_threads(sink({end(store(out, n, one), {n})}), GpuLimits{}).axes.empty());
   UPtr z = range(0, 0);
   EXPECT_TRUE(plan_threads(sink({end(store(out, z, one), {z})}), GpuLimits{}).axes.empty());
@@ -255,7 +255,7 @@ TEST(PlanThreadIndices, LimitsAreErrors) {
   UPtr a = range(64, 0, AxisType::Local), b = range(32, 1, AxisType::Local);
   UPtr k = sink({end(store(out, a * idx(32) + b, cnst(dtypes::float32, 1)), {a, b})});
   EXPECT_THROW(plan_thread_indices(k, GpuLimits{}), Error);  // 2048 threads per block
-  UPtr n = UOp::make(Op::RANGE, dtypes::index, {var("n", 1, 8)}, std::vector<int64_t>{0, int64_t(AxisType::Global)});
+  UPtr n = UOp::make(Op::RANGE, dtypes::index, {var("n", 1, 8)}, to_arg(RangeArg{0, AxisType::Global}));
   EXPECT_THROW(plan_thread_indices(sink({end(store(out, n, cnst(dtypes::float32, 1)), {n})}), GpuLimits{}), Error);
 }
 

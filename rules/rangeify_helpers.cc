@@ -13,12 +13,6 @@ bool known(const UPtr& x) { return x->is_const() && !x->is_invalid(); }
 
 // Index arithmetic is written as it is; the schedule folds it with rules/symbolic.rules after rangeify.
 
-int64_t product(const Shape& s) {
-  int64_t n = 1;
-  for (int64_t d : s) n *= d;
-  return n;
-}
-
 std::vector<UPtr> vec(USpan s) { return std::vector<UPtr>(s.begin(), s.end()); }
 
 void check_rank(const UPtr& m, size_t n) {
@@ -38,7 +32,7 @@ UPtr make_index(const UPtr& x, const std::vector<UPtr>& idx) {
 UPtr RangeifyCtx::param(const UPtr& buffer) {
   auto [it, fresh] = slot.emplace(buffer.get(), int64_t(buffers.size()));
   if (fresh) buffers.push_back(buffer);
-  return UOp::make(Op::PARAM, buffer->dtype.ptr_to(buffer->arg_ints().at(1)), {}, it->second);
+  return UOp::make(Op::PARAM, buffer->dtype.ptr_to(buffer->buffer_arg().size), {}, it->second);
 }
 
 // Reshape keeps the row-major order, so both shapes split into groups of axes with equal products
@@ -93,9 +87,9 @@ std::vector<UPtr> expand_indices(const Shape& in, const std::vector<UPtr>& idx) 
   return res;
 }
 
-std::vector<UPtr> shrink_indices(const std::vector<int64_t>& arg, const std::vector<UPtr>& idx) {
+std::vector<UPtr> shrink_indices(const Pairs& bounds, const std::vector<UPtr>& idx) {
   std::vector<UPtr> res = idx;
-  for (size_t d = 0; d < idx.size(); ++d) res[d] = idx[d] + ic(arg[2 * d]);
+  for (size_t d = 0; d < idx.size(); ++d) res[d] = idx[d] + ic(bounds[d].first);
   return res;
 }
 
@@ -106,12 +100,11 @@ std::vector<UPtr> flip_indices(const Shape& in, const std::vector<int64_t>& flag
   return res;
 }
 
-std::vector<UPtr> pad_indices(const Shape& in, const std::vector<int64_t>& arg, const std::vector<UPtr>& idx,
-                              UPtr* valid) {
+std::vector<UPtr> pad_indices(const Shape& in, const Pairs& pads, const std::vector<UPtr>& idx, UPtr* valid) {
   std::vector<UPtr> res = idx;
   *valid = UPtr();
   for (size_t d = 0; d < idx.size(); ++d) {
-    const int64_t before = arg[2 * d], end = before + in[d];
+    const int64_t before = pads[d].first, end = before + in[d];
     const UPtr& i = idx[d];
     UPtr ok;  // i >= before, written as tinygrad's (i < before) != true
     if (i->vmin < before) ok = ne(i < ic(before), cnst_int(dtypes::bool_, 1));
@@ -151,7 +144,7 @@ UPtr index_expand(const UPtr& m, USpan idx) {
 
 UPtr index_shrink(const UPtr& m, USpan idx) {
   check_rank(m, idx.size());
-  return make_index(m->src[0], shrink_indices(m->arg_ints(), vec(idx)));
+  return make_index(m->src[0], shrink_indices(m->pairs_arg(), vec(idx)));
 }
 
 UPtr index_flip(const UPtr& m, USpan idx) {
@@ -163,7 +156,7 @@ UPtr index_pad(const UPtr& m, USpan idx) {
   check_rank(m, idx.size());
   const UPtr& x = m->src[0];
   UPtr valid;
-  std::vector<UPtr> inner = pad_indices(x->shape, m->arg_ints(), vec(idx), &valid);
+  std::vector<UPtr> inner = pad_indices(x->shape, m->pairs_arg(), vec(idx), &valid);
   UPtr read = make_index(x, inner);
   if (!valid) return read;
   // The value is gated too: an Invalid index alone would vanish when x turns out to be a constant.
@@ -175,14 +168,9 @@ UPtr index_pad(const UPtr& m, USpan idx) {
 UPtr index_reduce(RangeifyCtx& ctx, const UPtr& m, USpan idx) {
   check_rank(m, idx.size());
   const UPtr& x = m->src[0];
-  const std::vector<int64_t>& arg = m->arg_ints();
-  Op op = Op(arg.at(0));
-  if (op != Op::ADD && op != Op::MUL && op != Op::MAX)
-    throw Error("rangeify: reduce_axis with op " + lower_name(op) + " on shape " + shape_str(x->shape) +
-                " (expected add, mul or max)");
+  const ReduceAxisArg arg = m->reduce_axis_arg();
   std::vector<UPtr> inner = vec(idx), ranges;
-  for (size_t k = 1; k < arg.size(); ++k) {
-    int64_t d = arg[k];
+  for (int64_t d : arg.axes) {
     if (x->shape[d] == 1) continue;  // reducing one element reads index 0, as the output did
     UPtr r = range(x->shape[d], ctx.next_range++, AxisType::Reduce);
     inner[d] = r;
@@ -192,7 +180,7 @@ UPtr index_reduce(RangeifyCtx& ctx, const UPtr& m, USpan idx) {
   if (ranges.empty()) return body;
   std::vector<UPtr> src{body};
   src.insert(src.end(), ranges.begin(), ranges.end());
-  return UOp::make(Op::REDUCE, x->dtype, std::move(src), op);
+  return UOp::make(Op::REDUCE, x->dtype, std::move(src), arg.op);
 }
 
 UPtr buffer_param(RangeifyCtx& ctx, const UPtr& buffer) { return ctx.param(buffer); }

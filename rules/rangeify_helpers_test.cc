@@ -159,7 +159,7 @@ TEST(RangeifyHelpers, ExpandEveryPosition) {
 TEST(RangeifyHelpers, ShrinkEveryPosition) {
   Shape out = {2, 3};  // shrink ((1, 3), (2, 5)) of (4, 6)
   std::vector<UPtr> r = ranges_for(out);
-  std::vector<UPtr> idx = shrink_indices({1, 3, 2, 5}, r);
+  std::vector<UPtr> idx = shrink_indices({{1, 3}, {2, 5}}, r);
   for (const auto& p : positions(out)) {
     auto got = eval_all(idx, r, p);
     EXPECT_EQ(got[0], p[0] + 1);
@@ -182,7 +182,7 @@ TEST(RangeifyHelpers, PadEveryPosition) {
   Shape in = {3, 2}, out = {5, 4};  // pad ((1, 1), (1, 1)), as in seed 004
   std::vector<UPtr> r = ranges_for(out);
   UPtr valid;
-  std::vector<UPtr> idx = pad_indices(in, {1, 1, 1, 1}, r, &valid);
+  std::vector<UPtr> idx = pad_indices(in, {{1, 1}, {1, 1}}, r, &valid);
   ASSERT_TRUE(valid);
   for (const auto& p : positions(out)) {
     auto got = eval_all(idx, r, p);
@@ -203,7 +203,7 @@ TEST(RangeifyHelpers, PadEveryPosition) {
 TEST(RangeifyHelpers, PadSkipsAxesThatCannotLeave) {
   std::vector<UPtr> r = ranges_for({3, 6});
   UPtr valid;
-  std::vector<UPtr> idx = pad_indices({3, 2}, {0, 0, 0, 4}, r, &valid);
+  std::vector<UPtr> idx = pad_indices({3, 2}, {{0, 0}, {0, 4}}, r, &valid);
   EXPECT_EQ(simplified(idx[0]), r[0]);    // axis 0 is not padded
   EXPECT_EQ(render_expr(valid), "r1<2");  // only the upper bound of axis 1 can fail
 }
@@ -217,8 +217,8 @@ TEST(RangeifyHelpers, FlatIndex) {
 
 TEST(RangeifyHelpers, ParamSlotsInOrderOfFirstUse) {
   UPtr dev = UOp::make(Op::DEVICE, dtypes::void_, {}, std::string("CPU"));
-  UPtr a = UOp::make(Op::BUFFER, dtypes::float32, {dev}, std::vector<int64_t>{9001, 5});
-  UPtr b = UOp::make(Op::BUFFER, dtypes::int32, {dev}, std::vector<int64_t>{9002, 6});
+  UPtr a = UOp::make(Op::BUFFER, dtypes::float32, {dev}, to_arg(BufferArg{9001, 5}));
+  UPtr b = UOp::make(Op::BUFFER, dtypes::int32, {dev}, to_arg(BufferArg{9002, 6}));
   RangeifyCtx ctx;
   UPtr pa = ctx.param(a), pb = ctx.param(b);
   EXPECT_EQ(pa->arg_int(), 0);

@@ -34,7 +34,7 @@ void check_buffer(const UPtr& b) {
     throw Error("buffer: expected a BUFFER, got " + (b ? lower_name(b->op) : std::string("null")));
 }
 
-int64_t id_of(const UPtr& b) { return b->arg_ints().at(0); }
+int64_t id_of(const UPtr& b) { return b->buffer_arg().id; }
 
 // Frees every shard of buffer `id`.
 void erase_storage(int64_t id) {
@@ -53,7 +53,7 @@ void erase_storage(int64_t id) {
 
 // A buffer's memory goes with its last BUFFER handle: no graph can name it again.
 const bool kFreedWithTheirNode = [] {
-  set_release_hook(Op::BUFFER, [](const UOp& b) { erase_storage(b.arg_ints().at(0)); });
+  set_release_hook(Op::BUFFER, [](const UOp& b) { erase_storage(b.buffer_arg().id); });
   return true;
 }();
 
@@ -88,7 +88,7 @@ const UPtr& buffer_of(const UPtr& realized) {
 
 size_t buffer_bytes(const UPtr& buffer) {
   check_buffer(buffer);
-  return static_cast<size_t>(buffer->arg_ints().at(1)) * buffer->dtype.itemsize() * buffer->dtype.count;
+  return static_cast<size_t>(buffer->buffer_arg().size) * buffer->dtype.itemsize() * buffer->dtype.count;
 }
 
 int buffer_shards(const UPtr& buffer) {

@@ -196,7 +196,7 @@ void run_kernel(const UPtr& call, Device& dev, int shard, bool multi,
       if (b->dtype.scalar != want.scalar)
         throw Error("run_linear: kernel " + prog.name + " wants " + want.name() + " for slot " + std::to_string(i - 1) +
                     ", the buffer holds " + b->dtype.name());
-      if (want.size >= 0 && b->arg_ints().at(1) < want.size)
+      if (want.size >= 0 && b->buffer_arg().size < want.size)
         throw Error("run_linear: buffer for slot " + std::to_string(i - 1) + " of " + prog.name + " is too small");
       bufs.push_back(&buffer_memory(b, shard));
     }

@@ -22,32 +22,6 @@ Tensor x23(const std::string& dev) {
   return Tensor::from_vector(std::vector<float>{1, 2, 3, 4, 5, 6}, {2, 3}, dev).realize();
 }
 
-std::string arg_text(const Arg& a) {
-  return std::visit(
-      [](const auto& v) -> std::string {
-        using T = std::decay_t<decltype(v)>;
-        if constexpr (std::is_same_v<T, std::monostate>)
-          return "";
-        else if constexpr (std::is_same_v<T, int64_t>)
-          return std::to_string(v);
-        else if constexpr (std::is_same_v<T, double>) {
-          std::ostringstream s;
-          s << v;
-          return s.str();
-        } else if constexpr (std::is_same_v<T, InvalidT>)
-          return "Invalid";
-        else if constexpr (std::is_same_v<T, std::vector<int64_t>>)
-          return shape_str(v);
-        else if constexpr (std::is_same_v<T, std::string>)
-          return v;
-        else if constexpr (std::is_same_v<T, Op>)
-          return std::string(name(v));
-        else
-          return v.name + "[" + std::to_string(v.lo) + ", " + std::to_string(v.hi) + "]";
-      },
-      a);
-}
-
 // The nodes reachable from `roots`, in topological order (sources first), as a capture Graph.
 capture::Graph to_graph(const std::vector<UPtr>& roots, const std::string& text) {
   capture::Graph g;
@@ -60,7 +34,7 @@ capture::Graph to_graph(const std::vector<UPtr>& roots, const std::string& text)
       n->set_op(std::string(name(u->op)));
       n->set_dtype(u->dtype.name());
       for (const UPtr& s : u->src) n->add_src(index.at(s.get()));
-      n->set_arg(arg_text(u->arg));
+      n->set_arg(render_arg(u->op, u->arg));
       n->set_has_shape(u->has_shape);
       for (int64_t d : u->shape) n->add_shape(d);
     }
@@ -83,7 +57,7 @@ std::string program_text(const Program& p) {
       else
         s << " (" << render_expr(x) << ")";
     }
-    std::string a = arg_text(u->arg);
+    std::string a = render_arg(u->op, u->arg);
     if (!a.empty()) s << " [" << a << "]";
     s << "\n";
   }
@@ -92,15 +66,16 @@ std::string program_text(const Program& p) {
 
 capture::Buffer to_buffer(const UPtr& b) {
   capture::Buffer c;
-  c.set_id(b->arg_ints()[0]);
+  c.set_id(b->buffer_arg().id);
   c.set_dtype(b->dtype.name());
-  c.set_size(b->arg_ints()[1]);
+  c.set_size(b->buffer_arg().size);
   c.set_device(b->src[0]->arg_str());
   return c;
 }
 
 std::string buffer_text(const UPtr& b) {
-  return "#" + std::to_string(b->arg_ints()[0]) + " " + b->dtype.name() + "[" + std::to_string(b->arg_ints()[1]) + "]";
+  const BufferArg a = b->buffer_arg();
+  return "#" + std::to_string(a.id) + " " + b->dtype.name() + "[" + std::to_string(a.size) + "]";
 }
 
 double element(DType dt, const unsigned char* p) {

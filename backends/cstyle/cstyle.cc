@@ -318,7 +318,7 @@ class Renderer {
         return;
       }
       case Op::RANGE: {
-        std::string n = "ridx" + std::to_string(u->arg_ints()[0]);
+        std::string n = "ridx" + std::to_string(u->range_arg().axis);
         names_[u.get()] = n;
         std::string t = vtype(u->dtype);
         emit("for (" + t + " " + n + " = 0; " + n + " < " + ref(u->src[0]) + "; " + n + "++) {");

@@ -153,7 +153,7 @@ TEST(CudaOnHost, Seed004ThroughTheSchedule) {
   std::map<const UOp*, std::vector<uint8_t>> mem;  // per BUFFER, zeroed
   auto memory = [&](const UPtr& b) -> std::vector<uint8_t>& {
     auto& m = mem[b.get()];
-    if (m.empty()) m.resize(size_t(b->arg_ints().at(1)) * size_t(b->dtype.itemsize()));
+    if (m.empty()) m.resize(size_t(b->buffer_arg().size) * size_t(b->dtype.itemsize()));
     return m;
   };
   std::memcpy(memory(c.input).data(), c.input_data.data(), sizeof(float) * c.input_data.size());

@@ -95,7 +95,7 @@ TEST(CudaRun, Seed004ThroughTheSchedule) {
   auto memory = [&](const UPtr& b) -> CudaBuffer& {
     auto& m = mem[b.get()];
     if (!m) {
-      std::vector<uint8_t> zeros(size_t(b->arg_ints().at(1)) * size_t(b->dtype.itemsize()));
+      std::vector<uint8_t> zeros(size_t(b->buffer_arg().size) * size_t(b->dtype.itemsize()));
       m = std::make_unique<CudaBuffer>(*dev, zeros.size());
       m->copy_in(zeros.data(), zeros.size());
     }

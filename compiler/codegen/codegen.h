@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "compiler/codegen/gpu_limits.h"
 #include "compiler/ir/pass.h"
 #include "compiler/ir/uop.h"
-#include "rules/gpudims_helpers.h"
 
 namespace rg {
 

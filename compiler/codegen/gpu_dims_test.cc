@@ -201,7 +201,7 @@ TEST(GpuDims, StoreWithoutTheLocalIndexIsMaskedToLidxZero) {
 
 TEST(GpuDims, SymbolicBoundsStayLoops) {
   UPtr out = param(0, dtypes::int32, 8);
-  UPtr n = UOp::make(Op::RANGE, dtypes::index, {var("n", 1, 8)}, std::vector<int64_t>{0, int64_t(AxisType::Loop)});
+  UPtr n = UOp::make(Op::RANGE, dtypes::index, {var("n", 1, 8)}, to_arg(RangeArg{0, AxisType::Loop}));
   Program p = lower(sink(end(store(out, n, cnst_int(dtypes::int32, 1)), {n})), gpu(GpuLimits{}));
   expect_threads(p, {}, 1);
 }

@@ -7,8 +7,6 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "rules/codegen_helpers.h"
-
 namespace rg {
 
 namespace {

@@ -10,7 +10,7 @@ namespace rg {
 // Every node of the graph under `sink`, sources before users, with each RANGE
 // opening a loop and the END(s) over that range closing it, and every other node
 // placed in the innermost loop it depends on (so loop-invariant work is hoisted).
-// Loops nest by rules/codegen_helpers.h range_key. Expects ENDs over one range
+// Loops nest by range_key (compiler/ir/uop.h). Expects ENDs over one range
 // each. Throws rg::Error when ranges cannot nest.
 std::vector<UPtr> linearize(const UPtr& sink);
 

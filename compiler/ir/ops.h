@@ -14,7 +14,38 @@ enum class Op : uint8_t {
 #undef OP
 };
 
-enum class ArgKind : uint8_t { None, Const, Int, Ints, Op, Str, Var };
+// What an op's arg is. The last four are typed args (compiler/ir/args.h), stored as a list of ints.
+enum class ArgKind : uint8_t { None, Const, Int, Ints, Op, Str, Var, Range, ReduceAxis, Buffer, Pairs };
+
+// The kind in words, for errors: "a list of integers", "a range (axis id, axis type)".
+constexpr const char* arg_kind_name(ArgKind k) {
+  switch (k) {
+    case ArgKind::None:
+      return "no arg";
+    case ArgKind::Const:
+      return "a constant value";
+    case ArgKind::Int:
+      return "an integer";
+    case ArgKind::Ints:
+      return "a list of integers";
+    case ArgKind::Op:
+      return "an op";
+    case ArgKind::Str:
+      return "a string";
+    case ArgKind::Var:
+      return "a variable";
+    case ArgKind::Range:
+      return "a range (axis id, axis type)";
+    case ArgKind::ReduceAxis:
+      return "a reduce op and axes";
+    case ArgKind::Buffer:
+      return "a buffer (id, element count)";
+    case ArgKind::Pairs:
+      return "a pair per axis";
+  }
+  return "?";
+}
+constexpr bool is_typed_arg(ArgKind k) { return k >= ArgKind::Range; }
 
 // Op classes, as bits. Unary/Binary/Ternary imply ALU and Elementwise.
 enum OpClass : uint32_t {

@@ -10,20 +10,54 @@ std::string shape_str(const Shape& s) {
   return r + (s.size() == 1 ? ",)" : ")");
 }
 
-namespace {
-
-[[noreturn]] void fail(Op op, const Shape& in, const std::string& why) {
-  throw Error(lower_name(op) + ": " + why + " (input shape " + shape_str(in) + ")");
-}
-
 int64_t product(const Shape& s) {
   int64_t n = 1;
   for (int64_t d : s) n *= d;
   return n;
 }
 
-Shape movement(Op op, const Shape& in, const std::vector<int64_t>& a) {
+namespace {
+
+[[noreturn]] void fail(Op op, const Shape& in, const std::string& why) {
+  throw Error(lower_name(op) + ": " + why + " (input shape " + shape_str(in) + ")");
+}
+
+Shape movement(Op op, const Shape& in, const Arg& arg) {
   const size_t n = in.size();
+  switch (op) {
+    case Op::PAD: {
+      const Pairs p = pairs_arg(op, arg);
+      if (p.size() != n) fail(op, in, "needs a (before, after) pair per axis, got " + render_arg(op, arg));
+      Shape out = in;
+      for (size_t i = 0; i < n; ++i) {
+        if (p[i].first < 0 || p[i].second < 0) fail(op, in, "negative padding " + render_arg(op, arg));
+        out[i] += p[i].first + p[i].second;
+      }
+      return out;
+    }
+    case Op::SHRINK: {
+      const Pairs p = pairs_arg(op, arg);
+      if (p.size() != n) fail(op, in, "needs a (start, end) pair per axis, got " + render_arg(op, arg));
+      Shape out(n);
+      for (size_t i = 0; i < n; ++i) {
+        if (p[i].first < 0 || p[i].first > p[i].second || p[i].second > in[i])
+          fail(op, in, "bounds " + render_arg(op, arg) + " out of range on axis " + std::to_string(i));
+        out[i] = p[i].second - p[i].first;
+      }
+      return out;
+    }
+    case Op::REDUCE_AXIS: {
+      Shape out = in;
+      for (int64_t a : reduce_axis_arg(op, arg).axes) {
+        if (a < 0 || a >= int64_t(n)) fail(op, in, "axis " + std::to_string(a) + " out of range");
+        out[a] = 1;
+      }
+      return out;
+    }
+    default:
+      break;
+  }
+  const std::vector<int64_t>& a = std::get<std::vector<int64_t>>(arg);
   switch (op) {
     case Op::RESHAPE:
       for (int64_t d : a)
@@ -48,36 +82,9 @@ Shape movement(Op op, const Shape& in, const std::vector<int64_t>& a) {
         if (in[i] != a[i] && in[i] != 1)
           fail(op, in, "cannot expand to " + shape_str(a) + ": axis " + std::to_string(i));
       return a;
-    case Op::PAD: {
-      if (a.size() != 2 * n) fail(op, in, "needs a (before, after) pair per axis, got " + shape_str(a));
-      Shape out = in;
-      for (size_t i = 0; i < n; ++i) {
-        if (a[2 * i] < 0 || a[2 * i + 1] < 0) fail(op, in, "negative padding " + shape_str(a));
-        out[i] += a[2 * i] + a[2 * i + 1];
-      }
-      return out;
-    }
-    case Op::SHRINK: {
-      if (a.size() != 2 * n) fail(op, in, "needs a (start, end) pair per axis, got " + shape_str(a));
-      Shape out(n);
-      for (size_t i = 0; i < n; ++i) {
-        if (a[2 * i] < 0 || a[2 * i] > a[2 * i + 1] || a[2 * i + 1] > in[i])
-          fail(op, in, "bounds " + shape_str(a) + " out of range on axis " + std::to_string(i));
-        out[i] = a[2 * i + 1] - a[2 * i];
-      }
-      return out;
-    }
     case Op::FLIP:
       if (a.size() != n) fail(op, in, "needs one flag per axis, got " + shape_str(a));
       return in;
-    case Op::REDUCE_AXIS: {
-      Shape out = in;
-      for (size_t i = 1; i < a.size(); ++i) {
-        if (a[i] < 0 || a[i] >= int64_t(n)) fail(op, in, "axis " + std::to_string(a[i]) + " out of range");
-        out[a[i]] = 1;
-      }
-      return out;
-    }
     default:
       return in;
   }
@@ -91,7 +98,7 @@ std::optional<Shape> infer_shape(Op op, const std::vector<UPtr>& src, const Arg&
     case Op::DEFINE_VAR:
       return Shape{};
     case Op::BUFFER:
-      return Shape{std::get<std::vector<int64_t>>(arg).at(1)};
+      return Shape{buffer_arg(op, arg).size};
     case Op::CONTIGUOUS:
     case Op::COPY:
       if (src[0]->has_shape) return src[0]->shape;
@@ -101,7 +108,7 @@ std::optional<Shape> infer_shape(Op op, const std::vector<UPtr>& src, const Arg&
   }
   if (is(op, kMovement) || op == Op::REDUCE_AXIS) {
     if (!src[0]->has_shape) return std::nullopt;
-    return movement(op, src[0]->shape, std::get<std::vector<int64_t>>(arg));
+    return movement(op, src[0]->shape, arg);
   }
   if (is(op, kElementwise)) {
     const Shape* s = nullptr;

@@ -11,6 +11,7 @@
 namespace rg {
 
 std::string shape_str(const Shape& s);  // "(2, 3)"
+int64_t product(const Shape& s);        // the element count of a shape (1 for a scalar)
 // The node's shape, or nullopt for kernel-level nodes (ranges, indices, ...).
 std::optional<Shape> infer_shape(Op op, const std::vector<UPtr>& src, const Arg& arg);
 

@@ -331,6 +331,7 @@ UPtr UOp::make(Op op, DType dtype, std::vector<UPtr> src, Arg arg) {
       return r;
     }
   }
+  check_arg(op, arg);  // only for a new node: an interned one was checked when it was made
   UOp* fresh = new UOp(op, dtype, std::move(src), std::move(arg), h);  // may throw (bad shapes)
   std::lock_guard<std::mutex> lock(sh.mu);
   if (UOp* u = in.find(sh, h, op, dtype, fresh->src, fresh->arg)) {  // another thread won
@@ -359,6 +360,9 @@ double UOp::arg_float() const {
   bad_arg(*this, "a float");
 }
 const std::vector<int64_t>& UOp::arg_ints() const {
+  if (is_typed_arg(info(op).arg))
+    throw Error(std::string(name(op)) + ": arg is " + arg_kind_name(info(op).arg) +
+                "; read it with its typed accessor");
   if (auto* v = std::get_if<std::vector<int64_t>>(&arg)) return *v;
   bad_arg(*this, "a list of ints");
 }
@@ -374,6 +378,10 @@ const VarArg& UOp::arg_var() const {
   if (auto* v = std::get_if<VarArg>(&arg)) return *v;
   bad_arg(*this, "a variable");
 }
+RangeArg UOp::range_arg() const { return rg::range_arg(op, arg); }
+ReduceAxisArg UOp::reduce_axis_arg() const { return rg::reduce_axis_arg(op, arg); }
+BufferArg UOp::buffer_arg() const { return rg::buffer_arg(op, arg); }
+Pairs UOp::pairs_arg() const { return rg::pairs_arg(op, arg); }
 double UOp::as_float() const {
   if (auto* v = std::get_if<double>(&arg)) return *v;
   if (auto* v = std::get_if<int64_t>(&arg)) return dtype.scalar == Scalar::UInt64 ? double(uint64_t(*v)) : double(*v);
@@ -384,11 +392,7 @@ int64_t UOp::as_int() const {
   if (auto* v = std::get_if<double>(&arg)) return static_cast<int64_t>(*v);
   bad_arg(*this, "a constant value");
 }
-size_t UOp::numel() const {
-  size_t n = 1;
-  for (int64_t d : shape) n *= static_cast<size_t>(d);
-  return n;
-}
+size_t UOp::numel() const { return static_cast<size_t>(product(shape)); }
 
 // ---------------------------------------------------------------- builders
 
@@ -425,7 +429,16 @@ UPtr var(const std::string& n, int64_t lo, int64_t hi, DType dt) {
   return UOp::make(Op::DEFINE_VAR, dt, {}, VarArg{n, lo, hi});
 }
 UPtr range(int64_t bound, int64_t id, AxisType type) {
-  return UOp::make(Op::RANGE, dtypes::index, {cnst_int(dtypes::index, bound)}, std::vector<int64_t>{id, int64_t(type)});
+  return UOp::make(Op::RANGE, dtypes::index, {cnst_int(dtypes::index, bound)}, to_arg(RangeArg{id, type}));
+}
+
+bool has_const_bound(const UPtr& r) { return r->op == Op::RANGE && r->src[0]->is_const(); }
+
+std::tuple<int, int64_t> range_key(const UPtr& r) {
+  static constexpr int kRank[kNumAxisTypes] = {/*Global*/ 0, /*Local*/ 2,  /*Loop*/ 3,        /*Reduce*/ 5,
+                                               /*Upcast*/ 6, /*Unroll*/ 7, /*GroupReduce*/ 4, /*Thread*/ 1};
+  const RangeArg a = r->range_arg();
+  return {kRank[static_cast<int>(a.type)], a.axis};
 }
 
 UPtr alu(Op op, std::vector<UPtr> src) {
@@ -569,6 +582,38 @@ std::string fmt_arg(const Arg& a) {
       a);
 }
 
+std::string fmt_pairs(const Pairs& p) {
+  std::string s = "(";
+  for (size_t i = 0; i < p.size(); ++i)
+    s += (i ? ", (" : "(") + std::to_string(p[i].first) + ", " + std::to_string(p[i].second) + ")";
+  return s + (p.size() == 1 ? ",)" : ")");
+}
+
+}  // namespace
+
+std::string render_arg(Op op, const Arg& a) {
+  switch (info(op).arg) {
+    case ArgKind::Range: {
+      const RangeArg r = range_arg(op, a);
+      return "axis " + std::to_string(r.axis) + ", " + std::string(axis_type_name(r.type));
+    }
+    case ArgKind::ReduceAxis: {
+      const ReduceAxisArg r = reduce_axis_arg(op, a);
+      return lower_name(r.op) + ", " + fmt_ints(r.axes);
+    }
+    case ArgKind::Buffer: {
+      const BufferArg b = buffer_arg(op, a);
+      return "id " + std::to_string(b.id) + ", size " + std::to_string(b.size);
+    }
+    case ArgKind::Pairs:
+      return fmt_pairs(pairs_arg(op, a));
+    default:
+      return fmt_arg(a);
+  }
+}
+
+namespace {
+
 struct Printer {
   std::unordered_map<const UOp*, std::string> names;
 
@@ -587,7 +632,7 @@ struct Printer {
       return fmt_arg(u->arg);
     }
     if (u->op == Op::DEFINE_VAR) return u->arg_var().name;
-    if (u->op == Op::RANGE) return "r" + std::to_string(u->arg_ints()[0]);
+    if (u->op == Op::RANGE) return "r" + std::to_string(u->range_arg().axis);
     if (u->op == Op::NEG) return "-" + wrap(u->src[0].get(), 11, false);
     if (!oi.infix.empty() && u->src.size() == 2) {
       int p = precedence(u->op);
@@ -597,7 +642,7 @@ struct Printer {
       return wrap(u->src[0].get(), 100, false) + ".where(" + expr(u->src[1].get()) + ", " + expr(u->src[2].get()) + ")";
     if (u->op == Op::CAST) return wrap(u->src[0].get(), 100, false) + ".cast(" + u->dtype.name() + ")";
     std::string s = lower_name(u->op);
-    if (u->arg.index() != 0) s += "[" + fmt_arg(u->arg) + "]";
+    if (u->arg.index() != 0) s += "[" + render_arg(u->op, u->arg) + "]";
     s += "(";
     for (size_t i = 0; i < u->src.size(); ++i) s += (i ? ", " : "") + expr(u->src[i].get());
     s += ")";

@@ -10,10 +10,12 @@
 #include <ostream>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <variant>
 #include <vector>
 
+#include "compiler/ir/args.h"
 #include "compiler/ir/dtype.h"
 #include "compiler/ir/ops.h"
 
@@ -23,24 +25,6 @@ namespace rg {
 struct Error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
-
-// "No value here": a constant of any dtype (docs/ir.md#invalid).
-struct InvalidT {
-  bool operator==(const InvalidT&) const = default;
-};
-inline constexpr InvalidT Invalid{};
-
-struct VarArg {
-  std::string name;
-  int64_t lo, hi;
-  bool operator==(const VarArg&) const = default;
-};
-
-enum class AxisType : uint8_t { Global, Local, Loop, Reduce, Upcast, Unroll, GroupReduce, Thread };
-
-// Const args hold int64 for bool and integer dtypes (uint64 as its bits), double for floats.
-using Arg = std::variant<std::monostate, int64_t, double, InvalidT, std::vector<int64_t>, std::string, Op, VarArg>;
-using Shape = std::vector<int64_t>;
 
 class UOp;
 
@@ -94,13 +78,18 @@ class UOp {
   // The one way to create a node: returns the existing node if an equal one lives.
   static UPtr make(Op op, DType dtype, std::vector<UPtr> src = {}, Arg arg = {});
 
-  // Arg accessors; each throws rg::Error if the arg is of another kind.
+  // Arg accessors; each throws rg::Error naming the op if its arg is of another kind.
   int64_t arg_int() const;
   double arg_float() const;
-  const std::vector<int64_t>& arg_ints() const;
+  const std::vector<int64_t>& arg_ints() const;  // ops of kind Ints only: the typed ones below decode theirs
   const std::string& arg_str() const;
   Op arg_op() const;
   const VarArg& arg_var() const;
+  // Typed args (args.h), for the ops ops.def gives that kind.
+  RangeArg range_arg() const;             // RANGE
+  ReduceAxisArg reduce_axis_arg() const;  // REDUCE_AXIS
+  BufferArg buffer_arg() const;           // BUFFER
+  Pairs pairs_arg() const;                // PAD, SHRINK
 
   bool is_const() const { return op == Op::CONST; }
   bool is_invalid() const { return op == Op::CONST && std::holds_alternative<InvalidT>(arg); }
@@ -132,6 +121,11 @@ UPtr invalid(DType dt);
 UPtr const_like(const UPtr& x, double v);
 UPtr var(const std::string& name, int64_t lo, int64_t hi, DType dt = dtypes::index);
 UPtr range(int64_t bound, int64_t id, AxisType type = AxisType::Loop);
+// Is r a RANGE with a constant bound?
+bool has_const_bound(const UPtr& r);
+// Nesting order of RANGEs: a range with a smaller key is the outer loop when both enclose a value
+// (global, thread, local, loop, group-reduce, reduce, upcast, unroll; then axis id).
+std::tuple<int, int64_t> range_key(const UPtr& r);
 // An ALU op over the sources; dtype: bool for comparisons, else the first source's.
 UPtr alu(Op op, std::vector<UPtr> src);
 UPtr where(const UPtr& c, const UPtr& t, const UPtr& f);
@@ -169,6 +163,9 @@ size_t count_nodes(const UPtr& root);
 // expressions print nested in infix form.
 std::string render(const UPtr& root);
 std::string render_expr(const UPtr& root);  // a single nested expression, no names
+// An op's arg as the printer writes it inside `op[...]`: typed args by their parts
+// ("axis 0, loop", "add, (1,)", "id 3, size 6", "((1, 1), (0, 2))"); "" for none.
+std::string render_arg(Op op, const Arg& arg);
 std::ostream& operator<<(std::ostream& os, const UPtr& u);
 
 }  // namespace rg

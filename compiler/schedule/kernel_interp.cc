@@ -210,14 +210,14 @@ void interpret(const UPtr& linear, HostMemory& mem) {
   for (const UPtr& call : linear->src) {
     if (call->src[0]->op == Op::COPY) {  // CALL(COPY, dst, src): a transfer between devices
       mem[call->src[1]] = mem[call->src[2]];
-      mem[call->src[1]].resize(size_t(call->src[1]->arg_ints().at(1)), 0.0);
+      mem[call->src[1]].resize(size_t(call->src[1]->buffer_arg().size), 0.0);
       continue;
     }
     Interp in;
     for (size_t k = 1; k < call->src.size(); ++k) {
       const UPtr& b = call->src[k];
       auto& data = mem[b];
-      data.resize(size_t(b->arg_ints().at(1)), 0.0);
+      data.resize(size_t(b->buffer_arg().size), 0.0);
       in.slots.push_back(&data);
       in.slot_dtype.push_back(b->dtype);
     }

@@ -19,7 +19,7 @@ UPtr new_buffer(DType dt, int64_t n, const std::string& device) {
   if (n < 0) throw Error("buffer: negative element count " + std::to_string(n));
   UPtr dev = UOp::make(Op::DEVICE, dtypes::void_, {}, device);
   for (;;) {
-    UPtr b = UOp::make(Op::BUFFER, dt.scalar_type(), {dev}, std::vector<int64_t>{next_id++, n});
+    UPtr b = UOp::make(Op::BUFFER, dt.scalar_type(), {dev}, to_arg(BufferArg{next_id++, n}));
     // Hash-consing would hand back a live BUFFER someone made with the same id: never reuse one.
     if (b->refs() == 1) return b;
   }

@@ -28,12 +28,6 @@ inline std::string pairs_str(const Pairs& p) {
   return r + (p.size() == 1 ? ",)" : ")");
 }
 
-inline int64_t product(const Shape& s) {
-  int64_t n = 1;
-  for (int64_t d : s) n *= d;
-  return n;
-}
-
 // Resolves a negative axis against ndim axes; out of range is an error naming the op and the shape.
 inline int64_t norm_axis(int64_t a, int64_t ndim, const std::string& who, const Shape& shape) {
   if (a < -ndim || a >= ndim) fail(who, "axis " + std::to_string(a) + " out of range for shape " + shape_str(shape));
@@ -117,15 +111,6 @@ inline Pairs check_pads(const Pairs& padding, const Shape& shape, const std::str
   return padding;
 }
 
-inline std::vector<int64_t> flat(const Pairs& p) {
-  std::vector<int64_t> r;
-  for (const auto& [a, b] : p) {
-    r.push_back(a);
-    r.push_back(b);
-  }
-  return r;
-}
-
 // The device of a graph given as a UOp: a BUFFER's, a COPY's target, else the first one among the
 // sources (the Tensor API keeps one device per graph); "" for constants only.
 inline std::string graph_device(const UPtr& root) {
@@ -164,10 +149,9 @@ inline UPtr unshard_u(const UPtr& piece, int64_t axis, int64_t n) {
   const int64_t sz = piece->shape[axis];
   UPtr acc;
   for (int64_t k = n - 1; k >= 0; --k) {
-    std::vector<int64_t> pads(2 * piece->shape.size(), 0);
-    pads[2 * axis] = k * sz;
-    pads[2 * axis + 1] = (n - 1 - k) * sz;
-    UPtr pk = n == 1 ? piece : mk(Op::PAD, piece->dtype, {piece}, pads);
+    Pairs pads(piece->shape.size(), {0, 0});
+    pads[axis] = {k * sz, (n - 1 - k) * sz};
+    UPtr pk = n == 1 ? piece : mk(Op::PAD, piece->dtype, {piece}, to_arg(pads));
     acc = acc ? mk(Op::WHERE, piece->dtype, {is_device(k, n, pk->shape), pk, acc}) : pk;
   }
   return acc;
@@ -178,12 +162,10 @@ inline UPtr shard_u(const UPtr& full, int64_t axis, int64_t n) {
   const int64_t sz = full->shape[axis] / n;
   UPtr acc;
   for (int64_t k = n - 1; k >= 0; --k) {
-    std::vector<int64_t> bounds;
-    for (size_t d = 0; d < full->shape.size(); ++d) {
-      bounds.push_back(int64_t(d) == axis ? k * sz : 0);
-      bounds.push_back(int64_t(d) == axis ? (k + 1) * sz : full->shape[d]);
-    }
-    UPtr sk = n == 1 ? full : mk(Op::SHRINK, full->dtype, {full}, bounds);
+    Pairs bounds;
+    for (size_t d = 0; d < full->shape.size(); ++d)
+      bounds.push_back(int64_t(d) == axis ? std::pair{k * sz, (k + 1) * sz} : std::pair{int64_t(0), full->shape[d]});
+    UPtr sk = n == 1 ? full : mk(Op::SHRINK, full->dtype, {full}, to_arg(bounds));
     acc = acc ? mk(Op::WHERE, full->dtype, {is_device(k, n, sk->shape), sk, acc}) : sk;
   }
   return acc;

@@ -84,7 +84,7 @@ Arr eval_node(const UPtr& u, const std::vector<const Arr*>& in) {
   const Shape& s = u->shape;
   switch (u->op) {
     case Op::BUFFER: {
-      const int64_t n = u->arg_ints()[1];
+      const int64_t n = u->buffer_arg().size;
       std::vector<unsigned char> bytes(n * u->dtype.itemsize());
       backend::read(u, bytes.data(), bytes.size());
       Arr a{s, {}};
@@ -113,22 +113,22 @@ Arr eval_node(const UPtr& u, const std::vector<const Arr*>& in) {
         return in[0]->v[offset(in[0]->shape, src)];
       });
     case Op::PAD: {
-      const auto& a = u->arg_ints();
+      const Pairs a = u->pairs_arg();
       const Elem fill = u->dtype.is_bool() ? Elem(Value{0, 0}) : Elem();
       return generate(s, [&](const std::vector<int64_t>& i) {
         std::vector<int64_t> src = i;
         for (size_t k = 0; k < i.size(); ++k) {
-          src[k] -= a[2 * k];
+          src[k] -= a[k].first;
           if (src[k] < 0 || src[k] >= in[0]->shape[k]) return fill;
         }
         return in[0]->v[offset(in[0]->shape, src)];
       });
     }
     case Op::SHRINK: {
-      const auto& a = u->arg_ints();
+      const Pairs a = u->pairs_arg();
       return generate(s, [&](const std::vector<int64_t>& i) {
         std::vector<int64_t> src = i;
-        for (size_t k = 0; k < i.size(); ++k) src[k] += a[2 * k];
+        for (size_t k = 0; k < i.size(); ++k) src[k] += a[k].first;
         return in[0]->v[offset(in[0]->shape, src)];
       });
     }
@@ -142,11 +142,11 @@ Arr eval_node(const UPtr& u, const std::vector<const Arr*>& in) {
       });
     }
     case Op::REDUCE_AXIS: {
-      const auto& a = u->arg_ints();
-      const Op op = static_cast<Op>(a[0]);
+      const ReduceAxisArg a = u->reduce_axis_arg();
+      const Op op = a.op;
       const Arr& x = *in[0];
       std::vector<bool> red(x.shape.size(), false);
-      for (size_t k = 1; k < a.size(); ++k) red[a[k]] = true;
+      for (int64_t k : a.axes) red[k] = true;
       return generate(s, [&](const std::vector<int64_t>& i) {
         // Identities: ADD 0, MUL 1, MAX the dtype's minimum; Invalid elements are skipped.
         Value acc = const_value(cnst(u->dtype, op == Op::ADD ? 0 : op == Op::MUL ? 1 : u->dtype.min_value()));

@@ -18,8 +18,7 @@ namespace rg {
 
 enum class PadMode { constant, reflect, replicate, circular };
 
-// (before, after) per axis for pad; (start, end) per axis for shrink.
-using Pairs = std::vector<std::pair<int64_t, int64_t>>;
+// Pairs (compiler/ir/args.h): (before, after) per axis for pad; (start, end) per axis for shrink.
 
 class Tensor {
  public:

@@ -98,7 +98,7 @@ Tensor Tensor::pad(const Pairs& padding, Number value) const {
   // The internal PAD fills Invalid, which would poison any op applied later (pad(x) + 1 must read 1 in the padded
   // region). So the fill is always explicit, even for 0: where(PAD(ones_bool), PAD(x), value)
   // (docs/ir.md#pad-fills-invalid).
-  std::vector<int64_t> arg = flat(padding);
+  const Arg arg = to_arg(padding);
   UPtr base = mk(Op::PAD, dt, {cast_u(uop(), dt)}, arg);
   UPtr mask = mk(Op::PAD, dtypes::bool_, {const_u(dtypes::bool_, 1, shape())}, arg);
   return like(mk(Op::WHERE, dt, {mask, base, const_u(dt, value.value, base->shape)}));
@@ -167,7 +167,7 @@ Tensor Tensor::shrink(const Pairs& bounds) const {
   if (shard_axis() >= 0 && bounds[shard_axis()] != std::pair<int64_t, int64_t>{0, shape()[shard_axis()]})
     fail("shrink", "cannot shrink axis " + std::to_string(shard_axis()) + " of shape " + shape_str(shape()) +
                        ", the axis it is sharded on over " + device());
-  return like(mk(Op::SHRINK, dtype(), {uop()}, flat(bounds)));
+  return like(mk(Op::SHRINK, dtype(), {uop()}, to_arg(bounds)));
 }
 
 Tensor Tensor::flip(const std::vector<int64_t>& axes) const {
@@ -391,14 +391,14 @@ Tensor Tensor::reduce(Op op, const std::vector<int64_t>& axes, bool keepdim, con
 
 static UPtr reduce_u(Op op, const UPtr& x, const std::vector<bool>& reduced, bool keepdim) {
   // Axes of length 1 need no reduction (as tinygrad's UOp.r skips them).
-  std::vector<int64_t> arg{static_cast<int64_t>(op)};
+  ReduceAxisArg arg{op, {}};
   Shape kept, out;
   for (size_t i = 0; i < x->shape.size(); ++i) {
-    if (reduced[i] && x->shape[i] != 1) arg.push_back(int64_t(i));
+    if (reduced[i] && x->shape[i] != 1) arg.axes.push_back(int64_t(i));
     kept.push_back(reduced[i] ? 1 : x->shape[i]);
     if (!reduced[i]) out.push_back(x->shape[i]);
   }
-  UPtr r = arg.size() > 1 ? mk(Op::REDUCE_AXIS, x->dtype, {x}, arg) : x;
+  UPtr r = arg.axes.empty() ? x : mk(Op::REDUCE_AXIS, x->dtype, {x}, to_arg(arg));
   return reshape_u(r, keepdim ? kept : out);
 }
 

@@ -25,7 +25,7 @@ TEST(Tensor, FromVectorIsReshapeOfBuffer) {
   ASSERT_EQ(x.uop()->op, Op::RESHAPE);
   const UPtr& buf = x.uop()->src[0];
   ASSERT_EQ(buf->op, Op::BUFFER);
-  EXPECT_EQ(buf->arg_ints()[1], 6);
+  EXPECT_EQ(buf->buffer_arg().size, 6);
   EXPECT_EQ(buf->shape, (Shape{6}));
   EXPECT_EQ(buf->src[0]->op, Op::DEVICE);
   EXPECT_EQ(buf->src[0]->arg_str(), "CPU");
@@ -106,7 +106,7 @@ TEST(Tensor, Movement) {
   EXPECT_EQ(x.reshape({2, 1, 3}).expand({2, 4, 3}).shape(), (Shape{2, 4, 3}));
   EXPECT_EQ(x.expand({5, -1, -1}).shape(), (Shape{5, 2, 3}));
   EXPECT_EQ(x.shrink({{0, 1}, {1, 3}}).shape(), (Shape{1, 2}));
-  EXPECT_EQ(x.shrink({{0, 1}, {1, 3}}).uop()->arg_ints(), (std::vector<int64_t>{0, 1, 1, 3}));
+  EXPECT_EQ(x.shrink({{0, 1}, {1, 3}}).uop()->pairs_arg(), (Pairs{{0, 1}, {1, 3}}));
   EXPECT_EQ(x.flip(std::vector<int64_t>{-1}).uop()->arg_ints(), (std::vector<int64_t>{0, 1}));
   EXPECT_EQ(x.flip(0).shape(), (Shape{2, 3}));
   EXPECT_EQ(x.unsqueeze(0).shape(), (Shape{1, 2, 3}));
@@ -129,7 +129,7 @@ TEST(Tensor, ExternalPadIsAlwaysAnExplicitMask) {
     const UPtr& mask = p.uop()->src[0];
     ASSERT_EQ(mask->op, Op::PAD);
     EXPECT_EQ(mask->dtype, dtypes::bool_);
-    EXPECT_EQ(mask->arg_ints(), (std::vector<int64_t>{1, 1, 0, 2}));
+    EXPECT_EQ(mask->pairs_arg(), (Pairs{{1, 1}, {0, 2}}));
     ASSERT_EQ(p.uop()->src[1]->op, Op::PAD);
     EXPECT_EQ(p.uop()->src[1]->src[0], x.uop());
     EXPECT_EQ(p.uop()->src[2]->src[0]->src[0]->as_float(), v);
@@ -222,13 +222,13 @@ TEST(Tensor, Reduce) {
   ASSERT_EQ(s.uop()->op, Op::RESHAPE);
   const UPtr& r = s.uop()->src[0];
   ASSERT_EQ(r->op, Op::REDUCE_AXIS);
-  EXPECT_EQ(r->arg_ints(), (std::vector<int64_t>{int64_t(Op::ADD), 1}));
+  EXPECT_EQ(r->reduce_axis_arg(), (ReduceAxisArg{Op::ADD, {1}}));
   EXPECT_EQ(r->shape, (Shape{2, 1}));
   EXPECT_EQ(x.sum(-1, true).shape(), (Shape{2, 1}));
   EXPECT_EQ(x.sum().shape(), (Shape{}));
   EXPECT_EQ(x.sum({0, 1}, true).shape(), (Shape{1, 1}));
-  EXPECT_EQ(x.max(0).uop()->src[0]->arg_ints(), (std::vector<int64_t>{int64_t(Op::MAX), 0}));
-  EXPECT_EQ(x.prod().uop()->src[0]->arg_ints(), (std::vector<int64_t>{int64_t(Op::MUL), 0, 1}));
+  EXPECT_EQ(x.max(0).uop()->src[0]->reduce_axis_arg(), (ReduceAxisArg{Op::MAX, {0}}));
+  EXPECT_EQ(x.prod().uop()->src[0]->reduce_axis_arg(), (ReduceAxisArg{Op::MUL, {0, 1}}));
   EXPECT_EQ(x.min(1).uop()->op, Op::NEG);  // min is -max(-x)
   EXPECT_EQ(x.mean(0).shape(), (Shape{3}));
   EXPECT_EQ(x.reshape({2, 1, 3}).sum(1).uop(), x.uop());  // length-1 axes need no reduce

@@ -20,8 +20,8 @@ bool snake_case(const std::string& s) {
 
 TEST(RuleNames, EveryRuleHasAUniqueSnakeCaseName) {
   // codegen.rules still has unnamed rules (its index dtype rule set); every other file names them all.
-  const std::set<std::string> all_named = {"rules/symbolic.rules", "rules/invalid.rules",  "rules/rangeify.rules",
-                                           "rules/expand.rules",   "rules/devectorize.rules", "rules/gpudims.rules",
+  const std::set<std::string> all_named = {"rules/symbolic.rules",   "rules/invalid.rules",     "rules/rangeify.rules",
+                                           "rules/expand.rules",     "rules/devectorize.rules", "rules/gpudims.rules",
                                            "rules/buffer_view.rules"};
   std::set<std::string> linked;
   std::map<std::string, std::string> where;  // name -> file:line of its rule

@@ -60,7 +60,7 @@ struct Rule {
   std::string guard;
   Loc guard_loc;
   Expr result;
-  std::string text;  // the rule as written, whitespace collapsed
+  std::string text;  // the rule as written, whitespace collapsed, without its name: "[ordered] x + y => y + x"
   std::string name;  // [name=...], "" if none
 };
 

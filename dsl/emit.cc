@@ -408,7 +408,7 @@ class Emitter {
     const Rule& rule = *in.rule;
     std::string id = std::to_string(in.id);
     out_ << indent(d) + "{  // " + in.file + ":" + std::to_string(rule.loc.line) + ":" + std::to_string(rule.loc.col) +
-                "  " + rule.text + "\n";
+                "  " + (rule.name.empty() ? "" : rule.name + ": ") + rule.text + "\n";
     ++d;
     for (const auto& p : r.bind_paths) declare(p, declared, d);
     for (const std::string& b : r.binds) out_ << indent(d) + b + "\n";

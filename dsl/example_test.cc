@@ -211,18 +211,40 @@ TEST(Example, CountersAndTraceHook) {
   UPtr x = ivar("x");
   std::vector<std::string> trace;
   set_trace_hook([&](const RuleInfo& r, const UPtr&, const UPtr&) {
-    trace.push_back(r.location() + ":" + std::to_string(r.col) + " " + r.text);
+    trace.push_back(r.location() + ":" + std::to_string(r.col) + " " + r.name + " | " + r.text);
   });
   EXPECT_EQ(graph_rewrite((x + i32(0)) * i32(1), rules::identities), x);
   set_trace_hook({});
   ASSERT_EQ(trace.size(), 2u);
-  EXPECT_EQ(trace[0], std::string(kFile) + ":7:3 x + 0 => x");
-  EXPECT_EQ(trace[1], std::string(kFile) + ":8:3 x * 1 => x");
+  EXPECT_EQ(trace[0], std::string(kFile) + ":7:3 add_zero | x + 0 => x");
+  EXPECT_EQ(trace[1], std::string(kFile) + ":8:3  | x * 1 => x");  // a rule without a name
   EXPECT_EQ(fires(7), 1u);
   EXPECT_EQ(fires(8), 1u);
   EXPECT_EQ(fires(12), 0u);
   graph_rewrite(x + i32(0), rules::simplify);  // the same rule through a composed set
   EXPECT_EQ(fires(7), 2u);
+}
+
+// A name belongs to the source rule: its for-expansions share it, a composed set reports it, and
+// the rule's text leaves it out.
+TEST(Example, NamesReachTheFireCounts) {
+  UPtr x = ivar("x"), a = bvar("a");
+  std::vector<std::pair<std::string, uint64_t>> fired;
+  {
+    RuleFirings firings;
+    graph_rewrite(x + i32(0), rules::identities);
+    graph_rewrite(x + i32(0), rules::simplify);
+    graph_rewrite((a & a) | (a & a), rules::identities);
+    graph_rewrite(x + i32(3), rules::canon);
+    for (const auto& [rule, n] : firings.counts()) fired.push_back({rule->name, n});
+    ASSERT_EQ(firings.counts().size(), 3u);
+    const RuleInfo& canon = *firings.counts()[2].first;
+    EXPECT_EQ(canon.line, 26);
+    EXPECT_EQ(canon.col, 3);
+    EXPECT_EQ(std::string(canon.text), "[ordered] x + #c if x->op != rg::Op::CONST => c + x");
+  }
+  using Fired = std::vector<std::pair<std::string, uint64_t>>;
+  EXPECT_EQ(fired, (Fired{{"add_zero", 2}, {"same_twice", 2}, {"constant_first", 1}}));
 }
 
 }  // namespace

@@ -270,6 +270,7 @@ class Parser {
       } while (accept(","));
       expect("]");
     }
+    const Token& pattern_first = peek();
     r.pattern = expr();
     if (peek().is("if")) {
       next();
@@ -282,7 +283,9 @@ class Parser {
     next();
     r.result = expr();
     const Token& last = toks_[pos_ - 1];
-    std::string raw = text_.substr(first.begin, last.end - first.begin);
+    // The name is the rule's own field, not part of its text; [ordered] changes what it matches, so it stays.
+    if (r.ordered) r.text = "[ordered] ";
+    std::string raw = text_.substr(pattern_first.begin, last.end - pattern_first.begin);
     for (char c : raw) {
       if (c == '\n' || c == '\t' || c == '\r') c = ' ';
       if (c == ' ' && !r.text.empty() && r.text.back() == ' ') continue;

@@ -108,6 +108,25 @@ TEST(Parser, AllForms) {
   EXPECT_EQ(r.text.substr(0, 24), "[ordered] r @ reduce[k](");
 }
 
+TEST(Parser, NameIsItsOwnFieldNotPartOfTheText) {
+  Diag d;
+  auto f = parse("f",
+                 "ruleset s {\n  [name=drop_zero]   x  +\n 0 => x\n  [name=swap, ordered] x + y => y + x\n"
+                 "  x * 1 => x\n}\n",
+                 d);
+  ASSERT_TRUE(f) << d.text();
+  const std::vector<Stmt>& rules = f->rulesets.at(0).block->stmts;
+  ASSERT_EQ(rules.size(), 3u);
+  EXPECT_EQ(rules[0].rule.name, "drop_zero");
+  EXPECT_EQ(rules[0].rule.text, "x + 0 => x");
+  EXPECT_EQ(rules[0].rule.loc.col, 3);  // the rule starts at its attributes
+  EXPECT_EQ(rules[1].rule.name, "swap");
+  EXPECT_TRUE(rules[1].rule.ordered);
+  EXPECT_EQ(rules[1].rule.text, "[ordered] x + y => y + x");
+  EXPECT_EQ(rules[2].rule.name, "");
+  EXPECT_EQ(rules[2].rule.text, "x * 1 => x");
+}
+
 TEST(Parser, SyntaxErrorHasPosition) {
   Diag d;
   EXPECT_FALSE(parse("f", "ruleset s {\n  x + => x\n}\n", d));

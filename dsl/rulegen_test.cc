@@ -102,7 +102,11 @@ TEST(Rulegen, GoodFileExitsZeroAndWritesBothFiles) {
             std::string::npos);
   EXPECT_NE(hs.str().find("namespace rg::rules {"), std::string::npos);
   EXPECT_NE(cs.str().find("#line 12 \"dsl/testdata/example.rules\""), std::string::npos);
-  EXPECT_NE(cs.str().find("// dsl/testdata/example.rules:7:3  x + 0 => x"), std::string::npos);
+  // Each leaf names its rule (and its name, when it has one); the rule table carries text and name.
+  EXPECT_NE(cs.str().find("// dsl/testdata/example.rules:7:3  add_zero: x + 0 => x\n"), std::string::npos);
+  EXPECT_NE(cs.str().find("// dsl/testdata/example.rules:8:3  x * 1 => x\n"), std::string::npos);
+  EXPECT_NE(cs.str().find("{\"dsl/testdata/example.rules\", 7, 3, \"x + 0 => x\", \"add_zero\"},"), std::string::npos);
+  EXPECT_NE(cs.str().find("{\"dsl/testdata/example.rules\", 8, 3, \"x * 1 => x\", \"\"},"), std::string::npos);
   EXPECT_NE(cs.str().find("rg::register_rule_file"), std::string::npos);
 }
 

@@ -216,7 +216,8 @@ TEST(SymbolicProofs, IntegerRulesHoldForEveryValue) {
     if (set.name != "symbolic") continue;
     for (const Inst& inst : set.insts) {
       const Rule& rule = *inst.rule;
-      std::string where = "rules/symbolic.rules:" + std::to_string(rule.loc.line) + "  " + rule.text;
+      std::string where =
+          rule.name + " (rules/symbolic.rules:" + std::to_string(rule.loc.line) + "  " + rule.text + ")";
       std::string dom = domain(inst.pattern);
       if (dom.empty() || !seen.insert(inst.id).second) continue;
       z3::context c;

@@ -1,7 +1,7 @@
 // bazel run //tools:rulestats
 // Runs a workload (the rewrite benchmark's expressions and every built-in
 // example of tools/trace, end to end), then prints every rule of every rule
-// file by fire count, with file:line, and the rules that never fired.
+// file by fire count, with its name, file:line and text, and the rules that never fired.
 #include <algorithm>
 #include <cstdio>
 #include <sstream>
@@ -48,17 +48,18 @@ int main() {
   for (const rg::RuleFile* f : rg::all_rule_files())
     for (int i = 0; i < f->count; ++i) rows.push_back({f->counters[i].load(), &f->rules[i]});
   std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.n > b.n; });
-  std::printf("%10s  %-32s %s\n", "fires", "rule", "text");
+  std::printf("%10s  %-30s %-28s %s\n", "fires", "rule", "file:line", "text");
   int never = 0;
   for (const Row& row : rows) {
     if (row.n == 0) {
       ++never;
       continue;
     }
-    std::printf("%10llu  %-32s %s\n", (unsigned long long)row.n, (row.r->location()).c_str(), row.r->text);
+    std::printf("%10llu  %-30s %-28s %s\n", (unsigned long long)row.n, row.r->name, row.r->location().c_str(),
+                row.r->text);
   }
   std::printf("\nnever fired (%d):\n", never);
   for (const Row& row : rows)
-    if (row.n == 0) std::printf("  %-32s %s\n", row.r->location().c_str(), row.r->text);
+    if (row.n == 0) std::printf("  %-30s %-28s %s\n", row.r->name, row.r->location().c_str(), row.r->text);
   return 0;
 }

@@ -204,7 +204,7 @@ TEST(GraphRewrite, ACycleNamesItsRules) {
     graph_rewrite(e, RuleSet{"swap", swap});
     FAIL();
   } catch (const Error& err) {
-    EXPECT_NE(std::string(err.what()).find("test:7:3  x + y => y + x"), std::string::npos) << err.what();
+    EXPECT_NE(std::string(err.what()).find("test:7:3  swap: x + y => y + x"), std::string::npos) << err.what();
   }
 }
 

@@ -66,7 +66,8 @@ namespace {
   std::string msg = "graph_rewrite(" + names + "): " + why + "; these rules keep firing:";
   for (int i = 0; i < RewriteCtx::kRecent; ++i)
     if (const RuleInfo* r = rc.recent[i]; r && seen.insert(r->location()).second)
-      msg += "\n  " + r->location() + ":" + std::to_string(r->col) + "  " + r->text;
+      msg += "\n  " + r->location() + ":" + std::to_string(r->col) + "  " +
+             (*r->name ? r->name + std::string(": ") : "") + r->text;
   throw Error(msg);
 }
 

@@ -11,7 +11,9 @@ namespace {
 UPtr ic(int64_t v) { return cnst_int(dtypes::index, v); }
 bool known(const UPtr& x) { return x->is_const() && !x->is_invalid(); }
 
-// Index arithmetic is written as it is; the schedule folds it with rules/symbolic.rules after rangeify.
+// Index arithmetic is built without identity operations (no `* 1`, `/ 1`, `0 +` from strides of 1), and
+// nothing else: what bounds can fold (a modulo that never wraps) is left to rules/symbolic.rules,
+// which codegen runs first.
 
 std::vector<UPtr> vec(USpan s) { return std::vector<UPtr>(s.begin(), s.end()); }
 
@@ -67,7 +69,9 @@ std::vector<UPtr> reshape_indices(const Shape& in, const Shape& out, const std::
     int64_t stride = 1;
     for (size_t k = gi.size(); k-- > 0;) {
       size_t d = gi[k];
-      if (in[d] != 1) res[d] = k == 0 ? flat / ic(stride) : flat / ic(stride) % ic(in[d]);
+      if (in[d] == 1) continue;
+      UPtr q = stride == 1 ? flat : flat / ic(stride);
+      res[d] = k == 0 ? q : q % ic(in[d]);
       stride *= in[d];
     }
   }
@@ -120,10 +124,13 @@ std::vector<UPtr> pad_indices(const Shape& in, const Pairs& pads, const std::vec
 UPtr flat_index(const Shape& shape, const std::vector<UPtr>& idx) {
   std::vector<int64_t> stride(shape.size(), 1);
   for (size_t d = shape.size(); d-- > 1;) stride[d - 1] = stride[d] * shape[d];
-  UPtr flat = ic(0);
-  for (size_t d = 0; d < shape.size(); ++d)
-    if (shape[d] != 1) flat = flat + idx[d] * ic(stride[d]);
-  return flat;
+  UPtr flat;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) continue;
+    UPtr term = stride[d] == 1 ? idx[d] : idx[d] * ic(stride[d]);
+    flat = flat ? flat + term : term;
+  }
+  return flat ? flat : ic(0);
 }
 
 UPtr index_reshape(const UPtr& m, USpan idx) {

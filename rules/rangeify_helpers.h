@@ -2,8 +2,8 @@
 // and the context of one kernel's rangeify. Every helper gets the node being
 // indexed and the indices into its output (one per axis) and returns the INDEX
 // into its source, so a rule reads `index(m @ permute(_), idx...) => index_permute(m, idx)`.
-// Index arithmetic has dtype `index` and is built as written (x*1, x+0 included):
-// the schedule runs symbolic after rangeify (compiler/schedule, kernel_passes).
+// Index arithmetic has dtype `index`, is built without identity operations, and is
+// folded by rules/symbolic.rules, codegen's first pass (no reasoning about bounds here).
 #pragma once
 
 #include <cstdint>

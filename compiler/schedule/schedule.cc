@@ -10,7 +10,6 @@
 #include "rules/buffer_view.h"
 #include "rules/rangeify.h"
 #include "rules/rangeify_helpers.h"
-#include "rules/symbolic.h"
 
 namespace rg {
 
@@ -61,9 +60,6 @@ const std::vector<Pass<KernelBuild>>& kernel_passes() {
   static const std::vector<Pass<K>> kPasses = {
       // The value, indexed by the output ranges, pushed through the tensor graph to the buffers.
       {"rangeify", {}, rewrite_with<K, RangeifyCtx>([](K& k) -> RangeifyCtx& { return k.ctx; }, {&rules::rangeify})},
-      // The index arithmetic of the movement ops, folded (before slots are given: a read it proves
-      // dead gets no buffer).
-      {"simplify", {}, rewrite<K>({&rules::symbolic})},
       {"to_params", {}, rewrite_with<K, RangeifyCtx>([](K& k) -> RangeifyCtx& { return k.ctx; }, {&rules::to_params})},
   };
   return kPasses;
@@ -93,8 +89,7 @@ UPtr build_kernel(const UPtr& value, const UPtr& out, std::vector<UPtr>* buffers
   UPtr v = run_passes(kernel_passes(), UOp::make(Op::INDEX, value->dtype, std::move(src)), kb, observer);
   check_rangeified(v);
 
-  UPtr flat = graph_rewrite(flat_index(shape, idx), rules::symbolic);
-  UPtr addr = UOp::make(Op::INDEX, out_param->dtype, {out_param, flat});
+  UPtr addr = UOp::make(Op::INDEX, out_param->dtype, {out_param, flat_index(shape, idx)});
   UPtr body = UOp::make(Op::STORE, dtypes::void_, {addr, v});
   if (!ranges.empty()) {
     std::vector<UPtr> end{body};

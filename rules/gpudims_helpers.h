@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/codegen/gpu_limits.h"
+#include "compiler/ir/gpu_limits.h"
 #include "compiler/ir/uop.h"
 
 namespace rg {

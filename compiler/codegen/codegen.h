@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/codegen/gpu_limits.h"
+#include "compiler/ir/gpu_limits.h"
 #include "compiler/ir/pass.h"
 #include "compiler/ir/uop.h"
 

@@ -58,34 +58,41 @@ Step<State> rewrite(std::initializer_list<const RuleSet*> sets, Direction dir = 
           [v, dir](const UPtr& g, State&) { return detail::graph_rewrite(g, v.data(), v.size(), nullptr, dir); }};
 }
 
+namespace detail {
+// Rule sets that read one context, applied one after another.
+template <class Ctx>
+struct Sequence {
+  std::vector<const RuleSetFor<Ctx>*> sets;
+  std::string names() const {
+    std::string n;
+    for (const RuleSetFor<Ctx>* r : sets) n += (n.empty() ? "" : ", then ") + std::string(r->rules.name);
+    return n;
+  }
+  std::string context() const { return sets.empty() ? "" : sets[0]->context; }
+  UPtr operator()(UPtr g, Ctx& ctx) const {
+    for (const RuleSetFor<Ctx>* r : sets) g = graph_rewrite(g, *r, ctx);
+    return g;
+  }
+};
+}  // namespace detail
+
 // Rule sets that read one context, applied one after another. `plan` builds the context from the
 // graph and the state; a plan with nothing to do (nullopt) skips the rewrites.
 template <class State, class Ctx>
 Step<State> rewrite(std::function<std::optional<Ctx>(const UPtr&, State&)> plan,
                     std::initializer_list<const RuleSetFor<Ctx>*> sets) {
-  std::vector<const RuleSetFor<Ctx>*> v(sets);
-  std::string names;
-  for (const RuleSetFor<Ctx>* r : v) names += (names.empty() ? "" : ", then ") + std::string(r->rules.name);
-  return {names, v.empty() ? "" : v[0]->context, [plan, v](const UPtr& g, State& s) {
+  detail::Sequence<Ctx> seq{sets};
+  return {seq.names(), seq.context(), [plan, seq](const UPtr& g, State& s) {
             std::optional<Ctx> ctx = plan(g, s);
-            if (!ctx) return g;
-            UPtr out = g;
-            for (const RuleSetFor<Ctx>* r : v) out = graph_rewrite(out, *r, *ctx);
-            return out;
+            return ctx ? seq(g, *ctx) : g;
           }};
 }
 
-// Rule sets whose context lives in the pipeline's state (several passes share it), one after another.
+// The same with a context that lives in the pipeline's state (several passes share it).
 template <class State, class Ctx>
 Step<State> rewrite_with(Ctx& (*ctx_of)(State&), std::initializer_list<const RuleSetFor<Ctx>*> sets) {
-  std::vector<const RuleSetFor<Ctx>*> v(sets);
-  std::string names;
-  for (const RuleSetFor<Ctx>* r : v) names += (names.empty() ? "" : ", then ") + std::string(r->rules.name);
-  return {names, v.empty() ? "" : v[0]->context, [ctx_of, v](const UPtr& g, State& s) {
-            UPtr out = g;
-            for (const RuleSetFor<Ctx>* r : v) out = graph_rewrite(out, *r, ctx_of(s));
-            return out;
-          }};
+  detail::Sequence<Ctx> seq{sets};
+  return {seq.names(), seq.context(), [ctx_of, seq](const UPtr& g, State& s) { return seq(g, ctx_of(s)); }};
 }
 
 // A plain C++ pass: a named function of the graph.

@@ -1,6 +1,9 @@
 #include "runtime/buffer.h"
 
 #include <cstring>
+#include <exception>
+#include <iterator>
+#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -19,14 +22,65 @@ struct Storage {
   size_t bytes = 0;
 };
 
+// Freed allocations kept for reuse, per device, by byte size (tinygrad's LRU allocator): building a
+// new graph per call then costs no fresh allocation (and no page faults) for its outputs.
+struct DevicePool {
+  struct Entry {
+    size_t bytes;
+    std::unique_ptr<Allocation> mem;
+  };
+  std::list<Entry> lru;                                               // oldest first
+  std::map<size_t, std::vector<std::list<Entry>::iterator>> by_size;  // each oldest first
+  size_t bytes = 0;
+};
+
 struct Store {
   std::mutex mu;
   std::map<std::pair<int64_t, int>, Storage> buffers;  // by (BUFFER unique id, shard)
   size_t live = 0;
+  std::map<Device*, DevicePool> pools;
 };
 Store& store() {
   static auto* s = new Store();  // never destroyed: buffers may be touched during static destruction
   return *s;
+}
+
+// Under the store's lock: a pooled allocation of exactly `bytes` on `dev` (the newest), or null.
+std::unique_ptr<Allocation> take_pooled(Store& s, Device* dev, size_t bytes) {
+  auto p = s.pools.find(dev);
+  if (p == s.pools.end()) return nullptr;
+  auto it = p->second.by_size.find(bytes);
+  if (it == p->second.by_size.end()) return nullptr;
+  auto entry = it->second.back();
+  it->second.pop_back();
+  if (it->second.empty()) p->second.by_size.erase(it);
+  std::unique_ptr<Allocation> mem = std::move(entry->mem);
+  p->second.bytes -= bytes;
+  p->second.lru.erase(entry);
+  return mem;
+}
+
+// Under the store's lock: keeps `mem` for reuse; what the pool drops to stay within its bound (the
+// oldest first) goes to `dead`, to be released outside the lock.
+void give_to_pool(Store& s, Device* dev, size_t bytes, std::unique_ptr<Allocation> mem,
+                  std::vector<std::unique_ptr<Allocation>>& dead) {
+  if (bytes == 0 || bytes > kBufferPoolBytes) {
+    dead.push_back(std::move(mem));
+    return;
+  }
+  DevicePool& p = s.pools[dev];
+  p.lru.push_back({bytes, std::move(mem)});
+  p.by_size[bytes].push_back(std::prev(p.lru.end()));
+  p.bytes += bytes;
+  while (p.bytes > kBufferPoolBytes) {
+    DevicePool::Entry& old = p.lru.front();
+    auto& same = p.by_size[old.bytes];
+    same.erase(same.begin());  // the oldest of its size is the oldest overall
+    if (same.empty()) p.by_size.erase(old.bytes);
+    p.bytes -= old.bytes;
+    dead.push_back(std::move(old.mem));
+    p.lru.pop_front();
+  }
 }
 
 void check_buffer(const UPtr& b) {
@@ -36,7 +90,7 @@ void check_buffer(const UPtr& b) {
 
 int64_t id_of(const UPtr& b) { return b->buffer_arg().id; }
 
-// Frees every shard of buffer `id`.
+// Frees every shard of buffer `id`: its memory goes to the pool of its device.
 void erase_storage(int64_t id) {
   std::vector<std::unique_ptr<Allocation>> dead;  // released outside the lock: freeing device memory may take a while
   {
@@ -45,7 +99,7 @@ void erase_storage(int64_t id) {
     auto first = s.buffers.lower_bound({id, 0}), last = s.buffers.lower_bound({id + 1, 0});
     for (auto it = first; it != last; ++it) {
       s.live -= it->second.bytes;
-      dead.push_back(std::move(it->second.mem));
+      if (it->second.mem) give_to_pool(s, it->second.device, it->second.bytes, std::move(it->second.mem), dead);
     }
     s.buffers.erase(first, last);
   }
@@ -57,8 +111,36 @@ const bool kFreedWithTheirNode = [] {
   return true;
 }();
 
-// The storage of a buffer, allocated on first use; zero-filled when `zero` (a caller about to
-// overwrite every byte passes false).
+void zero_fill(Device& dev, Allocation& mem, size_t bytes) {
+  if (bytes == 0) return;
+  if (void* p = mem.host()) {
+    std::memset(p, 0, bytes);
+  } else {
+    std::vector<unsigned char> zeros(bytes);
+    dev.copy_in(mem, zeros.data(), bytes);
+  }
+}
+
+// New memory on `dev`; when the device has none to give, the pool is released and the allocation
+// tried once more before it is an rg::Error.
+std::unique_ptr<Allocation> allocate(Device& dev, size_t bytes, bool zero) {
+  std::string why;
+  try {
+    return dev.alloc(bytes, zero);
+  } catch (const std::exception& e) {
+    why = e.what();
+  }
+  free_buffer_pool();
+  try {
+    return dev.alloc(bytes, zero);
+  } catch (const std::exception& e) {
+    why = e.what();
+  }
+  throw Error("buffer: cannot allocate " + std::to_string(bytes) + " bytes on " + dev.name() + " (" + why + ")");
+}
+
+// The storage of a buffer, allocated on first use (from the pool when it holds one of this size);
+// zero-filled when `zero` (a caller about to overwrite every byte passes false).
 Storage& storage(const UPtr& buffer, bool zero, int shard) {
   const size_t bytes = buffer_bytes(buffer);
   Store& s = store();
@@ -68,13 +150,26 @@ Storage& storage(const UPtr& buffer, bool zero, int shard) {
     if (it != s.buffers.end() && it->second.mem) return it->second;
   }
   Device& dev = buffer_device(buffer, shard);  // opening a device may take long: not under the store's lock
+  std::unique_ptr<Allocation> mem;
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    mem = take_pooled(s, &dev, bytes);
+  }
+  if (!mem) {
+    mem = allocate(dev, bytes, zero);  // not under the lock: releasing the pool takes it
+  } else if (zero) {
+    zero_fill(dev, *mem, bytes);  // a reused allocation holds a dead buffer's bytes
+  }
+  std::vector<std::unique_ptr<Allocation>> dead;
   std::lock_guard<std::mutex> lock(s.mu);
   Storage& st = s.buffers[{id_of(buffer), shard}];
   if (!st.mem) {
-    st.mem = dev.alloc(bytes, zero);
+    st.mem = std::move(mem);
     st.device = &dev;
     st.bytes = bytes;
     s.live += bytes;
+  } else {  // another thread allocated it meanwhile
+    give_to_pool(s, &dev, bytes, std::move(mem), dead);
   }
   return st;
 }
@@ -104,7 +199,7 @@ Device& buffer_device(const UPtr& buffer, int shard) {
   return get_device(devs[shard], "buffer");
 }
 
-Allocation& buffer_memory(const UPtr& buffer, int shard) { return *storage(buffer, true, shard).mem; }
+Allocation& buffer_memory(const UPtr& buffer, int shard, bool zero) { return *storage(buffer, zero, shard).mem; }
 
 void* buffer_data(const UPtr& buffer, int shard) {
   Storage& st = storage(buffer, true, shard);
@@ -160,6 +255,23 @@ void buffer_copy(const UPtr& dst, const UPtr& src, int dst_shard, int src_shard)
 void buffer_free(const UPtr& buffer) {
   check_buffer(buffer);
   erase_storage(id_of(buffer));
+}
+
+void free_buffer_pool() {
+  std::vector<std::unique_ptr<Allocation>> dead;
+  {
+    std::lock_guard<std::mutex> lock(store().mu);
+    for (auto& [dev, p] : store().pools)
+      for (DevicePool::Entry& e : p.lru) dead.push_back(std::move(e.mem));
+    store().pools.clear();
+  }
+}
+
+size_t buffer_pool_bytes() {
+  std::lock_guard<std::mutex> lock(store().mu);
+  size_t n = 0;
+  for (const auto& [dev, p] : store().pools) n += p.bytes;
+  return n;
 }
 
 size_t buffer_live_bytes() {

@@ -1,6 +1,7 @@
 // Memory of BUFFER nodes, on the device their DEVICE names (runtime/device.h): host memory for
 // "CPU" and "LLVM" (and their indices), device memory for "CUDA". A buffer's storage is found by the
-// BUFFER's unique id, allocated (zero-filled) on first use and freed when the BUFFER node dies.
+// BUFFER's unique id, allocated on first use (zero-filled unless a kernel writes every element) and
+// freed when the BUFFER node dies, into a pool of reusable allocations per device.
 // A BUFFER on a device tuple ("(CPU, CPU:1)", see device_tuple) holds one shard of its element count
 // on each device of the tuple: the per-device pieces of a sharded tensor (docs/multi_device.md#device-tuples). Every
 // function below takes the shard (0 for a single device).
@@ -26,8 +27,11 @@ size_t buffer_bytes(const UPtr& buffer);
 Device& buffer_device(const UPtr& buffer, int shard = 0);
 // How many devices the buffer lives on: 1, or the size of its device tuple.
 int buffer_shards(const UPtr& buffer);
-// The buffer's memory on its device, allocated on first use (for the executor).
-Allocation& buffer_memory(const UPtr& buffer, int shard = 0);
+// The buffer's memory on its device, allocated on first use (for the executor): zero-filled unless
+// `zero` is false, which only a caller about to write every element passes (its bytes are then
+// whatever the memory held). rg::Error naming the size and the device when the device has no memory
+// for it, even after the pool was released.
+Allocation& buffer_memory(const UPtr& buffer, int shard = 0, bool zero = true);
 // Its host address; rg::Error for a buffer in device memory.
 void* buffer_data(const UPtr& buffer, int shard = 0);
 bool buffer_allocated(const UPtr& buffer, int shard = 0);
@@ -40,6 +44,15 @@ void buffer_copy(const UPtr& dst, const UPtr& src, int dst_shard = 0, int src_sh
 
 // Frees the storage of every shard (a later use allocates it again, zero-filled).
 void buffer_free(const UPtr& buffer);
+
+// Freed storage (buffer_free, or its BUFFER node's death) goes to a pool per device, by byte size, and
+// the next allocation of that size on that device takes it back (the newest first) instead of asking
+// the device. A device's pool keeps at most kBufferPoolBytes, dropping the oldest first.
+inline constexpr size_t kBufferPoolBytes = size_t(1) << 30;
+// Releases every pooled allocation to its device (an allocation that fails does this before retrying).
+void free_buffer_pool();
+// Bytes the pools hold, on every device (for tests and tools).
+size_t buffer_pool_bytes();
 // Total bytes held by allocated buffers, on every device (for tests and tools).
 size_t buffer_live_bytes();
 

@@ -16,6 +16,7 @@ struct CompiledProgram {
   Program program;
   std::string source;
   std::shared_ptr<const Runner> runner;
+  bool stores_every_element = false;  // of PARAM0, without reading it (the schedule's kernels do)
 };
 
 namespace {
@@ -83,6 +84,7 @@ std::shared_ptr<const CompiledProgram> program_for(const UPtr& kernel, Device& d
   if (t) t->codegen_ms += ms_since(t0);
   t0 = Clock::now();
   p->runner = dev.compile(p->program, p->source);
+  p->stores_every_element = !p->program.params.empty() && stores_every_element(kernel, p->program.params[0].size);
   if (t) {
     t->compile_ms += ms_since(t0);
     ++t->programs_built;
@@ -181,6 +183,18 @@ void run_linear_timed(const UPtr& linear, const std::vector<std::pair<std::strin
   }
 }
 
+// Whether slot 0 of `call` may start with whatever bytes its memory held: the program stores every one
+// of the PARAM's elements without reading them, the buffer has exactly that many, and it is no other
+// slot of the call. Otherwise a new output is zero-filled, so a kernel built by hand that writes part of
+// its output, or accumulates into it, still finds zeros there.
+bool output_needs_no_zeros(const CompiledProgram& p, const UPtr& call) {
+  const UPtr& out = call->src[1];
+  if (!p.stores_every_element || out->buffer_arg().size != p.program.params[0].size) return false;
+  for (size_t i = 2; i < call->src.size(); ++i)
+    if (call->src[i] == out) return false;
+  return true;
+}
+
 void run_kernel(const UPtr& call, Device& dev, int shard, bool multi,
                 const std::vector<std::pair<std::string, int64_t>>& var_values, Timings& t) {
   {
@@ -198,7 +212,7 @@ void run_kernel(const UPtr& call, Device& dev, int shard, bool multi,
                     ", the buffer holds " + b->dtype.name());
       if (want.size >= 0 && b->buffer_arg().size < want.size)
         throw Error("run_linear: buffer for slot " + std::to_string(i - 1) + " of " + prog.name + " is too small");
-      bufs.push_back(&buffer_memory(b, shard));
+      bufs.push_back(&buffer_memory(b, shard, i != 1 || !output_needs_no_zeros(*p, call)));
     }
     std::vector<int64_t> vals(prog.vars.size());
     for (size_t k = 0; k < prog.vars.size(); ++k) {

@@ -77,6 +77,116 @@ TEST(Buffer, BadUseIsAnError) {
   EXPECT_THROW(buffer_copy(a, new_buffer(dtypes::float32, 3)), Error);
 }
 
+// A freed buffer's memory goes to its device's pool and the next buffer of its size takes it back.
+TEST(BufferPool, ReusesFreedMemoryBySize) {
+  free_buffer_pool();
+  EXPECT_EQ(buffer_pool_bytes(), 0u);
+  UPtr a = new_buffer(dtypes::float32, 1000);
+  std::vector<float> v(1000, 7.5f);
+  buffer_write(a, v.data(), 4000);
+  void* where = buffer_data(a);
+  buffer_free(a);
+  EXPECT_EQ(buffer_pool_bytes(), 4000u);
+  // Another size, or the same size on another device, gets memory of its own.
+  UPtr other = new_buffer(dtypes::float32, 999), elsewhere = new_buffer(dtypes::float32, 1000, "CPU:1");
+  EXPECT_NE(buffer_data(other), where);
+  EXPECT_NE(buffer_data(elsewhere), where);
+  EXPECT_EQ(buffer_pool_bytes(), 4000u);
+  // The same size takes it, zero-filled for a reader: nothing of the dead buffer shows.
+  UPtr b = new_buffer(dtypes::int32, 1000);
+  EXPECT_EQ(buffer_data(b), where);
+  EXPECT_EQ(buffer_pool_bytes(), 0u);
+  std::vector<int32_t> out(1000, -1);
+  buffer_read(b, out.data(), 4000);
+  EXPECT_EQ(out, std::vector<int32_t>(1000, 0));
+  // A dying BUFFER node gives its memory to the pool too; free_buffer_pool empties it.
+  b = UPtr();
+  EXPECT_EQ(buffer_pool_bytes(), 4000u);
+  free_buffer_pool();
+  EXPECT_EQ(buffer_pool_bytes(), 0u);
+  buffer_free(other);
+  buffer_free(elsewhere);
+}
+
+// The pool keeps at most kBufferPoolBytes per device, dropping the oldest first.
+TEST(BufferPool, IsBoundedOldestDroppedFirst) {
+  free_buffer_pool();
+  const int64_t quarter = int64_t(kBufferPoolBytes / 4);  // bytes, as int8 elements
+  std::vector<UPtr> bufs;
+  std::vector<void*> where;
+  for (int i = 0; i < 5; ++i) {
+    bufs.push_back(new_buffer(dtypes::int8, quarter - i));         // five sizes, each near a quarter of the bound
+    where.push_back(buffer_memory(bufs.back(), 0, false).host());  // not zero-filled: no page is touched
+  }
+  for (const UPtr& b : bufs) buffer_free(b);  // oldest first: the first one freed is dropped
+  size_t kept = 0;
+  for (int i = 1; i < 5; ++i) kept += size_t(quarter - i);
+  EXPECT_EQ(buffer_pool_bytes(), kept);
+  // Sizes 1..4 are still pooled; size 0 was dropped (it gets memory from the device again).
+  std::vector<UPtr> again;
+  for (int i = 4; i >= 1; --i) {
+    again.push_back(new_buffer(dtypes::int8, quarter - i));
+    EXPECT_EQ(buffer_memory(again.back(), 0, false).host(), where[i]) << i;
+  }
+  EXPECT_EQ(buffer_pool_bytes(), 0u);
+  again.clear();
+  free_buffer_pool();
+}
+
+// An output whose kernel writes every element starts with whatever its pooled memory held; the result
+// must be exactly the kernel's values, never the dead buffer's.
+TEST(BufferPool, ReusedOutputHoldsOnlyTheResult) {
+  free_buffer_pool();
+  const int64_t n = 4096;
+  std::vector<float> junk(n, -123.25f), x(n), want(n);
+  for (int64_t i = 0; i < n; ++i) x[i] = float(i) * 0.5f, want[i] = float(i) * 0.5f + 1.0f;
+  std::vector<void*> junk_memory;
+  std::vector<UPtr> junk_buffers(2);  // one for the input, one for the output
+  for (UPtr& j : junk_buffers) {
+    j = new_buffer(dtypes::float32, n);
+    buffer_write(j, junk.data(), n * sizeof(float));
+    junk_memory.push_back(buffer_data(j));
+  }
+  junk_buffers.clear();  // both die: their memory, full of junk, is pooled
+  EXPECT_EQ(buffer_pool_bytes(), 2 * n * sizeof(float));
+  UPtr y = data(x, {n}) + full(1, {n});
+  UPtr out = realize({y})[0];
+  EXPECT_EQ(buffer_pool_bytes(), 0u);  // the output came from the pool, not zero-filled, and overwritten
+  void* at = buffer_data(buffer_of(out));
+  EXPECT_TRUE(at == junk_memory[0] || at == junk_memory[1]);
+  EXPECT_EQ(read(out), want);
+}
+
+// A kernel that writes part of its output (built by hand: the schedule never does) finds zeros in the
+// rest, even in memory a dead buffer filled.
+TEST(BufferPool, PartlyWrittenOutputIsZeroFilled) {
+  free_buffer_pool();
+  {
+    UPtr j = new_buffer(dtypes::float32, 4);
+    std::vector<float> junk{9, 9, 9, 9};
+    buffer_write(j, junk.data(), 16);
+  }
+  UPtr out = new_buffer(dtypes::float32, 4);
+  UPtr p = testk::param(0, dtypes::float32, 4);
+  UPtr only_first = testk::sink(testk::store(p, testk::idx(0), testk::f32(5)));
+  run_linear(UOp::make(Op::LINEAR, dtypes::void_, {UOp::make(Op::CALL, dtypes::void_, {only_first, out})}));
+  EXPECT_EQ(buffer_pool_bytes(), 0u);  // it took the junk
+  EXPECT_EQ(read(out), (std::vector<float>{5, 0, 0, 0}));
+}
+
+// An allocation the device cannot satisfy, even after the pool is released, names the size and device.
+TEST(BufferPool, AnAllocationThatCannotBeSatisfiedIsAnError) {
+  UPtr small = new_buffer(dtypes::float32, 16);
+  buffer_memory(small);
+  buffer_free(small);
+  EXPECT_GT(buffer_pool_bytes(), 0u);
+  UPtr huge = new_buffer(dtypes::float32, int64_t(1) << 58);  // 2^60 bytes
+  const std::string want = "buffer: cannot allocate 1152921504606846976 bytes on CPU (";
+  EXPECT_EQ(error_of([&] { buffer_memory(huge); }).substr(0, want.size()), want);
+  EXPECT_EQ(buffer_pool_bytes(), 0u);  // released before the second try
+  EXPECT_FALSE(buffer_allocated(huge));
+}
+
 // out[i] = f(in[i]) over 4 floats (slots: out, in).
 UPtr map4(const std::function<UPtr(const UPtr&)>& f) {
   UPtr out = testk::param(0, dtypes::float32, 4), in = testk::param(1, dtypes::float32, 4);

@@ -100,6 +100,41 @@ UPtr build_kernel(const UPtr& value, const UPtr& out, std::vector<UPtr>* buffers
   return UOp::make(Op::SINK, dtypes::void_, {body});
 }
 
+bool is_param0(const UPtr& u) { return u->op == Op::PARAM && u->arg_int() == 0; }
+
+}  // namespace
+
+bool stores_every_element(const UPtr& kernel, int64_t n) {
+  if (!kernel || kernel->op != Op::SINK || kernel->src.size() != 1) return false;
+  const UPtr* body = &kernel->src[0];
+  std::vector<UPtr> ranges;
+  if ((*body)->op == Op::END) {
+    ranges.assign((*body)->src.begin() + 1, (*body)->src.end());
+    body = &(*body)->src[0];
+  }
+  const UPtr& store = *body;
+  if (store->op != Op::STORE || store->src.size() != 2) return false;
+  const UPtr& addr = store->src[0];
+  if (addr->op != Op::INDEX || addr->src.size() != 2 || !is_param0(addr->src[0])) return false;
+  Shape shape;
+  int64_t count = 1;
+  for (const UPtr& r : ranges) {
+    if (!has_const_bound(r) || r->src[0]->as_int() < 1) return false;
+    shape.push_back(r->src[0]->as_int());
+    count *= shape.back();
+  }
+  // Distinct ranges (a repeated one would revisit elements) indexed row-major cover [0, count) once each.
+  for (size_t i = 0; i < ranges.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (ranges[i] == ranges[j]) return false;
+  if (count != n || addr->src[1] != flat_index(shape, ranges)) return false;
+  for (const UPtr& u : toposort(store->src[1]))
+    if (is_param0(u) || u->op == Op::STORE) return false;
+  return true;
+}
+
+namespace {
+
 // COPY(x, DEVICE): x is a buffer by now (its own step, on its device). Unless it is on the target
 // already, a new buffer there and CALL(COPY(src, DEVICE), dst, src), which the runtime performs as a
 // transfer between devices, not as a kernel.

@@ -20,6 +20,13 @@ struct ScheduleResult {
   std::vector<UPtr> outputs;
 };
 
+// Whether `kernel` is in the schedule's form SINK(END(STORE(INDEX(PARAM0, flat), value), ranges...)) (or
+// SINK(STORE(INDEX(PARAM0, 0), value)) for one element) and so stores every one of the `n` elements of slot 0
+// exactly once without reading it: constant range bounds whose product is n, the store's index exactly
+// the row-major flat index of those ranges, no gate, no other store, and no load of PARAM0. The runtime
+// leaves such an output uninitialised; anything else answers false (the output is zero-filled first).
+bool stores_every_element(const UPtr& kernel, int64_t n);
+
 // An observer sees every pass of every kernel built (kernel_passes()).
 ScheduleResult schedule(const std::vector<UPtr>& roots, const PassObserver* observer = nullptr);
 

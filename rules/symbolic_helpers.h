@@ -18,6 +18,10 @@ inline bool in_mod_range(const UPtr& x, const UPtr& c) {
   int64_t m = c->as_int();
   return m > 0 && -m < x->vmin && x->vmax < m;
 }
+// floor(x/c) is one value over x's bounds (c != 0): floor(vmin/c) == floor(vmax/c).
+bool same_floor_quotient(const UPtr& x, const UPtr& c);
+// That value, floor(x->vmin / c), as a constant of x's dtype.
+UPtr floor_quotient(const UPtr& x, const UPtr& c);
 // x*c < d  <=>  x < ceil(d/c) for c > 0 (mathematical, not C, rounding).
 UPtr ceil_div(const UPtr& d, const UPtr& c);
 // d < x*c  <=>  floor(d/c) < x for c > 0.

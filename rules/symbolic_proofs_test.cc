@@ -97,6 +97,8 @@ class Prover {
     return z3::ite(b > 0, q, -z3::ite(a >= 0, a / (-b), -((-a) / (-b))));
   }
   z3::expr tmod(const z3::expr& a, const z3::expr& b) { return ints_ ? a - b * tdiv(a, b) : z3::srem(a, b); }
+  // Floor division over the integers (Z3's div floors for b > 0; floor(a/b) = floor(-a/-b)).
+  static z3::expr fdiv(const z3::expr& a, const z3::expr& b) { return z3::ite(b > 0, a / b, (-a) / (-b)); }
 
   z3::expr call(const Expr& e) {
     std::vector<z3::expr> k;
@@ -110,6 +112,15 @@ class Prover {
     if (n == "div" || n == "mod") {
       if (in_pattern) facts.push_back(k[1] != num(0));
       return n == "div" ? tdiv(k[0], k[1]) : tmod(k[0], k[1]);
+    }
+    if (n == "floordiv" || n == "floormod") {
+      if (!ints_) throw Unsupported{"floor division on fixed-width ints"};
+      if (in_pattern) facts.push_back(k[1] != num(0));
+      return n == "floordiv" ? fdiv(k[0], k[1]) : k[0] - k[1] * fdiv(k[0], k[1]);
+    }
+    if (ints_ && n == "floor_quotient") {  // floor(vmin/c) of a bound name
+      if (e.kids[0].kind != Expr::Name) throw Unsupported{"floor_quotient of a built term"};
+      return fdiv(bound(e.kids[0].name, false), k[1]);
     }
     if (n == "max") return z3::ite(le(k[1], k[0]), k[0], k[1]);
     if (n == "cmplt") return lt(k[0], k[1]);
@@ -154,6 +165,10 @@ class Prover {
     if (std::regex_match(a, m, std::regex(R"(divides\((\w+), (\w+)\))"))) {
       z3::expr d = names_.at(m[1]), n = names_.at(m[2]);
       return lt(num(0), d) && tmod(n, d) == num(0);
+    }
+    if (ints_ && std::regex_match(a, m, std::regex(R"(same_floor_quotient\((\w+), (\w+)\))"))) {
+      z3::expr cc = names_.at(m[2]);
+      return cc != num(0) && fdiv(bound(m[1], false), cc) == fdiv(bound(m[1], true), cc);
     }
     if (std::regex_match(a, m, std::regex(R"(in_mod_range\((\w+), (\w+)\))"))) {
       z3::expr cc = names_.at(m[2]);

@@ -84,7 +84,7 @@ std::string check_values(const UPtr& before, const UPtr& after, std::mt19937& rn
   return "";
 }
 
-// Index arithmetic as Z3 integers, with C's truncating division.
+// Index arithmetic as Z3 integers, with C's truncating division and floor division.
 struct Z3Index {
   z3::context c;
   std::unordered_map<const UOp*, z3::expr> memo;
@@ -133,6 +133,13 @@ struct Z3Index {
         if (premise) facts.push_back(s[1] != 0);
         r = u->op == Op::DIV ? tdiv(s[0], s[1]) : s[0] - s[1] * tdiv(s[0], s[1]);
         break;
+      case Op::FLOORDIV:
+      case Op::FLOORMOD: {
+        if (premise) facts.push_back(s[1] != 0);
+        z3::expr q = z3::ite(s[1] > 0, s[0] / s[1], (-s[0]) / (-s[1]));  // floor: Z3's div floors for s[1] > 0
+        r = u->op == Op::FLOORDIV ? q : s[0] - s[1] * q;
+        break;
+      }
       case Op::MAX:
         r = z3::ite(s[0] >= s[1], s[0], s[1]);
         break;
@@ -184,6 +191,7 @@ class SymbolicSemantics : public ::testing::Test {
  protected:
   std::vector<Event> events;
   std::mt19937 rng{1234};
+  bool with_floor = false;  // FLOORDIV/FLOORMOD in random index expressions
 
   void run(const UPtr& e) {
     set_trace_hook([&](const RuleInfo& r, const UPtr& b, const UPtr& a) { events.push_back({&r, b, a}); });
@@ -200,6 +208,7 @@ class SymbolicSemantics : public ::testing::Test {
     }
     std::vector<Op> ops = {Op::ADD, Op::ADD, Op::SUB, Op::MUL, Op::MUL, Op::NEG, Op::MAX, Op::WHERE};
     if (with_divmod) ops.insert(ops.end(), {Op::DIV, Op::MOD, Op::DIV, Op::MOD});
+    if (with_floor) ops.insert(ops.end(), {Op::FLOORDIV, Op::FLOORMOD, Op::FLOORDIV, Op::FLOORMOD});
     if (!dt.is_index()) ops.insert(ops.end(), {Op::AND, Op::OR, Op::XOR});
     Op op = ops[pick(rng) % ops.size()];
     auto sub = [&] { return random_expr(depth - 1, dt, vars, with_divmod); };
@@ -210,6 +219,8 @@ class SymbolicSemantics : public ::testing::Test {
       return where(c, sub(), sub());
     }
     if ((op == Op::DIV || op == Op::MOD) && pick(rng) < 70) return alu(op, {sub(), cnst_int(dt, 1 + pick(rng) % 9)});
+    if ((op == Op::FLOORDIV || op == Op::FLOORMOD) && pick(rng) < 80)  // divisors of either sign
+      return alu(op, {sub(), cnst_int(dt, (pick(rng) % 2 ? 1 : -1) * (1 + pick(rng) % 9))});
     return alu(op, {sub(), sub()});
   }
 };
@@ -279,6 +290,15 @@ TEST_F(SymbolicSemantics, EveryRewriteAgreesWithTheEvaluatorAndZ3) {
                          (i * -6) % 3,
                          var("fy", 0, 0, dtypes::float32) * 1})
     run(e);
+  // Floor division: folded by bounds (either sign of divisor), by +-1, lowered to C's on non-negative operands.
+  auto fd = [](const UPtr& a, int64_t c) { return alu(Op::FLOORDIV, {a, cnst_int(a->dtype, c)}); };
+  auto fm = [](const UPtr& a, int64_t c) { return alu(Op::FLOORMOD, {a, cnst_int(a->dtype, c)}); };
+  for (const UPtr& e : std::vector<UPtr>{fd(cnst_int(dtypes::index, 150) - j - k, -32) + 4, fd(k + 20, 32),
+                                         fm(j + 16, 8), fm(k - 20, 32), fm(k - 20, -32), fd(k, 1), fd(k, -1), fm(k, 1),
+                                         fm(k, -1), fd(i, 8), fm(i, 8), fd(k, 4), fm(k, -4)})
+    run(e);
+  with_floor = true;
+  for (int n = 0; n < 200; ++n) run(random_expr(4, dtypes::index, ivars, true));
 
   int z3_proofs = 0;
   std::set<std::string> checked;

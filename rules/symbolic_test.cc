@@ -93,6 +93,47 @@ TEST(Symbolic, DivModByBounds) {
   EXPECT_EQ(simplify((z * 4 + y) / 4).out, "(z*4+y)/4");
 }
 
+UPtr fd(const UPtr& a, const UPtr& b) { return alu(Op::FLOORDIV, {a, b}); }
+UPtr fm(const UPtr& a, const UPtr& b) { return alu(Op::FLOORMOD, {a, b}); }
+
+// Floor division rounds toward -inf and its modulo takes the divisor's sign: -7 // 2 = -4, -7 mod 2 = 1.
+TEST(Symbolic, FloorDivModByBounds) {
+  UPtr l0 = var("l0", 0, 5), l1 = var("l1", 0, 5);
+  // 150 - l0 - l1 is in [140, 150], and floor([140, 150] / -32) = -5 throughout.
+  EXPECT_SIMPLIFIES(fd(I(150) - l0 - l1, I(-32)) + 4, "-1", "floordiv_by_bounds");
+  EXPECT_SIMPLIFIES(fd(z - 10, I(16)), "-1", "floordiv_by_bounds");   // [-15, -5] / 16
+  EXPECT_SIMPLIFIES(fd(x + 1, I(-200)), "-1", "floordiv_by_bounds");  // [1, 101] / -200
+  EXPECT_SIMPLIFIES(fd(y, I(4)), "0", "floordiv_by_bounds");
+  EXPECT_SIMPLIFIES(fm(z - 10, I(16)), "z+6", "floormod_by_bounds");     // quotient -1: x + 16
+  EXPECT_SIMPLIFIES(fm(z - 10, I(-16)), "z+-10", "floormod_by_bounds");  // quotient 0: x itself
+  EXPECT_SIMPLIFIES(fm(y + 16, I(8)), "y", "floormod_by_bounds");        // quotient 2
+  // Not folded: the quotient takes two values ([-15, -5] / 8 is -2 or -1).
+  EXPECT_EQ(simplify(fd(z - 10, I(8))).out, "floordiv(z+-10, 8)");
+  EXPECT_EQ(simplify(fm(z - 10, I(8))).out, "floormod(z+-10, 8)");
+}
+
+TEST(Symbolic, FloorDivModByOne) {
+  EXPECT_SIMPLIFIES(fd(z, I(1)), "z", "floordiv_one");
+  EXPECT_SIMPLIFIES(fd(z, I(-1)), "z*-1", "floordiv_neg_one");
+  EXPECT_SIMPLIFIES(fm(z, I(1)), "0", "floormod_one");
+  EXPECT_SIMPLIFIES(fm(z, I(-1)), "0", "floormod_neg_one");
+}
+
+TEST(Symbolic, FloorDivModOfNonNegativesAreCs) {
+  EXPECT_SIMPLIFIES(fd(x, I(8)), "x/8", "floordiv_nonneg_to_div");
+  EXPECT_SIMPLIFIES(fm(x, I(8)), "x%8", "floormod_nonneg_to_mod");
+  EXPECT_SIMPLIFIES(fd(x * 4 + y, I(4)), "x", "floordiv_nonneg_to_div");  // then div_sum_of_multiple
+  EXPECT_SIMPLIFIES(fm(x * 4 + y, I(4)), "y", "floormod_nonneg_to_mod");
+  // Not lowered: a negative dividend (C gives -1/4 = 0, floor gives -1), a negative divisor, a divisor
+  // that is not a constant (its range [-2, 3] holds 0).
+  for (const UPtr& e : {fd(z, I(4)), fm(z, I(4)), fd(x, I(-4)), fm(x, I(-4)), fd(x, var("d", -2, 3)),
+                        fm(x, var("d", -2, 3)), fd(x, var("d", 2, 3))}) {
+    Simplified s = simplify(e);
+    EXPECT_EQ(s.out, render_expr(e));
+    EXPECT_TRUE(s.fired.empty()) << render_expr(e) << ": " << joined(s.fired);
+  }
+}
+
 TEST(Symbolic, ComparisonsByBoundsAndMovingConstants) {
   EXPECT_SIMPLIFIES(y < 4, "true", "lt_by_bounds_true");
   EXPECT_SIMPLIFIES(x < -1, "false", "lt_by_bounds_false");
@@ -122,6 +163,13 @@ TEST(SymbolicHelpers, Each) {
   EXPECT_TRUE(in_mod_range(z, I(6)));
   EXPECT_FALSE(in_mod_range(z, I(5)));
   EXPECT_TRUE(before(x, y) != before(y, x));
+  EXPECT_TRUE(same_floor_quotient(z - 10, I(16)));   // [-15, -5] / 16: -1
+  EXPECT_FALSE(same_floor_quotient(z - 10, I(8)));   // -2 or -1
+  EXPECT_TRUE(same_floor_quotient(z - 10, I(-16)));  // 0
+  EXPECT_FALSE(same_floor_quotient(z, I(0)));
+  EXPECT_EQ(floor_quotient(z - 10, I(16))->as_int(), -1);
+  EXPECT_EQ(floor_quotient(x + 1, I(-200))->as_int(), -1);
+  EXPECT_EQ(floor_quotient(var("m", INT64_MIN, INT64_MIN, dtypes::int64), cnst_int(dtypes::int64, -1)), UPtr());
 }
 
 }  // namespace

@@ -1,4 +1,6 @@
+#include <climits>
 #include <thread>
+#include <utility>
 
 #include "compiler/ir/rewrite.h"
 #include "compiler/ir/uop.h"
@@ -52,6 +54,44 @@ TEST(UOp, BoundsOfIndexArithmetic) {
   EXPECT_EQ((r - x)->vmin, -10);
   EXPECT_EQ((r < 5)->vmin, 1);  // always true
   EXPECT_EQ(where(x < 3, r, invalid(dtypes::index))->vmax, 4);
+}
+
+// Floor division bounds, hand-computed: floor rounds toward -inf, the modulo takes the divisor's sign.
+TEST(UOp, BoundsOfFloorDivision) {
+  auto fd = [](const UPtr& a, const UPtr& b) { return alu(Op::FLOORDIV, {a, b}); };
+  auto fm = [](const UPtr& a, const UPtr& b) { return alu(Op::FLOORMOD, {a, b}); };
+  auto I = [](int64_t v) { return cnst_int(dtypes::index, v); };
+  auto bounds = [](const UPtr& u) { return std::make_pair(u->vmin, u->vmax); };
+  using P = std::pair<int64_t, int64_t>;
+  UPtr x = var("x", 10, 20), z = var("z", -7, 5), n = var("n", -7, -5);
+  EXPECT_EQ(bounds(fd(x, I(-2))), P(-10, -5));
+  EXPECT_EQ(bounds(fd(x, I(3))), P(3, 6));
+  EXPECT_EQ(bounds(fd(z, I(2))), P(-4, 2));   // -7//2 = -4
+  EXPECT_EQ(bounds(fd(z, I(-2))), P(-3, 3));  // -7//-2 = 3, 5//-2 = -3
+  EXPECT_EQ(bounds(fd(x, var("d", 2, 5))), P(2, 10));
+  EXPECT_EQ(bounds(fd(z, var("d", 2, 5))), P(-4, 2));
+  EXPECT_EQ(bounds(fd(x, var("e", -5, -2))), P(-10, -2));
+  // (150 - l0 - l1) // -32 with l0, l1 in [0, 5]: 140..150 over -32 is -5 throughout.
+  UPtr l0 = var("l0", 0, 5), l1 = var("l1", 0, 5);
+  EXPECT_EQ(bounds(fd(I(150) - l0 - l1, I(-32)) + 4), P(-1, -1));
+  // A divisor range containing 0: nothing is known.
+  EXPECT_EQ(bounds(fd(x, var("s", -2, 3))), P(dtypes::index.min_int(), dtypes::index.max_int()));
+  EXPECT_EQ(bounds(fm(x, var("s", -2, 3))), P(dtypes::index.min_int(), dtypes::index.max_int()));
+  // MIN // -1 wraps: the whole range, at every width.
+  EXPECT_EQ(bounds(fd(var("m", INT64_MIN, 0, dtypes::int64), cnst_int(dtypes::int64, -1))), P(INT64_MIN, INT64_MAX));
+  EXPECT_EQ(bounds(fd(var("m", INT32_MIN, 0, dtypes::int32), cnst_int(dtypes::int32, -1))), P(INT32_MIN, INT32_MAX));
+  EXPECT_EQ(bounds(fd(var("m", INT32_MIN + 1, 0, dtypes::int32), cnst_int(dtypes::int32, -1))), P(0, INT32_MAX));
+
+  EXPECT_EQ(bounds(fm(x, I(4))), P(0, 3));
+  EXPECT_EQ(bounds(fm(var("w", 17, 19), I(8))), P(1, 3));  // one period: exact
+  EXPECT_EQ(bounds(fm(n, I(4))), P(1, 3));                 // -7 mod 4 = 1, -5 mod 4 = 3
+  EXPECT_EQ(bounds(fm(n, I(-4))), P(-3, -1));              // -7 mod -4 = -3, -5 mod -4 = -1
+  EXPECT_EQ(bounds(fm(x, I(-4))), P(-3, 0));
+  EXPECT_EQ(bounds(fm(z, I(4))), P(0, 3));
+  EXPECT_EQ(bounds(fm(var("w", 7, 9), I(8))), P(0, 7));  // wraps at 8
+  EXPECT_EQ(bounds(fm(var("w", 0, 3), var("d", 2, 5))), P(0, 3));
+  EXPECT_EQ(bounds(fm(z, var("d", 2, 5))), P(0, 4));
+  EXPECT_EQ(bounds(fm(z, var("e", -5, -2))), P(-4, 0));
 }
 
 TEST(UOp, MemoryIsReclaimed) {

@@ -9,7 +9,40 @@ __int128 floor_of_wide(int64_t a, int64_t b) {
   __int128 q = __int128(a) / b, r = __int128(a) % b;
   return q - (r != 0 && ((r < 0) != (b < 0)));
 }
+// A term of a sum as base * coefficient: b*k for a constant k, otherwise t*1.
+std::pair<const UPtr*, int64_t> split_term(const UPtr& t) {
+  if (t->op == Op::MUL && t->src[1]->is_const()) return {&t->src[0], t->src[1]->as_int()};
+  return {&t, 1};
+}
+
+// n with its term of base `base` replaced by base*(k + c); null if none is met within `budget` terms.
+UPtr merge_into(const UPtr& n, const UPtr& base, int64_t c, int& budget) {
+  if (--budget < 0) return {};
+  if (n->op == Op::ADD && n->dtype == base->dtype) {
+    if (UPtr r = merge_into(n->src[1], base, c, budget)) return n->src[0] + r;
+    if (UPtr r = merge_into(n->src[0], base, c, budget)) return r + n->src[1];
+    return {};
+  }
+  auto [b, k] = split_term(n);
+  int64_t sum;
+  if (n->is_const() || *b != base || __builtin_add_overflow(k, c, &sum)) return {};
+  return base * cnst_int(base->dtype, sum);
+}
 }  // namespace
+
+bool all_ones(const UPtr& c) {
+  const DType& dt = c->dtype;
+  if (!dt.is_int()) return false;
+  if (!dt.is_unsigned()) return c->as_int() == -1;
+  return dt.bits() < 64 && c->as_int() == dt.max_int();
+}
+
+UPtr merge_like_term(const UPtr& x, const UPtr& y) {
+  if (y->is_const() || y->op == Op::ADD || x->op != Op::ADD) return {};
+  auto [base, c] = split_term(y);
+  int budget = kLikeTermReach;
+  return merge_into(x, *base, c, budget);
+}
 
 bool same_floor_quotient(const UPtr& x, const UPtr& c) {
   int64_t d = c->as_int();

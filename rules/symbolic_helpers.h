@@ -18,6 +18,15 @@ inline bool in_mod_range(const UPtr& x, const UPtr& c) {
   int64_t m = c->as_int();
   return m > 0 && -m < x->vmin && x->vmax < m;
 }
+// c has every bit set in its dtype: -1 for signed ints and index, the maximum for
+// unsigned ints narrower than 64 bits (uint64's is not decided here).
+bool all_ones(const UPtr& c);
+// x + y where the sum x holds a term like y (same base b in b or b*k, y not a
+// constant) within its last kLikeTermReach terms: x with that term replaced by
+// b*(k + k_y); null when there is none. The reach bounds the search so that a
+// long chain of unlike terms stays linear to simplify.
+constexpr int kLikeTermReach = 32;
+UPtr merge_like_term(const UPtr& x, const UPtr& y);
 // floor(x/c) is one value over x's bounds (c != 0): floor(vmin/c) == floor(vmax/c).
 bool same_floor_quotient(const UPtr& x, const UPtr& c);
 // That value, floor(x->vmin / c), as a constant of x's dtype.

@@ -240,6 +240,8 @@ TEST_F(SymbolicSemantics, EveryRewriteAgreesWithTheEvaluatorAndZ3) {
   UPtr i = ivars[0], j = ivars[1], k = ivars[2];
   UPtr bp = var("p", 0, 1, dtypes::bool_), bq = var("q", 0, 1, dtypes::bool_);
   UPtr t = cnst_int(dtypes::bool_, 1), f = cnst_int(dtypes::bool_, 0);
+  std::vector<UPtr> vars_i32 = {var("a", -100000, 100000, dtypes::int32), var("b", -20, 20, dtypes::int32)};
+  auto i32 = [](int64_t v) { return cnst_int(dtypes::int32, v); };
   for (const UPtr& e :
        std::vector<UPtr>{(i * 8 + j) / 8,
                          (i * 8 + j) % 8,
@@ -288,7 +290,14 @@ TEST_F(SymbolicSemantics, EveryRewriteAgreesWithTheEvaluatorAndZ3) {
                          ne(i < 5, t),
                          ne(cnst_int(dtypes::index, 5) < i, t),
                          (i * -6) % 3,
-                         var("fy", 0, 0, dtypes::float32) * 1})
+                         var("fy", 0, 0, dtypes::float32) * 1,
+                         j + i * 2 + k + i * 3,
+                         alu(Op::XOR, {alu(Op::XOR, {vars_i32[0], i32(6)}), i32(6)}),
+                         vars_i32[0] | i32(0),
+                         vars_i32[0] & i32(-1),
+                         var("u", 0, 255, dtypes::uint8) & cnst_int(dtypes::uint8, 255),
+                         alu(Op::SHL, {vars_i32[1], i32(0)}),
+                         alu(Op::SHR, {vars_i32[1], i32(0)})})
     run(e);
   // Floor division: folded by bounds (either sign of divisor), by +-1, lowered to C's on non-negative operands.
   auto fd = [](const UPtr& a, int64_t c) { return alu(Op::FLOORDIV, {a, cnst_int(a->dtype, c)}); };

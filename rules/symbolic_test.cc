@@ -78,6 +78,55 @@ TEST(Symbolic, CanonicalOrderAndReassociation) {
   EXPECT_SIMPLIFIES(x - 3 + 3, "x", "combine_add_consts");
 }
 
+// Like terms with other terms between them: a*2 + a*3 = a*5 wherever they sit in the sum.
+TEST(Symbolic, LikeTermsInASum) {
+  UPtr a = var("a", 0, 9), c = var("c", 0, 9);
+  EXPECT_SIMPLIFIES(y + a * 2 + a * 3, "a*5+y", "combine_like_terms_in_sum");
+  EXPECT_SIMPLIFIES(a * 2 + y + c + a * 3, "a*5+y+c", "combine_like_terms_in_sum");
+  EXPECT_SIMPLIFIES(a + y + a * 3, "a*4+y", "combine_like_terms_in_sum");
+  EXPECT_SIMPLIFIES(a * 2 + y + a, "a*3+y", "combine_like_terms_in_sum");
+  EXPECT_SIMPLIFIES(a * 2 + y + c + 1 + a * -2, "y+c+1", "combine_like_terms_in_sum");  // cancels
+  EXPECT_SIMPLIFIES(a * 3 + y - a * 3 - y, "0", "combine_like_terms_in_sum");
+  // Not fired: no like term (a and a*c are different bases), or fixed-width ints, where terms do not move.
+  for (const UPtr& e : {y + a * 2 + c * 3, y + a + a * c}) {
+    Simplified s = simplify(e);
+    EXPECT_FALSE(s.fired_rule("combine_like_terms_in_sum")) << render_expr(e) << ": " << joined(s.fired);
+  }
+  UPtr i = var("i", 0, 9, dtypes::int32), j = var("j", 0, 9, dtypes::int32);
+  Simplified s = simplify(j + i * 2 + i * 3);
+  EXPECT_FALSE(s.fired_rule("combine_like_terms_in_sum")) << s.out << ": " << joined(s.fired);
+}
+
+// A chain of many unlike terms is searched only kLikeTermReach terms back.
+TEST(Symbolic, LikeTermsFarApartAreLeft) {
+  UPtr a = var("a", 0, 9);
+  UPtr near = a * 2, far = a * 2;
+  for (int k = 0; k < 8; ++k) near = near + var("n" + std::to_string(k), 0, 9);
+  for (int k = 0; k < kLikeTermReach + 2; ++k) far = far + var("f" + std::to_string(k), 0, 9);
+  EXPECT_TRUE(simplify(near + a * 3).fired_rule("combine_like_terms_in_sum"));
+  EXPECT_FALSE(simplify(far + a * 3).fired_rule("combine_like_terms_in_sum"));
+}
+
+TEST(Symbolic, BitIdentities) {
+  UPtr i = var("i", -9, 9, dtypes::int32), u = var("u", 0, 255, dtypes::uint8);
+  auto i32 = [](int64_t v) { return cnst_int(dtypes::int32, v); };
+  auto xr = [](const UPtr& p, const UPtr& q) { return alu(Op::XOR, {p, q}); };
+  EXPECT_SIMPLIFIES(xr(i, i32(0)), "i", "xor_zero");
+  EXPECT_SIMPLIFIES(i | i32(0), "i", "or_zero");
+  EXPECT_SIMPLIFIES(alu(Op::SHL, {i, i32(0)}), "i", "shl_zero");
+  EXPECT_SIMPLIFIES(alu(Op::SHR, {i, i32(0)}), "i", "shr_zero");
+  EXPECT_SIMPLIFIES(i & i32(-1), "i", "and_all_ones");
+  EXPECT_SIMPLIFIES(u & cnst_int(dtypes::uint8, 255), "u", "and_all_ones");
+  EXPECT_SIMPLIFIES(xr(xr(i, i32(6)), i32(6)), "i", "xor_zero");  // (i ^ 6) ^ 6 = i ^ 0
+  EXPECT_SIMPLIFIES(xr(xr(i, i32(6)), i32(3)), "i^5", "combine_nested_consts");
+  // Not all ones: 127 in uint8, 255 in int32 (0x000000ff); nor a shift by a non-zero amount.
+  for (const UPtr& e : {u & cnst_int(dtypes::uint8, 127), i & i32(255), alu(Op::SHL, {i, i32(1)})}) {
+    Simplified s = simplify(e);
+    EXPECT_EQ(s.out, render_expr(e));
+    EXPECT_TRUE(s.fired.empty()) << render_expr(e) << ": " << joined(s.fired);
+  }
+}
+
 TEST(Symbolic, DivModByBounds) {
   EXPECT_SIMPLIFIES(y / 4, "0", "div_below_divisor");
   EXPECT_SIMPLIFIES(y % 4, "y", "mod_in_range");
@@ -169,6 +218,18 @@ TEST(SymbolicHelpers, Each) {
   EXPECT_FALSE(same_floor_quotient(z, I(0)));
   EXPECT_EQ(floor_quotient(z - 10, I(16))->as_int(), -1);
   EXPECT_EQ(floor_quotient(x + 1, I(-200))->as_int(), -1);
+  EXPECT_TRUE(all_ones(cnst_int(dtypes::int32, -1)));
+  EXPECT_TRUE(all_ones(I(-1)));
+  EXPECT_TRUE(all_ones(cnst_int(dtypes::uint16, 65535)));
+  EXPECT_FALSE(all_ones(cnst_int(dtypes::uint16, 255)));
+  EXPECT_FALSE(all_ones(cnst_int(dtypes::int8, 127)));
+  EXPECT_FALSE(all_ones(cnst(dtypes::float32, -1)));
+  UPtr a = var("a", 0, 9);
+  EXPECT_EQ(render_expr(merge_like_term(y + a * 2 + x, a * 3)), "y+a*5+x");
+  EXPECT_EQ(render_expr(merge_like_term(a + x, a)), "a*2+x");
+  EXPECT_EQ(merge_like_term(y + a * 2, x * 3), UPtr());  // no like term
+  EXPECT_EQ(merge_like_term(y + I(2), I(3)), UPtr());    // constants are not terms here
+  EXPECT_EQ(merge_like_term(y, y), UPtr());              // not a sum
   EXPECT_EQ(floor_quotient(var("m", INT64_MIN, INT64_MIN, dtypes::int64), cnst_int(dtypes::int64, -1)), UPtr());
 }
 

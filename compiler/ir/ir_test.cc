@@ -94,6 +94,50 @@ TEST(UOp, BoundsOfFloorDivision) {
   EXPECT_EQ(bounds(fm(z, var("e", -5, -2))), P(-4, 0));
 }
 
+// C's modulo (truncating: the result takes the dividend's sign), hand-computed.
+TEST(UOp, BoundsOfModWithinOnePeriod) {
+  auto I = [](int64_t v) { return cnst_int(dtypes::index, v); };
+  auto bounds = [](const UPtr& u) { return std::make_pair(u->vmin, u->vmax); };
+  using P = std::pair<int64_t, int64_t>;
+  UPtr t = var("t", 5, 7), n = var("n", -7, -5);
+  EXPECT_EQ(bounds(t % 4), P(1, 3));                 // 5 % 4 = 1 .. 7 % 4 = 3
+  EXPECT_EQ(bounds(var("u", 12, 15) % 4), P(0, 3));  // one period starting at a multiple
+  EXPECT_EQ(bounds(n % 4), P(-3, -1));               // -7 % 4 = -3 .. -5 % 4 = -1
+  EXPECT_EQ(bounds(t % I(-4)), P(1, 3));             // the divisor's sign does not matter
+  EXPECT_EQ(bounds(n % I(-4)), P(-3, -1));
+  EXPECT_EQ(bounds(var("s", -2, 2) % 4), P(-2, 2));  // quotient 0 on both sides of 0
+  // Crossing a multiple: the whole period on the dividend's side of 0.
+  EXPECT_EQ(bounds(var("c", 3, 5) % 4), P(0, 3));     // 3, 0, 1
+  EXPECT_EQ(bounds(var("c", -5, -3) % 4), P(-3, 0));  // -1, 0, -3
+  EXPECT_EQ(bounds(var("c", -5, 6) % 4), P(-3, 3));
+  // INT8_MIN % -1 is 0 (C computes it in int).
+  EXPECT_EQ(bounds(var("m", -128, -128, dtypes::int8) % cnst_int(dtypes::int8, -1)), P(0, 0));
+  // A divisor that is not one constant keeps the period-wide bounds.
+  EXPECT_EQ(bounds(t % var("d", 4, 5)), P(0, 4));
+}
+
+// Bitwise ops on non-negative operands; anything else may be negative and gets the whole range.
+TEST(UOp, BoundsOfBitwiseOps) {
+  auto bounds = [](const UPtr& u) { return std::make_pair(u->vmin, u->vmax); };
+  auto xr = [](const UPtr& p, const UPtr& q) { return alu(Op::XOR, {p, q}); };
+  using P = std::pair<int64_t, int64_t>;
+  const P whole(dtypes::index.min_int(), dtypes::index.max_int());
+  UPtr a = var("a", 0, 5), b = var("b", 8, 9), c = var("c", 0, 9), k = var("k", 1, 3), neg = var("n", -3, 3);
+  EXPECT_EQ(bounds(a & c), P(0, 5));                              // at most the smaller maximum
+  EXPECT_EQ(bounds(neg & var("m", 0, 6)), P(0, 6));               // one non-negative operand bounds it
+  EXPECT_EQ(bounds(var("p", -3, -1) & var("q", -5, -2)), whole);  // both negative
+  EXPECT_EQ(bounds(a | b), P(8, 15));                             // >= 8, and no bit above 9's four
+  EXPECT_EQ(bounds(k | cnst_int(dtypes::index, 2)), P(2, 3));
+  EXPECT_EQ(bounds(xr(a, c)), P(0, 15));
+  EXPECT_EQ(bounds(xr(var("f", 4, 4), var("g", 4, 4))), P(0, 7));
+  EXPECT_EQ(bounds(xr(a, var("h", 0, 0))), P(0, 7));
+  EXPECT_EQ(bounds(neg | a), whole);
+  EXPECT_EQ(bounds(xr(neg, a)), whole);
+  EXPECT_EQ(bounds(var("i", 0, 100, dtypes::int8) | var("j", 0, 27, dtypes::int8)), P(0, 127));
+  EXPECT_EQ(bounds(xr(var("i", 0, 255, dtypes::uint8), var("j", 0, 255, dtypes::uint8))), P(0, 255));
+  EXPECT_EQ(bounds(var("t", 0, INT64_MAX) | var("u", 1, 2)), P(1, INT64_MAX));
+}
+
 TEST(UOp, MemoryIsReclaimed) {
   size_t before = live_uops();
   for (int i = 0; i < 1000000; ++i) {

@@ -179,6 +179,15 @@ __int128 fdiv128(int64_t a, int64_t b) {
   return q - (r != 0 && ((r < 0) != (b < 0)));
 }
 
+// C's truncating a / b, b != 0, exact (INT64_MIN / -1 leaves int64).
+__int128 ctrunc128(int64_t a, int64_t b) { return __int128(a) / b; }
+// 2^k - 1 for the fewest k bits that hold v >= 0: every value of that bit length or less.
+int64_t bit_fill(int64_t v) {
+  uint64_t m = static_cast<uint64_t>(v);
+  for (int s = 1; s < 64; s <<= 1) m |= m >> s;
+  return static_cast<int64_t>(m);
+}
+
 struct Bounds {
   int64_t lo, hi;
 };
@@ -232,7 +241,12 @@ Bounds compute_bounds(Op op, const DType& dt, const std::vector<UPtr>& s, const 
       }
       break;
     case Op::MOD:
-      if (lo(1) > 0) {
+      if (lo(1) == hi(1) && lo(1) != 0 && ctrunc128(lo(0), lo(1)) == ctrunc128(hi(0), lo(1))) {
+        // A constant divisor and a dividend within one period of C's modulo: the quotient
+        // (monotone in a) is one value q, and a - c*q increases with a ([5, 7] % 4 is [1, 3]).
+        __int128 off = ctrunc128(lo(0), lo(1)) * lo(1);
+        b = {sat(lo(0) - off), sat(hi(0) - off)};
+      } else if (lo(1) > 0) {
         int64_t m = hi(1) - 1;
         if (lo(0) >= 0)
           b = (hi(0) < lo(1)) ? Bounds{lo(0), hi(0)} : Bounds{0, std::min(hi(0), m)};
@@ -289,7 +303,13 @@ Bounds compute_bounds(Op op, const DType& dt, const std::vector<UPtr>& s, const 
         b = {0, hi(0)};
       break;
     case Op::OR:
-      if (dt.is_bool()) b = {lo(0) | lo(1), hi(0) | hi(1)};
+      if (dt.is_bool())
+        b = {lo(0) | lo(1), hi(0) | hi(1)};
+      else if (lo(0) >= 0 && lo(1) >= 0)  // a | b >= max(a, b), and sets no bit above both
+        b = {std::max(lo(0), lo(1)), bit_fill(std::max(hi(0), hi(1)))};
+      break;
+    case Op::XOR:
+      if (lo(0) >= 0 && lo(1) >= 0) b = {0, bit_fill(std::max(hi(0), hi(1)))};
       break;
     case Op::SHR:
       if (lo(0) >= 0 && lo(1) == hi(1) && lo(1) >= 0 && lo(1) < 63) b = {lo(0) >> lo(1), hi(0) >> lo(1)};

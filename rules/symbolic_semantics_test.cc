@@ -105,6 +105,10 @@ struct Z3Index {
     std::optional<z3::expr> r;
     switch (u->op) {
       case Op::DEFINE_VAR: {
+        if (u->dtype.is_bool()) {
+          r = c.bool_const(u->arg_var().name.c_str());
+          break;
+        }
         z3::expr v = c.int_const(u->arg_var().name.c_str());
         facts.push_back(v >= c.int_val(int64_t(u->arg_var().lo)) && v <= c.int_val(int64_t(u->arg_var().hi)));
         r = v;
@@ -297,7 +301,21 @@ TEST_F(SymbolicSemantics, EveryRewriteAgreesWithTheEvaluatorAndZ3) {
                          vars_i32[0] & i32(-1),
                          var("u", 0, 255, dtypes::uint8) & cnst_int(dtypes::uint8, 255),
                          alu(Op::SHL, {vars_i32[1], i32(0)}),
-                         alu(Op::SHR, {vars_i32[1], i32(0)})})
+                         alu(Op::SHR, {vars_i32[1], i32(0)}),
+                         i * 4 + (j % 4) < 32,
+                         where(bp, where(bp, i, j), k),
+                         where(bp, k, where(bp, i, j)),
+                         where(bp, where(bp, i, j) * 3, k),
+                         where(bp, k, where(bp, i, j) * 3),
+                         where(bp, k < where(bp, i, j), bq),
+                         where(bp, bq, k < where(bp, i, j)),
+                         where(bp, i, cnst_int(dtypes::index, 0)) + where(bp, cnst_int(dtypes::index, 0), i),
+                         where(bp, f, t),
+                         where(ne(bp, t), i, j),
+                         ne(ne(bp, t), t),
+                         ne(bp, f),
+                         bp & ne(bp, t),
+                         bp | ne(bp, t)})
     run(e);
   // Floor division: folded by bounds (either sign of divisor), by +-1, lowered to C's on non-negative operands.
   auto fd = [](const UPtr& a, int64_t c) { return alu(Op::FLOORDIV, {a, cnst_int(a->dtype, c)}); };

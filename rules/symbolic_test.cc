@@ -194,6 +194,59 @@ TEST(Symbolic, ComparisonsByBoundsAndMovingConstants) {
   EXPECT_SIMPLIFIES(ne(I(5) < x, cnst_int(dtypes::bool_, 1)), "x<6", "not_const_lt");
 }
 
+// (x*c + y) < d with 0 <= y < c and c | d: x*c + y is in [x*c, x*c + c - 1], so it is below d = k*c
+// exactly when x < k.
+TEST(Symbolic, ComparisonOfScaledTermPlusRemainder) {
+  UPtr i = var("i", 0, 255), f = var("f", 0, 3);
+  EXPECT_SIMPLIFIES(i * 4 + f < 512, "i<128", "lt_scaled_plus_remainder");
+  EXPECT_SIMPLIFIES(f + i * 4 < 12, "i<3", "lt_scaled_plus_remainder");
+  EXPECT_SIMPLIFIES(z * 4 + f < -8, "z<-2", "lt_scaled_plus_remainder");  // negative x and d: z*4 + f < -8 iff z <= -3
+  // Not folded: f reaches 4 = c (i = 2, f = 4 gives 12, not below 12, yet i < 3); c does not divide d (i = 2,
+  // f = 3 gives 11 < 10 false, i = 2 < ceil(10/4) true); f may be negative; c negative; a fixed-width int, where
+  // i*4 may wrap.
+  for (const UPtr& e :
+       {i * 4 + var("g", 0, 4) < 12, i * 4 + f < 10, i * 4 + var("g", -1, 2) < 12, i * -4 + f < 12,
+        var("w", 0, 1 << 30, dtypes::int32) * cnst_int(dtypes::int32, 4) + var("h", 0, 3, dtypes::int32) <
+            cnst_int(dtypes::int32, 512)}) {
+    Simplified s = simplify(e);
+    EXPECT_FALSE(s.fired_rule("lt_scaled_plus_remainder")) << render_expr(e) << " => " << s.out;
+  }
+  // A product of comparisons is their conjunction.
+  EXPECT_SIMPLIFIES((i < 5) * (f < 2), "i<5&f<2", "bool_mul_is_and");
+}
+
+// Inside where(c, t, f) the branch knows c: an inner where on c picks its side, also through a binary op.
+TEST(Symbolic, WhereOnTheSameCondition) {
+  UPtr c = b("c"), d = b("d");
+  EXPECT_SIMPLIFIES(where(c, where(c, x, y), z), "c.where(x, z)", "where_same_cond_in_true");
+  EXPECT_SIMPLIFIES(where(c, z, where(c, x, y)), "c.where(z, y)", "where_same_cond_in_false");
+  EXPECT_SIMPLIFIES(where(c, where(c, x, y) * 4, z), "c.where(x*4, z)", "where_same_cond_through_true");
+  EXPECT_SIMPLIFIES(where(c, d, x < where(c, x, y)), "c.where(d, x<y)", "where_same_cond_through_false_right");
+  EXPECT_SIMPLIFIES(where(c, x < where(c, y, z), d), "c.where(x<y, d)", "where_same_cond_through_true_right");
+  EXPECT_SIMPLIFIES(where(c, z, where(c, x, y) - 1), "c.where(z, y+-1)", "where_same_cond_through_false");
+  // Not folded: another condition, or the inner where two ops deep (a subtraction is one: x + w*-1).
+  EXPECT_EQ(simplify(where(c, x - where(c, y, z), z)).out, "c.where(x+c.where(y, z)*-1, z)");
+  // Nor through a division: where both branches are evaluated, the lanes where c is false would divide by y.
+  EXPECT_EQ(simplify(where(c, x / where(c, y, z), z)).out, "c.where(x/c.where(y, z), z)");
+  EXPECT_EQ(simplify(where(c, where(d, x, y), z)).out, "c.where(d.where(x, y), z)");
+  EXPECT_EQ(simplify(where(c, (where(c, x, y) + 1) * 3, z)).out, "c.where(c.where(x, y)*3+3, z)");
+  // One of two complementary gates always holds.
+  EXPECT_SIMPLIFIES(where(c, x, I(0)) + where(c, I(0), x), "x", "add_complementary_wheres");
+  EXPECT_EQ(simplify(where(c, x, I(0)) + where(c, I(0), y)).out, "c.where(x, 0)+c.where(0, y)");
+}
+
+TEST(Symbolic, BooleanNegation) {
+  UPtr c = b("c"), d = b("d"), t = cnst_int(dtypes::bool_, 1), f = cnst_int(dtypes::bool_, 0);
+  EXPECT_SIMPLIFIES(where(c, f, t), "c!=true", "where_false_true_is_not");
+  EXPECT_SIMPLIFIES(where(where(c, f, t), f, t), "c", "not_not");  // (c != true) != true
+  EXPECT_SIMPLIFIES(where(ne(c, t), x, y), "c.where(y, x)", "where_not_cond");
+  EXPECT_SIMPLIFIES(ne(ne(c, t), t), "c", "not_not");
+  EXPECT_SIMPLIFIES(ne(c, f), "c", "ne_false");
+  EXPECT_SIMPLIFIES(c & ne(c, t), "false", "and_not_self");
+  EXPECT_SIMPLIFIES(ne(c, t) | c, "true", "or_not_self");
+  EXPECT_EQ(simplify(c & ne(d, t)).out, "c&d!=true");  // another condition
+}
+
 TEST(Symbolic, BenchmarkTermsFold) {
   UPtr v = var("v", 0, 255);
   // v in [0, 255]: (v*256 + v) % 256 = v, and v*4/4 = v.

@@ -42,7 +42,8 @@ struct State {
 TEST(Passes, RunInOrderWithConditionsPlansAndObserver) {
   const std::vector<Pass<State>> table = {
       {"drop_zero", {}, rewrite<State>({&kAddZeroSet})},
-      {"shift", {"when shifts", [](const State& s) { return s.shifts; }},
+      {"shift",
+       {"when shifts", [](const State& s) { return s.shifts; }},
        rewrite<State, int>(
            [](const UPtr&, State& s) {
              s.planned.push_back("shift");

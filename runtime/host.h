@@ -4,23 +4,33 @@
 // gives it a renderer and a compiler.
 #pragma once
 
+#include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <vector>
 
 #include "runtime/device.h"
 
 namespace rg {
 
+// malloc/calloc rather than new: a request the system cannot satisfy is a null pointer (std::bad_alloc
+// here, an rg::Error from the buffer store) in every build, sanitizers included, and calloc gets zeroed
+// pages without writing them.
 class HostAllocation : public Allocation {
  public:
   HostAllocation(size_t bytes, bool zero)
       // At least one byte, so an empty buffer still has a distinct address.
-      : data_(zero ? new unsigned char[bytes ? bytes : 1]() : new unsigned char[bytes ? bytes : 1]) {}
+      : data_(static_cast<unsigned char*>(zero ? std::calloc(bytes ? bytes : 1, 1) : std::malloc(bytes ? bytes : 1))) {
+    if (!data_) throw std::bad_alloc();
+  }
   void* host() override { return data_.get(); }
 
  private:
-  std::unique_ptr<unsigned char[]> data_;
+  struct Free {
+    void operator()(unsigned char* p) const { std::free(p); }
+  };
+  std::unique_ptr<unsigned char, Free> data_;
 };
 
 // K is a loaded kernel callable as k(void** bufs), kept alive by the runner.

@@ -1,7 +1,6 @@
 #include "rules/codegen_helpers.h"
 
 #include <algorithm>
-#include <climits>
 #include <unordered_set>
 #include <vector>
 

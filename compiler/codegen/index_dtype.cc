@@ -3,8 +3,6 @@
 #include <climits>
 #include <vector>
 
-#include "rules/invalid_helpers.h"
-
 namespace rg {
 
 namespace {

@@ -8,9 +8,12 @@
 
 namespace rg {
 
-UPtr reduce_to_acc(ReduceCtx& ctx, const UPtr& red) {
+namespace {
+
+// The accumulator of `red`; `update(acc)` combines the accumulator's value with one iteration's.
+template <class Update>
+UPtr accumulate(ReduceCtx& ctx, const UPtr& red, Update update) {
   const UPtr& x = red->src[0];
-  if (red->src.size() == 1) return x;
   std::vector<UPtr> reduced(red->src.begin() + 1, red->src.end());
   const Op op = red->arg_op();
   if (op != Op::ADD && op != Op::MUL && op != Op::MAX) throw Error("REDUCE: cannot reduce with " + lower_name(op));
@@ -38,12 +41,25 @@ UPtr reduce_to_acc(ReduceCtx& ctx, const UPtr& red) {
       UOp::make(Op::STORE, dtypes::void_, {UOp::make(Op::INDEX, ptr, {after(outer), zero}), identity(op, red)});
   std::vector<UPtr> in_loop{init};
   in_loop.insert(in_loop.end(), reduced.begin(), reduced.end());
-  const UPtr cur = UOp::make(Op::INDEX, red->dtype, {after(in_loop), zero});
-  const UPtr next = UOp::make(op, red->dtype, {cur, x});
+  const UPtr next = update(UOp::make(Op::INDEX, red->dtype, {after(in_loop), zero}));
   std::vector<UPtr> end_src{UOp::make(Op::STORE, dtypes::void_, {UOp::make(Op::INDEX, ptr, {acc, zero}), next})};
   end_src.insert(end_src.end(), reduced.begin(), reduced.end());
   const UPtr end = UOp::make(Op::END, dtypes::void_, std::move(end_src));
   return UOp::make(Op::INDEX, red->dtype, {after({end}), zero});
+}
+
+}  // namespace
+
+UPtr reduce_to_acc(ReduceCtx& ctx, const UPtr& red) {
+  if (red->src.size() == 1) return red->src[0];
+  return accumulate(ctx, red, [&](const UPtr& cur) {
+    return UOp::make(red->arg_op(), red->dtype, {cur, red->src[0]});
+  });
+}
+
+UPtr reduce_to_mulacc(ReduceCtx& ctx, const UPtr& red, const UPtr& a, const UPtr& b) {
+  if (red->src.size() == 1) return {};
+  return accumulate(ctx, red, [&](const UPtr& cur) { return UOp::make(Op::MULACC, red->dtype, {a, b, cur}); });
 }
 
 UPtr load_of(const UPtr& index) {

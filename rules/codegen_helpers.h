@@ -12,6 +12,7 @@ namespace rg {
 // Context of the remove_reduce rule set: numbers the accumulators of one kernel.
 struct ReduceCtx {
   int64_t next_acc = 0;
+  bool mulacc = false;  // the target fuses multiply-adds (LowerOptions::mulacc)
 };
 
 // REDUCE[op](x, ranges...) as an accumulator: a DEFINE_REG initialised to the
@@ -22,6 +23,9 @@ struct ReduceCtx {
 //   => acc.after(end).index(0)               (an INDEX used as a value: add_loads reads it)
 // A reduction over no range is its value.
 UPtr reduce_to_acc(ReduceCtx& ctx, const UPtr& red);
+// A float sum of products a * b as an accumulator updated by MULACC(a, b, acc): one fused
+// multiply-add per iteration.
+UPtr reduce_to_mulacc(ReduceCtx& ctx, const UPtr& red, const UPtr& a, const UPtr& b);
 
 // An INDEX used as a value reads memory: LOAD(INDEX typed as the buffer's pointer).
 UPtr load_of(const UPtr& index);

@@ -68,6 +68,20 @@ AffineIndex affine_index(const UPtr& idx) {
   return a;
 }
 
+std::optional<int64_t> coefficient_of(const UPtr& idx, const UPtr& r) {
+  const AffineIndex a = affine_index(idx);
+  int64_t c = 0;
+  for (const auto& [term, k] : a.terms) {
+    if (term == r.get()) {
+      c = k;
+      continue;
+    }
+    for (const UPtr& u : toposort(UPtr(term)))
+      if (u == r) return std::nullopt;
+  }
+  return c;
+}
+
 bool affine_aligned(const AffineIndex& a, int64_t w) {
   if (w <= 0 || a.offset % w != 0) return false;
   return std::all_of(a.terms.begin(), a.terms.end(), [w](const auto& t) { return t.second % w == 0; });
@@ -193,6 +207,21 @@ UPtr vectorize_alu(const UPtr& vec) {
     operands.push_back(UOp::make(Op::VECTORIZE, dt.vec(static_cast<int>(n)), std::move(lanes)));
   }
   return UOp::make(op, vec->dtype, std::move(operands), l0->arg);
+}
+
+UPtr vectorize_reduce(const UPtr& vec) {
+  const UPtr& r0 = vec->src[0];
+  if (!foldable_dtype(r0->dtype)) return {};
+  std::vector<UPtr> lanes;
+  for (const UPtr& r : vec->src) {
+    if (r->op != Op::REDUCE || r->arg != r0->arg || r->dtype != r0->dtype || r->src.size() != r0->src.size() ||
+        !std::equal(r->src.begin() + 1, r->src.end(), r0->src.begin() + 1))
+      return {};
+    lanes.push_back(r->src[0]);
+  }
+  std::vector<UPtr> src{UOp::make(Op::VECTORIZE, vec->dtype, std::move(lanes))};
+  src.insert(src.end(), r0->src.begin() + 1, r0->src.end());
+  return UOp::make(Op::REDUCE, vec->dtype, std::move(src), r0->arg);
 }
 
 UPtr vectorize_geps(const UPtr& vec) {

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -29,6 +30,8 @@ struct AffineIndex {
   int64_t offset = 0;
 };
 AffineIndex affine_index(const UPtr& idx);
+// The coefficient of range r in an index (0 when unused); nullopt when r also appears inside a term (r / 4).
+std::optional<int64_t> coefficient_of(const UPtr& idx, const UPtr& r);
 // Is every coefficient and the offset a multiple of w (the index is w-aligned wherever it runs)?
 bool affine_aligned(const AffineIndex& a, int64_t w);
 
@@ -63,6 +66,9 @@ UPtr fold_store_group(const FoldCtx& ctx, const UPtr& group);
 // ADD, SUB, MUL, NEG on float32/int32, DIV on float32): the op over the VECTORIZEs of each operand.
 // Null otherwise.
 UPtr vectorize_alu(const UPtr& vec);
+// VECTORIZE(REDUCE[op](x0, rs...), REDUCE[op](x1, rs...), ...) of one op over the same ranges, of a
+// foldable dtype: REDUCE[op](VECTORIZE(x0, x1, ...), rs...). Null otherwise.
+UPtr vectorize_reduce(const UPtr& vec);
 // GEP(VECTORIZE(a0, a1, ...), k): a_k. Null for a GEP of several lanes.
 UPtr gep_of_vectorize(const UPtr& gep);
 // VECTORIZE(GEP(x, 0), GEP(x, 1), ..., GEP(x, n-1)) with x of width n: x. Null otherwise.

@@ -39,25 +39,6 @@ UnrollPlan plan_unrolls(const UPtr& kernel, int64_t limit) {
   return plan;
 }
 
-namespace {
-
-// The coefficient of r in an address, or nullopt when r also appears inside a term (r / 4, r * r).
-std::optional<int64_t> coefficient(const UPtr& idx, const UPtr& r) {
-  AffineIndex a = affine_index(idx);
-  int64_t c = 0;
-  for (const auto& [term, k] : a.terms) {
-    if (term == r.get()) {
-      c = k;
-      continue;
-    }
-    for (const UPtr& u : toposort(UPtr(term)))
-      if (u == r) return std::nullopt;
-  }
-  return c;
-}
-
-}  // namespace
-
 bool UpcastPlan::closes(USpan ranges) const {
   return axis && std::any_of(ranges.begin(), ranges.end(), [&](const UPtr& r) { return r == value; });
 }
@@ -84,11 +65,11 @@ UpcastPlan plan_upcast(const UPtr& kernel, int64_t width, int64_t unroll_limit) 
     if (unrolls.has(r)) continue;
     bool ok = true;
     for (const UPtr& s : stores) {
-      auto c = s->op == Op::INDEX && s->src.size() == 2 ? coefficient(s->src[1], r) : std::nullopt;
+      auto c = s->op == Op::INDEX && s->src.size() == 2 ? coefficient_of(s->src[1], r) : std::nullopt;
       ok &= c == 1;
     }
     for (const UPtr& a : addresses) {
-      auto c = a->src.size() == 2 ? coefficient(a->src[1], r) : std::nullopt;
+      auto c = a->src.size() == 2 ? coefficient_of(a->src[1], r) : std::nullopt;
       ok &= c == 0 || c == 1;
     }
     if (!ok) continue;
@@ -181,17 +162,43 @@ std::vector<UPtr> expand_copies(const UPtr& x, const std::vector<UPtr>& ranges) 
   }
 }
 
+namespace {
+
+// op(op(x0, x1), x2)... over the copies of x, in loop order; the identity when there are none.
+UPtr chain(Op op, const UPtr& red, const std::vector<UPtr>& copies) {
+  UPtr acc = copies.empty() ? identity(op, red) : copies[0];
+  for (size_t i = 1; i < copies.size(); ++i) acc = UOp::make(op, red->dtype, {acc, copies[i]});
+  return acc;
+}
+
+}  // namespace
+
 UPtr expand_reduce(const UPtr& red) {
-  std::vector<UPtr> expanded, kept;
+  std::vector<UPtr> expanded, kept, lanes, unrolled;
   split_ranges(red, expanded, kept);
   if (expanded.empty()) return {};
   const Op op = red->arg_op();
-  std::vector<UPtr> copies = expand_copies(red->src[0], expanded);
-  UPtr acc = copies.empty() ? identity(op, red) : copies[0];
-  for (size_t i = 1; i < copies.size(); ++i) acc = UOp::make(op, red->dtype, {acc, copies[i]});
-  if (kept.empty()) return acc;
-  kept.insert(kept.begin(), acc);
-  return UOp::make(Op::REDUCE, red->dtype, std::move(kept), red->arg);
+  for (const UPtr& r : expanded) (r->range_arg().type == AxisType::Upcast ? lanes : unrolled).push_back(r);
+  if (kept.empty() || lanes.empty()) {  // no loop left, or no accumulator lanes: one chain in loop order
+    UPtr acc = chain(op, red, expand_copies(red->src[0], expanded));
+    if (kept.empty()) return acc;
+    kept.insert(kept.begin(), acc);
+    return UOp::make(Op::REDUCE, red->dtype, std::move(kept), red->arg);
+  }
+  // Accumulator lanes: one REDUCE over the kept ranges per lane (its unrolled copies chained), as the
+  // lanes of one vector the devectorizer can keep in a register, folded lane by lane after the loop.
+  std::vector<UPtr> accs;
+  for (const UPtr& x : expand_copies(red->src[0], lanes)) {
+    std::vector<UPtr> src{unrolled.empty() ? x : chain(op, red, expand_copies(x, unrolled))};
+    src.insert(src.end(), kept.begin(), kept.end());
+    accs.push_back(UOp::make(Op::REDUCE, red->dtype, std::move(src), red->arg));
+  }
+  if (accs.empty()) return identity(op, red);
+  const int n = static_cast<int>(accs.size());
+  const UPtr vec = UOp::make(Op::VECTORIZE, red->dtype.vec(n), std::move(accs));
+  std::vector<UPtr> folded;
+  for (int i = 0; i < n; ++i) folded.push_back(UOp::make(Op::GEP, red->dtype, {vec}, std::vector<int64_t>{i}));
+  return chain(op, red, folded);
 }
 
 UPtr expand_end(const UPtr& end) {

@@ -75,8 +75,10 @@ bool any_expanded_axis(USpan ranges);
 std::vector<UPtr> expand_copies(const UPtr& x, const std::vector<UPtr>& ranges);
 
 // REDUCE[op](x, ranges...) over expanded ranges: op(op(x0, x1), x2)... over the copies (the
-// identity when there are none), still reduced over the ranges that are not expanded. Null
-// when no range is expanded.
+// identity when there are none), still reduced over the ranges that are not expanded. With UPCAST
+// ranges among them (accumulator lanes) and a range kept, each lane is a REDUCE of its own (its
+// UNROLL copies chained) and the result folds the lanes of VECTORIZE(lane REDUCEs...) by GEP, so
+// the devectorizer can keep them in one vector register. Null when no range is expanded.
 UPtr expand_reduce(const UPtr& red);
 
 // END(x, ranges...) over expanded ranges: the copies of x grouped in a NOOP (one copy is

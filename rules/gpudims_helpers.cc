@@ -112,26 +112,6 @@ UPtr thread_axis(const ThreadPlan& plan, const UPtr& r) {
   return it == plan.axes.end() ? UPtr() : it->second;
 }
 
-bool all_ranges(USpan s) {
-  return std::all_of(s.begin(), s.end(), [](const UPtr& r) { return r->op == Op::RANGE; });
-}
-
-UPtr end_on_ranges(const UPtr& end) {
-  std::vector<UPtr> ranges;
-  for (size_t i = 1; i < end->src.size(); ++i) {
-    if (end->src[i]->op == Op::RANGE) {
-      ranges.push_back(end->src[i]);
-      continue;
-    }
-    for (const UPtr& u : toposort(end->src[i]))
-      if (u->op == Op::RANGE) ranges.push_back(u);
-  }
-  sort_ranges(ranges);
-  if (ranges.empty()) return end->src[0];
-  ranges.insert(ranges.begin(), end->src[0]);
-  return UOp::make(Op::END, end->dtype, std::move(ranges));
-}
-
 std::optional<std::vector<int64_t>> group_dims(std::vector<int64_t> dims, const std::array<int64_t, 3>& max) {
   while (!within(dims, max)) {
     bool merged = false;

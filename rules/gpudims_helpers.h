@@ -49,13 +49,6 @@ struct ThreadPlan {
 ThreadPlan plan_threads(const UPtr& kernel, const GpuLimits& lim);
 UPtr thread_axis(const ThreadPlan& plan, const UPtr& r);  // the replacement of r (null if none)
 
-// Are all of these RANGE nodes?
-bool all_ranges(USpan s);
-// END(x, s...) where some s is no longer a RANGE (a range replaced by an expression): the END closes
-// the RANGEs the expressions are made of, and the other RANGEs, ordered by range_key; with none
-// left it is x itself.
-UPtr end_on_ranges(const UPtr& end);
-
 // --- step 2: thread axes become SPECIAL thread indices ---
 
 // Adjacent dimensions merged, first pair first, while there are more than 3 or one is over its

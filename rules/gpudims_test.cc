@@ -109,8 +109,8 @@ TEST(EndOnRanges, ClosesWhatTheRangesBecame) {
   UPtr out = param(0, dtypes::float32, 8);
   UPtr g = range(2, 0, AxisType::Global), l = range(4, 1, AxisType::Local), r = range(3, 2, AxisType::Loop);
   UPtr s = store(out, g * idx(4) + l, cnst(dtypes::float32, 1));
-  EXPECT_EQ(end_on_ranges(end(s, {r, l + g * idx(4)})), end(s, {g, l, r}));  // by range_key
-  EXPECT_EQ(end_on_ranges(end(s, {special("gidx0", 2) * idx(4)})), s);       // no loop left to close
+  EXPECT_EQ(on_ranges(end(s, {r, l + g * idx(4)})), end(s, {g, l, r}));  // by range_key
+  EXPECT_EQ(on_ranges(end(s, {special("gidx0", 2) * idx(4)})), s);       // no loop left to close
   EXPECT_TRUE(all_ranges(USpan{&g, 1}));
 }
 

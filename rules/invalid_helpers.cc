@@ -4,8 +4,9 @@
 
 namespace rg {
 
-UPtr identity(Op reduce_op, const UPtr& like) {
-  DType dt = like->dtype;
+namespace {
+
+UPtr scalar_identity(Op reduce_op, DType dt) {
   switch (reduce_op) {
     case Op::ADD:
       return cnst_int(dt, 0);
@@ -16,6 +17,15 @@ UPtr identity(Op reduce_op, const UPtr& like) {
     default:
       throw Error("reduce: no identity for " + lower_name(reduce_op));
   }
+}
+
+}  // namespace
+
+UPtr identity(Op reduce_op, const UPtr& like) {
+  const DType dt = like->dtype;
+  if (dt.count == 1) return scalar_identity(reduce_op, dt);
+  // A vector accumulator: the identity in every lane.
+  return UOp::make(Op::VECTORIZE, dt, std::vector<UPtr>(dt.count, scalar_identity(reduce_op, dt.scalar_type())));
 }
 
 bool involves_range(const UPtr& c, USpan ranges) {

@@ -8,6 +8,7 @@
 #include "compiler/schedule/schedule.h"
 #include "runtime/buffer.h"
 #include "runtime/device.h"
+#include "runtime/thread_pool.h"
 
 namespace rg {
 
@@ -32,6 +33,7 @@ double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std
 struct ProgramKey {
   std::string kind;
   const UOp* kernel;
+  int threads;  // a CPU program is built for a worker count
   bool operator==(const ProgramKey&) const = default;
 };
 struct ProgramKeyHash {
@@ -71,7 +73,7 @@ std::shared_ptr<const CompiledProgram> program_for(const UPtr& kernel, Device& d
   if (!kernel || kernel->op != Op::SINK)
     throw Error("get_program: expected a kernel SINK, got " + (kernel ? lower_name(kernel->op) : std::string("null")));
   ProgramCache& c = program_cache();
-  ProgramKey key{dev.kind(), kernel.get()};
+  ProgramKey key{dev.kind(), kernel.get(), thread_count()};
   {
     std::lock_guard<std::mutex> lock(c.mu);
     if (auto it = c.map.find(key); it != c.map.end()) return it->second.second;
@@ -219,6 +221,7 @@ void run_kernel(const UPtr& call, Device& dev, int shard, bool multi,
       const std::string& n = prog.vars[k]->arg_var().name;
       bool found = false;
       if (multi && n == kDeviceNumVar) vals[k] = shard, found = true;
+      if (n == kCoreIdVar) found = true;  // the runner sets each worker's
       for (const auto& [name, v] : var_values)
         if (!found && name == n) vals[k] = v, found = true;
       if (!found) throw Error("run_linear: kernel " + prog.name + " reads variable '" + n + "', which is not bound");

@@ -4,6 +4,7 @@
 // gives it a renderer and a compiler.
 #pragma once
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "runtime/device.h"
+#include "runtime/thread_pool.h"
 
 namespace rg {
 
@@ -33,22 +35,37 @@ class HostAllocation : public Allocation {
   std::unique_ptr<unsigned char, Free> data_;
 };
 
-// K is a loaded kernel callable as k(void** bufs), kept alive by the runner.
+// K is a loaded kernel callable as k(void** bufs), kept alive by the runner. A program with several
+// workers (Program::threads) is called once per worker on the thread pool, with its index as core_id.
 template <class K>
 class HostRunner : public Runner {
  public:
-  explicit HostRunner(std::shared_ptr<const K> k) : k_(std::move(k)) {}
+  HostRunner(std::shared_ptr<const K> k, const Program& p) : k_(std::move(k)), threads_(p.threads) {
+    for (size_t i = 0; i < p.vars.size(); ++i)
+      if (p.vars[i]->arg_var().name == kCoreIdVar) core_id_ = int(i);
+  }
   void run(Device&, const std::vector<Allocation*>& bufs, const std::vector<int64_t>& vars) const override {
-    std::vector<int64_t> values(vars);
-    std::vector<void*> args;
-    args.reserve(bufs.size() + values.size());
-    for (Allocation* b : bufs) args.push_back(b->host());
-    for (int64_t& v : values) args.push_back(&v);
-    (*k_)(args.data());
+    auto call = [&](int worker) {
+      std::vector<int64_t> values(vars);
+      if (core_id_ >= 0) {
+        values.resize(std::max(values.size(), size_t(core_id_) + 1));
+        values[core_id_] = worker;
+      }
+      std::vector<void*> args;
+      args.reserve(bufs.size() + values.size());
+      for (Allocation* b : bufs) args.push_back(b->host());
+      for (int64_t& v : values) args.push_back(&v);
+      (*k_)(args.data());
+    };
+    if (threads_ > 1)
+      parallel_for(threads_, call);
+    else
+      call(0);
   }
 
  private:
   std::shared_ptr<const K> k_;
+  int threads_ = 1, core_id_ = -1;
 };
 
 // Every index of a host kind is a device of its own, with its own buffers, in the same memory.

@@ -161,7 +161,7 @@ template <class State>
 void print_table(std::ostream& out, const char* title, const std::vector<Pass<State>>& passes) {
   out << title << "\n";
   for (const Pass<State>& p : passes)
-    out << "  " << p.name << std::string(p.name.size() < 18 ? 18 - p.name.size() : 1, ' ') << p.when.text << ": "
+    out << "  " << p.name << std::string(p.name.size() < 20 ? 20 - p.name.size() : 1, ' ') << p.when.text << ": "
         << (p.step.rules.empty() ? "C++" : p.step.rules) << (p.step.context.empty() ? "" : " (" + p.step.context + ")")
         << "\n";
 }

@@ -117,15 +117,20 @@ TEST(Trace, PassTablesListEveryPassInOrder) {
                         "  rangeify",
                         "  to_params",
                         "codegen: each kernel",
+                        "  optimize",
                         "  simplify ",
                         "  invalid ",
                         "  simplify_invalid",
-                        "  gpu_threads       GPU targets: choose_threads (ThreadPlan)",
+                        "  gpu_threads         GPU targets: choose_threads (ThreadPlan)",
                         "  upcast",
                         "  unroll",
-                        "  expand            after threads, lanes or unrolls: expand",
+                        "  expand              after threads, lanes or unrolls: expand",
+                        "  scalar_lanes",
                         "  simplify_expanded",
+                        "  accumulator_stores",
+                        "  vector_accumulators",
                         "  remove_reduce",
+                        "  cpu_threads",
                         "  gpu_dims",
                         "  add_loads",
                         "  remove_invalid",
@@ -133,7 +138,7 @@ TEST(Trace, PassTablesListEveryPassInOrder) {
                         "  devectorize",
                         "  vector_lanes",
                         "  split_ends",
-                        "  index_dtype       always: C++"}) {
+                        "  index_dtype         always: C++"}) {
     at = text.find(p, at);
     EXPECT_NE(at, std::string::npos) << p << "\n" << text;
   }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "backends/cstyle/cstyle.h"
 #include "compiler/codegen/codegen.h"
@@ -17,6 +18,12 @@ std::string render_c(const Program& p);
 // How the CPU lowers kernels: vector lanes (an output axis upcast by 4 where it is contiguous) and
 // loads/stores folded to 4 and 2 lanes (compiler/codegen/codegen.h LowerOptions).
 LowerOptions cpu_lower_options();
+// The vector widths of this machine's registers, for float32 (kernels compile with -march=native):
+// {16, 8, 4, 2} with AVX-512, {8, 4, 2} with AVX, else {4, 2}.
+std::vector<int> host_fold_widths();
+// What the CPU device lowers with: the machine's fold widths, the kernel optimizer's heuristics for
+// `threads` workers, fused multiply-add accumulators.
+LowerOptions cpu_optimizing_options(int threads);
 
 // Pieces, exposed for tests.
 // The C type of a value of dt. float16 and bfloat16 compute in float (see README).

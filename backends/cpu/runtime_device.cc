@@ -3,6 +3,7 @@
 #include "backends/cpu/compiler.h"
 #include "backends/cpu/renderer.h"
 #include "runtime/host.h"
+#include "runtime/thread_pool.h"
 
 namespace rg {
 
@@ -11,10 +12,10 @@ namespace {
 class CpuDevice : public HostDevice {
  public:
   using HostDevice::HostDevice;
-  LowerOptions lower_options() const override { return cpu_lower_options(); }  // load/store folds
+  LowerOptions lower_options() const override { return cpu_optimizing_options(thread_count()); }
   std::string render(const Program& p) const override { return render_c(p); }
   std::shared_ptr<const Runner> compile(const Program& p, const std::string& source) override {
-    return std::make_shared<HostRunner<CompiledKernel>>(compile_c(source, p.name));
+    return std::make_shared<HostRunner<CompiledKernel>>(compile_c(source, p.name), p);
   }
 };
 

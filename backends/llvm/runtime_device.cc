@@ -13,7 +13,7 @@ class LlvmDevice : public HostDevice {
   using HostDevice::HostDevice;
   std::string render(const Program& p) const override { return render_llvm(p); }
   std::shared_ptr<const Runner> compile(const Program& p, const std::string& source) override {
-    return std::make_shared<HostRunner<LlvmKernel>>(compile_llvm(source, p.name));
+    return std::make_shared<HostRunner<LlvmKernel>>(compile_llvm(source, p.name), p);
   }
 };
 

@@ -5,6 +5,7 @@
 
 #include "compiler/codegen/index_dtype.h"
 #include "compiler/codegen/linearize.h"
+#include "compiler/opt/heuristics.h"
 #include "rules/codegen.h"
 #include "rules/codegen_helpers.h"
 #include "rules/devectorize.h"
@@ -14,6 +15,7 @@
 #include "rules/gpudims.h"
 #include "rules/gpudims_helpers.h"
 #include "rules/invalid.h"
+#include "rules/opt.h"
 #include "rules/symbolic.h"
 
 namespace rg {
@@ -41,6 +43,29 @@ const When<L> kOnGpu{"GPU targets", [](const L& s) { return s.opts.gpu.has_value
 const When<L> kVectorLanes{"CPU targets with fold widths",
                            [](const L& s) { return !s.opts.gpu && !s.opts.fold_widths.empty(); }};
 const When<L> kAxesRetyped{"after threads, lanes or unrolls", [](const L& s) { return s.axes_retyped; }};
+const When<L> kScalarLanes{"targets without fold widths, after lanes or unrolls",
+                           [](const L& s) { return s.axes_retyped && (s.opts.gpu || s.opts.fold_widths.empty()); }};
+const When<L> kOptimizing{"with actions or heuristics", [](const L& s) { return s.opts.opts || s.opts.optimize; }};
+const When<L> kCpuThreads{"CPU kernels with a THREAD action", [](const L& s) {
+                            return std::any_of(s.applied.begin(), s.applied.end(),
+                                               [](const Opt& o) { return o.op == OptOp::THREAD; });
+                          }};
+
+// The optimizer's actions: the given ones, else the heuristics' for this target.
+UPtr optimize(const UPtr& kernel, L& s) {
+  const LowerOptions& o = s.opts;
+  if (o.opts) {
+    s.applied = *o.opts;
+  } else {
+    OptTarget t;
+    if (!o.gpu && !o.fold_widths.empty())
+      t.vector_width = *std::max_element(o.fold_widths.begin(), o.fold_widths.end());
+    if (!o.gpu) t.threads = std::max(1, o.threads);
+    s.applied = hand_coded_opts(kernel, t);
+  }
+  s.axes_retyped |= !s.applied.empty();
+  return apply_opts(kernel, s.applied);
+}
 
 // A plan that found nothing to do skips its rules; one that did marks the kernel's axes retyped.
 template <class Ctx>
@@ -54,6 +79,8 @@ std::optional<Ctx> retyping(L& s, Ctx plan, bool any) {
 
 const std::vector<Pass<Lowering>>& lower_passes() {
   static const std::vector<Pass<L>> kPasses = {
+      // Register tiles, accumulator lanes, unrolls and threads (compiler/opt), before any index folds.
+      {"optimize", kOptimizing, cxx<L>(optimize)},
       {"simplify", {}, rewrite<L>({&rules::symbolic})},
       // Before accumulators: REDUCE(where(c, x, Invalid)) needs the REDUCE.
       {"invalid", {}, rewrite<L>({&rules::invalid})},
@@ -87,11 +114,27 @@ const std::vector<Pass<Lowering>>& lower_passes() {
       // ... which the expander replaces by their values; each copy's index and gate then fold, and a
       // folded gate can expose more of either set: one joint fixed point.
       {"expand", kAxesRetyped, rewrite<L>({&rules::expand})},
+      // Without vector registers an accumulator's lanes are separate accumulators.
+      {"scalar_lanes", kScalarLanes, rewrite<L>({&rules::scalar_lanes})},
       {"simplify_expanded", kAxesRetyped, rewrite<L>({&rules::invalid, &rules::symbolic})},
+      // With them, the stores of a register tile fold to vector stores, and the REDUCEs whose lanes they
+      // store (or the expander's accumulator lanes) become REDUCEs of vectors: vector accumulators.
+      {"accumulator_stores", kVectorLanes,
+       rewrite<L, FoldCtx>(
+           [](const UPtr&, L& s) {
+             return std::optional<FoldCtx>(FoldCtx{s.opts.fold_widths, {}});
+           },
+           {&rules::fold_stores})},
+      {"vector_accumulators", kVectorLanes, rewrite<L>({&rules::vector_reduce, &rules::vector_lanes})},
       {"remove_reduce",
        {},
-       rewrite<L, ReduceCtx>([](const UPtr&, L&) { return std::optional<ReduceCtx>(ReduceCtx{}); },
-                             {&rules::remove_reduce})},
+       rewrite<L, ReduceCtx>(
+           [](const UPtr&, L& s) {
+             return std::optional<ReduceCtx>(ReduceCtx{0, s.opts.mulacc});
+           },
+           {&rules::remove_reduce})},
+      // A THREAD axis becomes the worker's index.
+      {"cpu_threads", kCpuThreads, rewrite<L>({&rules::cpu_threads})},
       // GLOBAL/LOCAL ranges become SPECIAL thread indices.
       {"gpu_dims", kOnGpu,
        rewrite<L, ThreadIndices>(
@@ -120,8 +163,9 @@ Program lower(const UPtr& kernel, const LowerOptions& opts, const PassObserver* 
   if (!kernel || kernel->op != Op::SINK) throw Error("lower: a kernel is a SINK");
   Program p;
   p.name = kernel_name(kernel);
-  Lowering state{opts};
+  Lowering state{opts, false, {}};
   p.uops = linearize(run_passes(lower_passes(), kernel, state, observer));
+  p.opts = state.applied;
 
   std::map<int64_t, DType> params;
   std::map<std::string, UPtr> vars;
@@ -138,6 +182,7 @@ Program lower(const UPtr& kernel, const LowerOptions& opts, const PassObserver* 
     p.params.push_back(dt);
   }
   for (auto& [name, v] : vars) p.vars.push_back(v);
+  if (auto it = vars.find(kCoreIdVar); it != vars.end()) p.threads = int(it->second->arg_var().hi + 1);
   return p;
 }
 

@@ -10,6 +10,7 @@
 #include "compiler/ir/gpu_limits.h"
 #include "compiler/ir/pass.h"
 #include "compiler/ir/uop.h"
+#include "compiler/opt/opt.h"
 
 namespace rg {
 
@@ -20,6 +21,10 @@ struct Program {
   // DEFINE_VARs the program reads, in order. At run time each is passed after the
   // buffers as a pointer to its int64 value: bufs[params.size() + k].
   std::vector<UPtr> vars;
+  std::vector<Opt> opts = {};  // the optimizer's actions applied to the kernel
+  // CPU workers the kernel runs on: with more than one, `core_id` is among vars and the runner calls the
+  // program once per worker with its index there (a THREAD action).
+  int threads = 1;
 };
 
 struct LowerOptions {
@@ -37,12 +42,20 @@ struct LowerOptions {
   // largest first (e.g. {4, 2}; 1 is implied); empty: the program stays scalar (LLVM, CUDA). Ignored with `gpu`.
   int64_t upcast = 0;
   std::vector<int> fold_widths = {};
+  // The kernel optimizer (compiler/opt): these actions when set (BEAM search, tests), else the heuristics'
+  // choice when `optimize` is on, for `threads` CPU workers.
+  std::optional<std::vector<Opt>> opts = std::nullopt;
+  bool optimize = false;
+  int threads = 1;
+  // The target fuses multiply-adds: a float sum of products accumulates with MULACC.
+  bool mulacc = false;
 };
 
 // The state of one kernel's lowering, read by the passes' conditions and plans.
 struct Lowering {
   const LowerOptions& opts;
   bool axes_retyped = false;  // threads, lanes or unrolls retyped some ranges (the expander has work)
+  std::vector<Opt> applied;   // the optimizer's actions
 };
 
 // The codegen pipeline: its only statement of the pass order.

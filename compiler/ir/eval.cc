@@ -115,7 +115,7 @@ std::optional<Value> eval_float(Op op, DType dt, const std::vector<Value>& a) {
     case Op::CMPEQ:
       return Value{f(0) == f(1), 0};
     case Op::MULACC:
-      r = f(0) * f(1) + f(2);
+      r = std::fma(f(0), f(1), f(2));  // fused: one rounding
       break;
     default:
       return std::nullopt;  // bitwise ops have no float meaning

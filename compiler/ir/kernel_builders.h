@@ -59,6 +59,15 @@ inline UPtr row_sum(int64_t rows, int64_t cols) {
   return sink(end(store(out, i, reduce(Op::ADD, load(in, i * cols + j), {j})), {i}));
 }
 
+// out[i*n + j] = sum_k a[i*kk + k] * b[k*n + j] for an m x kk by kk x n matmul: i, j Loop ranges (axes 0, 1),
+// k a Reduce range (axis 2) (slots: out, a, b).
+inline UPtr matmul(int64_t m, int64_t n, int64_t kk) {
+  UPtr out = param(0, dtypes::float32, m * n), a = param(1, dtypes::float32, m * kk),
+       b = param(2, dtypes::float32, kk * n);
+  UPtr i = range(m, 0), j = range(n, 1), k = range(kk, 2, AxisType::Reduce);
+  return sink(end(store(out, i * n + j, reduce(Op::ADD, load(a, i * kk + k) * load(b, k * n + j), {k})), {i, j}));
+}
+
 // out[0] = sum of in[0..n) (slots: out, in).
 inline UPtr sum(int64_t n) {
   UPtr out = param(0, dtypes::float32, 1), in = param(1, dtypes::float32, n);

@@ -486,6 +486,22 @@ std::tuple<int, int64_t> range_key(const UPtr& r) {
   return {kRank[static_cast<int>(a.type)], a.axis};
 }
 
+bool all_ranges(USpan s) {
+  return std::all_of(s.begin(), s.end(), [](const UPtr& r) { return r->op == Op::RANGE; });
+}
+
+UPtr on_ranges(const UPtr& u) {
+  std::vector<UPtr> ranges;
+  for (size_t i = 1; i < u->src.size(); ++i)
+    for (const UPtr& x : toposort(u->src[i]))
+      if (x->op == Op::RANGE) ranges.push_back(x);
+  std::sort(ranges.begin(), ranges.end(), [](const UPtr& a, const UPtr& b) { return range_key(a) < range_key(b); });
+  ranges.erase(std::unique(ranges.begin(), ranges.end()), ranges.end());
+  if (ranges.empty()) return u->src[0];
+  ranges.insert(ranges.begin(), u->src[0]);
+  return UOp::make(u->op, u->dtype, std::move(ranges), u->arg);
+}
+
 UPtr alu(Op op, std::vector<UPtr> src) {
   if (src.empty()) throw Error(std::string(name(op)) + ": no sources");
   DType dt = is(op, kComparison) ? dtypes::bool_.vec(src[0]->dtype.count) : src[op == Op::WHERE ? 1 : 0]->dtype;

@@ -120,12 +120,20 @@ UPtr cnst_int(DType dt, int64_t v);
 UPtr invalid(DType dt);
 UPtr const_like(const UPtr& x, double v);
 UPtr var(const std::string& name, int64_t lo, int64_t hi, DType dt = dtypes::index);
+// The variable a CPU kernel's THREAD axis becomes: the worker's index, which the runner sets.
+inline constexpr const char* kCoreIdVar = "core_id";
 UPtr range(int64_t bound, int64_t id, AxisType type = AxisType::Loop);
 // Is r a RANGE with a constant bound?
 bool has_const_bound(const UPtr& r);
 // Nesting order of RANGEs: a range with a smaller key is the outer loop when both enclose a value
 // (global, thread, local, loop, group-reduce, reduce, upcast, unroll; then axis id).
 std::tuple<int, int64_t> range_key(const UPtr& r);
+// Are all of these RANGE nodes?
+bool all_ranges(USpan s);
+// END or REDUCE (x, s...) where some s is no longer a RANGE (a range replaced by an expression: a split,
+// a thread index): it closes the RANGEs the expressions are made of, and the other RANGEs, ordered by
+// range_key; with none left it is x itself.
+UPtr on_ranges(const UPtr& end_or_reduce);
 // An ALU op over the sources; dtype: bool for comparisons, else the first source's.
 UPtr alu(Op op, std::vector<UPtr> src);
 UPtr where(const UPtr& c, const UPtr& t, const UPtr& f);

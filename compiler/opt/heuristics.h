@@ -1,0 +1,27 @@
+// Actions chosen without search (tinygrad's hand_coded_optimizations idea, our own choices), from the
+// kernel's memory accesses: which axes each address walks contiguously and which it does not use.
+#pragma once
+
+#include <vector>
+
+#include "compiler/opt/opt.h"
+
+namespace rg {
+
+struct OptTarget {
+  int vector_width = 1;  // lanes of the widest vector the target keeps in a register (1: scalar)
+  int threads = 1;       // CPU workers a large kernel may use
+};
+
+// For a kernel that reduces:
+//  - a register tile: the output axis the store walks contiguously (and some load too) is upcast by the
+//    vector width, then an output axis some load does not use (the other operand of a matmul) by 4, and
+//    the first once more by 2 when it divides: 4 x 2 vector accumulators;
+//  - else a vector accumulator: the reduce axis every load walks contiguously upcast by the vector width.
+// Then, with several workers, a kernel of at least kThreadWork iterations threads its outermost output
+// axis that the worker count divides. Nothing for small or scalar targets where nothing divides.
+std::vector<Opt> hand_coded_opts(const UPtr& kernel, const OptTarget& target);
+
+inline constexpr int64_t kThreadWork = int64_t(1) << 18;
+
+}  // namespace rg

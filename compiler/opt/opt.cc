@@ -1,0 +1,160 @@
+#include "compiler/opt/opt.h"
+
+#include <algorithm>
+
+#include "compiler/ir/rewrite.h"
+#include "rules/opt.h"
+#include "rules/opt_helpers.h"
+
+namespace rg {
+
+namespace {
+
+const char* op_name(OptOp op) {
+  switch (op) {
+    case OptOp::UPCAST:
+      return "UPCAST";
+    case OptOp::UNROLL:
+      return "UNROLL";
+    case OptOp::THREAD:
+      return "THREAD";
+    case OptOp::SWAP:
+      return "SWAP";
+    case OptOp::PADTO:
+      return "PADTO";
+  }
+  return "?";
+}
+
+int64_t bound(const UPtr& r) { return r->src[0]->as_int(); }
+
+// The product of the kernel's UPCAST/UNROLL factors, and the next free axis id.
+void scan(const UPtr& kernel, int64_t& copies, int64_t& next_id, bool& threaded) {
+  copies = 1, next_id = 0, threaded = false;
+  for (const UPtr& u : toposort(kernel)) {
+    if (u->op != Op::RANGE) continue;
+    const RangeArg a = u->range_arg();
+    next_id = std::max(next_id, a.axis + 1);
+    if ((a.type == AxisType::Upcast || a.type == AxisType::Unroll) && has_const_bound(u)) copies *= bound(u);
+    threaded |= a.type == AxisType::Thread;
+  }
+}
+
+bool in_graph(const UPtr& root, const UPtr& x) {
+  for (const UPtr& u : toposort(root))
+    if (u == x) return true;
+  return false;
+}
+
+// r with another bound or axis id, same type.
+UPtr with_bound(const UPtr& r, int64_t n) { return UOp::make(Op::RANGE, r->dtype, {cnst_int(r->src[0]->dtype, n)}, r->arg); }
+UPtr with_id(const UPtr& r, int64_t id) {
+  return UOp::make(Op::RANGE, r->dtype, r->src, to_arg(RangeArg{id, r->range_arg().type}));
+}
+
+}  // namespace
+
+std::string to_string(const Opt& o) {
+  return std::string(op_name(o.op)) + "(" + std::to_string(o.axis) + ", " + std::to_string(o.arg) + ")";
+}
+
+std::string to_string(const std::vector<Opt>& os) {
+  if (os.empty()) return "(none)";
+  std::string s;
+  for (const Opt& o : os) s += (s.empty() ? "" : " ") + to_string(o);
+  return s;
+}
+
+std::string KernelAxes::str() const {
+  std::string s = "(";
+  for (size_t i = 0; i < axes.size(); ++i) {
+    if (i) s += i == first_reduce ? " | " : ", ";
+    else if (first_reduce == 0) s += "| ";
+    s += render_expr(axes[i]->src[0]);
+  }
+  return s + ")";
+}
+
+KernelAxes kernel_axes(const UPtr& kernel) {
+  KernelAxes k;
+  std::vector<UPtr> reduces;
+  for (const UPtr& u : toposort(kernel)) {
+    if (u->op != Op::RANGE) continue;
+    const AxisType t = u->range_arg().type;
+    if (t == AxisType::Loop) k.axes.push_back(u);
+    if (t == AxisType::Reduce) reduces.push_back(u);
+  }
+  auto by_key = [](const UPtr& a, const UPtr& b) { return range_key(a) < range_key(b); };
+  std::sort(k.axes.begin(), k.axes.end(), by_key);
+  std::sort(reduces.begin(), reduces.end(), by_key);
+  k.first_reduce = k.axes.size();
+  k.axes.insert(k.axes.end(), reduces.begin(), reduces.end());
+  return k;
+}
+
+UPtr apply_opt(const UPtr& kernel, const Opt& o) {
+  const KernelAxes ax = kernel_axes(kernel);
+  auto fail = [&](const std::string& why) {
+    throw Error("opt " + to_string(o) + " on kernel axes " + ax.str() + ": " + why);
+  };
+  if (o.axis < 0 || size_t(o.axis) >= ax.axes.size())
+    fail("no axis " + std::to_string(o.axis) + " (the kernel has " + std::to_string(ax.axes.size()) + ")");
+  const UPtr& r = ax.axes[o.axis];
+  const bool reduce = size_t(o.axis) >= ax.first_reduce;
+  if (!has_const_bound(r)) fail("axis " + std::to_string(o.axis) + " has no constant bound");
+  const int64_t n = bound(r), k = o.arg;
+  int64_t copies, next_id;
+  bool threaded;
+  scan(kernel, copies, next_id, threaded);
+
+  RangeRewrite rw;
+  switch (o.op) {
+    case OptOp::UPCAST:
+    case OptOp::UNROLL:
+    case OptOp::THREAD: {
+      if (o.op == OptOp::UNROLL && !reduce) fail("UNROLL splits a reduce axis; axis " + std::to_string(o.axis) + " is an output axis");
+      if (o.op == OptOp::THREAD && reduce) fail("THREAD splits an output axis; axis " + std::to_string(o.axis) + " is reduced");
+      if (k < 2) fail("the factor must be at least 2");
+      if (n % k != 0) fail(std::to_string(k) + " does not divide the bound " + std::to_string(n));
+      if (o.op == OptOp::THREAD) {
+        if (threaded) fail("the kernel has a THREAD axis already");
+        // Each worker writes its own part: every store's address uses the axis.
+        for (const UPtr& u : toposort(kernel))
+          if (u->op == Op::STORE && !in_graph(u->src[0], r))
+            fail("a store of the kernel does not use axis " + std::to_string(o.axis) + " (workers would repeat it)");
+        const UPtr thread = range(k, next_id, AxisType::Thread), loop = with_bound(r, n / k);
+        rw.with[r] = thread * cnst_int(dtypes::index, n / k) + loop;
+        break;
+      }
+      if (copies * k > kMaxUpcast)
+        fail("the kernel would have " + std::to_string(copies * k) + " copies of its body (at most " +
+             std::to_string(kMaxUpcast) + ")");
+      const UPtr inner = range(k, next_id, o.op == OptOp::UNROLL ? AxisType::Unroll : AxisType::Upcast);
+      rw.with[r] = with_bound(r, n / k) * cnst_int(dtypes::index, k) + inner;
+      break;
+    }
+    case OptOp::PADTO: {
+      if (reduce) fail("PADTO pads an output axis; axis " + std::to_string(o.axis) + " is reduced");
+      if (k < 2) fail("the multiple must be at least 2");
+      if (n % k == 0) fail("the bound " + std::to_string(n) + " is a multiple of " + std::to_string(k) + " already");
+      const UPtr padded = with_bound(r, (n + k - 1) / k * k);
+      rw.with[r] = where(padded < cnst_int(dtypes::index, n), padded, invalid(dtypes::index));
+      break;
+    }
+    case OptOp::SWAP: {
+      if (reduce || k < 0 || size_t(k) >= ax.first_reduce || k == o.axis)
+        fail("SWAP exchanges two different output axes (the kernel has " + std::to_string(ax.first_reduce) + ")");
+      const UPtr& s = ax.axes[k];
+      // A renaming, not a shape of the graph: both at once, so a renamed range is not renamed again.
+      return substitute(kernel, UMap{{r, with_id(r, s->range_arg().axis)}, {s, with_id(s, r->range_arg().axis)}});
+    }
+  }
+  return graph_rewrite(kernel, rules::apply_axis_opt, rw);
+}
+
+UPtr apply_opts(UPtr kernel, const std::vector<Opt>& opts) {
+  for (const Opt& o : opts) kernel = apply_opt(kernel, o);
+  return kernel;
+}
+
+}  // namespace rg

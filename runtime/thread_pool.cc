@@ -1,0 +1,141 @@
+#include "runtime/thread_pool.h"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <exception>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "compiler/ir/uop.h"
+
+namespace rg {
+
+namespace {
+
+std::atomic<int> g_threads{0};  // 0: not set by the API
+
+int from_environment() {
+  if (const char* e = std::getenv("RG_THREADS"); e && *e) {
+    char* end = nullptr;
+    const long n = std::strtol(e, &end, 10);
+    if (*end || n < 1 || n > 1024) throw Error(std::string("RG_THREADS: expected a count from 1 to 1024, got '") + e + "'");
+    return int(n);
+  }
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+thread_local bool tl_in_worker = false;
+
+// Workers wait for a job: a function and a count of indices, taken one at a time from a shared counter.
+class Pool {
+ public:
+  void run(int n, const std::function<void(int)>& fn) {
+    std::lock_guard<std::mutex> one_job(job_mu_);  // one job at a time; callers from several threads queue
+    grow(n - 1);
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      fn_ = &fn, n_ = n, next_ = 0, done_ = 0, error_ = nullptr;
+      ++generation_;
+    }
+    wake_.notify_all();
+    tl_in_worker = true;  // a nested parallel_for from fn runs inline, here too
+    work();
+    tl_in_worker = false;
+    std::unique_lock<std::mutex> l(mu_);
+    finished_.wait(l, [&] { return done_ == n_; });
+    fn_ = nullptr;
+    if (error_) std::rethrow_exception(error_);
+  }
+
+  ~Pool() {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    for (std::thread& t : workers_) t.join();
+  }
+
+ private:
+  void grow(int want) {
+    while (int(workers_.size()) < want) workers_.emplace_back([this] { loop(); });
+  }
+
+  void loop() {
+    tl_in_worker = true;
+    uint64_t seen = 0;
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> l(mu_);
+        wake_.wait(l, [&] { return stop_ || (generation_ != seen && fn_); });
+        if (stop_) return;
+        seen = generation_;
+      }
+      work();
+    }
+  }
+
+  // Takes indices until none is left.
+  void work() {
+    for (;;) {
+      int i;
+      const std::function<void(int)>* fn;
+      {
+        std::lock_guard<std::mutex> l(mu_);
+        if (!fn_ || next_ >= n_) return;
+        i = next_++, fn = fn_;
+      }
+      std::exception_ptr e;
+      try {
+        (*fn)(i);
+      } catch (...) {
+        e = std::current_exception();
+      }
+      std::lock_guard<std::mutex> l(mu_);
+      if (e && !error_) error_ = e;
+      if (++done_ == n_) finished_.notify_all();
+    }
+  }
+
+  std::mutex job_mu_, mu_;
+  std::condition_variable wake_, finished_;
+  std::vector<std::thread> workers_;
+  const std::function<void(int)>* fn_ = nullptr;
+  int n_ = 0, next_ = 0, done_ = 0;
+  uint64_t generation_ = 0;
+  std::exception_ptr error_;
+  bool stop_ = false;
+};
+
+Pool& pool() {
+  static Pool* p = new Pool();  // never destroyed: workers may outlive static destruction order
+  return *p;
+}
+
+}  // namespace
+
+int thread_count() {
+  if (int n = g_threads.load()) return n;
+  static const int env = from_environment();
+  return env;
+}
+
+void set_thread_count(int n) {
+  if (n < 1) throw Error("set_thread_count: expected at least 1 worker, got " + std::to_string(n));
+  g_threads = n;
+}
+
+void parallel_for(int n, const std::function<void(int)>& fn) {
+  if (n <= 0) return;
+  if (n == 1 || tl_in_worker) {
+    for (int i = 0; i < n; ++i) fn(i);
+    return;
+  }
+  pool().run(n, fn);
+}
+
+}  // namespace rg

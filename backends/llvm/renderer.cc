@@ -687,8 +687,9 @@ class Renderer {
     const std::string x = val(u->src[0]), t = reg_type(vt);
     if (vt.count == 1) return x;
     if (idx.size() == 1) return ins("lane", "extractelement " + t + " " + x + ", i32 " + mask[0]);
-    return ins("vec", "shufflevector " + t + " " + x + ", " + t + " undef, " +
-                          lanes_literal(dtypes::int32.vec(static_cast<int>(mask.size())), mask));
+    const DType m = dtypes::int32.vec(static_cast<int>(mask.size()));
+    return ins("vec",
+               "shufflevector " + t + " " + x + ", " + t + " undef, " + reg_type(m) + " " + lanes_literal(m, mask));
   }
 
   void line(const UPtr& u) {

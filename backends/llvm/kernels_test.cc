@@ -345,6 +345,31 @@ TEST(LlvmVectors, LaneWiseOpsMatchAReferenceLoop) {
   }
 }
 
+TEST(LlvmVectors, VectorAccumulatorIsOneAllocaOfAVector) {
+  // acc = 0; for r < 3: acc += in[4r .. 4r+3]; out[0..3] = acc: a <4 x float> register, promoted by O2.
+  UPtr out = param(0, dtypes::float32, 4), in = param(1, dtypes::float32, 12);
+  const DType f4 = dtypes::float32.vec(4);
+  UPtr acc = UOp::make(Op::DEFINE_REG, f4.ptr_to(1, AddrSpace::Reg), {}, int64_t(0));
+  UPtr r = UOp::make(Op::RANGE, dtypes::int32, {i32(3)}, std::vector<int64_t>{0, int64_t(AxisType::Reduce)});
+  UPtr init = store(address(acc, i32(0)), cnst(f4, 0));
+  UPtr cur = UOp::make(Op::LOAD, f4, {address(UOp::make(Op::AFTER, acc->dtype, {acc, init, r}), i32(0))});
+  UPtr at = r * i32(4);
+  UPtr x = UOp::make(Op::LOAD, f4, {UOp::make(Op::INDEX, f4.ptr_to(), {in, at})});
+  UPtr upd = store(address(acc, i32(0)), cur + x);
+  UPtr end = UOp::make(Op::END, dtypes::void_, {upd, r});
+  UPtr fin = UOp::make(Op::LOAD, f4, {address(UOp::make(Op::AFTER, acc->dtype, {acc, end}), i32(0))});
+  UPtr st = vstore(out, fin);
+  Program p{"r_3_4", {out, in, acc, init, r, cur, at, x, cur + x, upd, end, fin, st}, {out->dtype, in->dtype}, {}};
+  std::string ir = render_llvm(p);
+  EXPECT_EQ(occurrences(ir, "%acc0.mem = alloca [1 x <4 x float>]\n"), 1u) << ir;
+  EXPECT_EQ(occurrences(optimize_llvm(ir), "alloca"), 0u) << ir;
+  std::vector<float> o(4, -1), v(12);
+  for (int k = 0; k < 12; ++k) v[k] = static_cast<float>(k * k);
+  void* bufs[] = {o.data(), v.data()};
+  (*compile_llvm(ir, p.name))(bufs);
+  for (int k = 0; k < 4; ++k) EXPECT_EQ(o[k], static_cast<float>(k * k + (k + 4) * (k + 4) + (k + 8) * (k + 8))) << k;
+}
+
 TEST(LlvmVectors, GatedVectorLoadReadsOnlyUnderItsGate) {
   // out[0..3] = flag[0] ? in[0..3] : -1: with the flag off, `in` points into a guard page and is never read.
   UPtr out = param(0, dtypes::float32, 4), in = param(1, dtypes::float32, 4), flag = param(2, dtypes::bool_, 1);

@@ -349,22 +349,23 @@ class Renderer {
     return addr->op == Op::INDEX && addr->src.size() == 3 && addr->src[2]->dtype.is_bool() ? &addr->src[2] : nullptr;
   }
 
-  // Where an access reads or writes: a pointer to `type` (one element, or a vector of consecutive ones).
+  // Where an access reads or writes: a pointer to `type`, one element or a vector of consecutive ones.
+  // A vector access is aligned as one lane (buffers are only element-aligned); a scalar one as its type.
   struct Access {
     std::string ptr, type;
-    int align = 0;  // 0: the type's own
-    int lanes = 1;
+    int lanes = 1, lane_bytes = 0;
+    std::string align() const { return lanes > 1 ? ", align " + std::to_string(lane_bytes) : ""; }
   };
 
   // The address of an access. Emitted at each access, inside its gate: an address that is only valid
   // under a gate is never computed where another access could use it. An INDEX whose pointer dtype has
-  // more lanes than its buffer's element reads that many consecutive elements through a vector pointer,
-  // aligned as one element (buffers are only element-aligned).
+  // more lanes than its buffer's element reads that many consecutive elements through a vector pointer.
   Access address(const UPtr& addr) {
     const UOp* buf = base_buffer(addr);
     if (!buf->dtype.ptr) throw Error("render_llvm: access through a non-pointer " + buf->dtype.name());
     const std::string et = elem_type(buf->dtype);
-    if (addr->op != Op::INDEX) return {val(addr), et, 0, buf->dtype.count};
+    const int lane_bytes = buf->dtype.scalar_type().itemsize();
+    if (addr->op != Op::INDEX) return {val(addr), et, buf->dtype.count, lane_bytes};
     if (addr->src.size() < 2 || (addr->src.size() > 2 && !gate_of(addr)))
       throw Error("render_llvm: INDEX needs one index (and an optional gate)");
     const UPtr& i = addr->src[1];
@@ -372,14 +373,13 @@ class Renderer {
     std::string p = ins("gep", "getelementptr inbounds " + et + ", " + et + "* " + val(addr->src[0]) + ", " +
                                    reg_type(i->dtype) + " " + val(i));
     const int lanes = addr->dtype.ptr ? addr->dtype.count : buf->dtype.count;
-    if (lanes == buf->dtype.count) return {p, et, 0, lanes};
+    if (lanes == buf->dtype.count) return {p, et, lanes, lane_bytes};
     if (buf->dtype.count != 1)
       throw Error("render_llvm: a " + addr->dtype.name() + " access into a buffer of " + buf->dtype.base().name());
     const std::string vt = vec_of(lanes, mem_lane_type(buf->dtype));
     p = ins("vptr", "bitcast " + et + "* " + p + " to " + vt + "*");
-    return {p, vt, buf->dtype.scalar_type().itemsize(), lanes};
+    return {p, vt, lanes, lane_bytes};
   }
-  static std::string align_of(const Access& a) { return a.align ? ", align " + std::to_string(a.align) : ""; }
   static void check_lanes(const Access& a, DType dt, const char* what) {
     if (a.lanes != dt.count)
       throw Error(std::string("render_llvm: a ") + what + " of " + dt.name() + " through a " + a.type + "* address");
@@ -390,7 +390,7 @@ class Renderer {
     const Access a = address(addr);
     check_lanes(a, dt, "LOAD");
     const std::string mt = a.type;
-    std::string v = ins("val", "load " + mt + ", " + mt + "* " + a.ptr + align_of(a));
+    std::string v = ins("val", "load " + mt + ", " + mt + "* " + a.ptr + a.align());
     if (mt == reg_type(dt)) return v;
     if (dt.is_bool()) return ins("val", "icmp ne " + mt + " " + v + ", " + splat(dtypes::uint8.vec(dt.count), 0));
     if (is_half(dt)) return helper(false, dt.count, "rg_h2f", "i16", "float", v, "val");
@@ -415,7 +415,7 @@ class Renderer {
         throw Error("render_llvm: cannot store " + dt.name() + " into " + mt + " memory");
       }
     }
-    emit("store " + mt + " " + v + ", " + mt + "* " + a.ptr + align_of(a));
+    emit("store " + mt + " " + v + ", " + mt + "* " + a.ptr + a.align());
   }
 
   // The value of a gate: one bool for the whole access (a gate per lane would be a masked access).

@@ -1,9 +1,11 @@
 #include "backends/llvm/renderer.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <set>
 #include <unordered_map>
 #include <vector>
@@ -108,13 +110,8 @@ bool is_c_identifier(const std::string& s) {
   return true;
 }
 
-void require_scalar(DType dt) {
-  if (dt.count != 1) throw Error("render_llvm: vector type " + dt.name() + " (the LLVM backend renders scalars only)");
-}
-
-// The register type of a scalar.
-std::string reg_type(DType dt) {
-  require_scalar(dt);
+// The register type of one lane of dt.
+std::string lane_type(DType dt) {
   switch (dt.scalar) {
     case Scalar::Void:
       return "void";
@@ -143,24 +140,72 @@ std::string reg_type(DType dt) {
   throw Error("render_llvm: unknown dtype " + dt.name());
 }
 
-// The type of one element of memory a pointer dtype points at. Registers (DEFINE_REG) hold the
-// register type; buffers hold bool as a byte and the 16-bit floats as their bits.
-std::string elem_type(DType ptr) {
-  DType e = ptr.base();
-  if (ptr.space == AddrSpace::Reg) return reg_type(e);
-  if (e.is_bool()) return "i8";
-  if (is_16bit_float(e)) return "i16";
-  return reg_type(e);
+// `count` lanes of `lane`: the lane itself, or the vector <count x lane>.
+std::string vec_of(int count, const std::string& lane) {
+  return count == 1 ? lane : "<" + std::to_string(count) + " x " + lane + ">";
 }
 
-// "f32" / "f64": the suffix of a float intrinsic computing dt.
-const char* intrinsic_suffix(DType dt) { return dt.scalar == Scalar::Float64 ? "f64" : "f32"; }
+// The register type of a value: a scalar, or a vector of dt.count lanes.
+std::string reg_type(DType dt) { return vec_of(dt.count, lane_type(dt)); }
+
+// The type of one lane of memory a pointer dtype points at. Registers (DEFINE_REG) hold the
+// register type; buffers hold bool as a byte and the 16-bit floats as their bits.
+std::string mem_lane_type(DType ptr) {
+  DType e = ptr.scalar_type();
+  if (ptr.space == AddrSpace::Reg) return lane_type(e);
+  if (e.is_bool()) return "i8";
+  if (is_16bit_float(e)) return "i16";
+  return lane_type(e);
+}
+// The type of one element of memory a pointer dtype points at (a vector when its pointee is one).
+std::string elem_type(DType ptr) { return vec_of(ptr.count, mem_lane_type(ptr)); }
+
+// A vector literal of dt's lanes (each an LLVM literal of the lane type), or the one literal of a scalar.
+std::string lanes_literal(DType dt, const std::vector<std::string>& lanes) {
+  if (dt.count == 1) return lanes.at(0);
+  const std::string lt = lane_type(dt);
+  std::string out = "<";
+  for (size_t i = 0; i < lanes.size(); ++i) out += (i ? ", " : "") + lt + " " + lanes[i];
+  return out + ">";
+}
+
+// The literal of a scalar CONST's value (floats as the exact hex of their double).
+std::string scalar_literal(const UOp& c) {
+  const DType dt = c.dtype.scalar_type();
+  if (dt.is_float()) {
+    // LLVM writes float constants as the bits of the equal double; a float must be exact.
+    double v = c.as_float();
+    if (dt.scalar != Scalar::Float64) v = static_cast<double>(static_cast<float>(v));
+    uint64_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "0x%016" PRIX64, bits);
+    return buf;
+  }
+  if (dt.is_bool()) return c.as_int() ? "true" : "false";
+  // Integers as the signed value of their bits (LLVM integers have no signedness).
+  int64_t v = c.as_int();
+  const int shift = 64 - dt.bits();
+  if (shift > 0) v = static_cast<int64_t>(static_cast<uint64_t>(v) << shift) >> shift;
+  return std::to_string(v);
+}
+
+// v in every lane of dt (a scalar dt: v).
+std::string splat(DType dt, double v) {
+  return lanes_literal(dt, std::vector<std::string>(dt.count, scalar_literal(*cnst(dt.scalar_type(), v))));
+}
+
+// "f32" / "f64" / "v4f32": the suffix of a float intrinsic computing dt.
+std::string intrinsic_suffix(DType dt) {
+  std::string s = dt.scalar == Scalar::Float64 ? "f64" : "f32";
+  return dt.count == 1 ? s : "v" + std::to_string(dt.count) + s;
+}
 
 int int_bits(DType dt) { return dt.is_bool() ? 1 : dt.bits(); }
 
 class Renderer {
  public:
-  explicit Renderer(const Program& p) : p_(p) {}
+  Renderer(const Program& p, const LlvmRenderOptions& opts) : p_(p), opts_(opts) {}
 
   std::string run() {
     if (!is_c_identifier(p_.name)) throw Error("render_llvm: kernel name '" + p_.name + "' is not an identifier");
@@ -198,6 +243,7 @@ class Renderer {
   };
 
   const Program& p_;
+  const LlvmRenderOptions& opts_;
   std::unordered_map<const UOp*, std::string> names_;  // SSA value (or literal) of each rendered node
   std::vector<Open> open_;                             // innermost last
   std::set<std::string> decls_;
@@ -230,23 +276,52 @@ class Renderer {
     decls_.insert("declare " + ret + " @" + fn + "(" + args + ")\n");
     return fn;
   }
-  // A call of an llvm.<base> intrinsic of one float operand.
-  std::string math(const char* base, DType dt, const std::string& x) {
-    std::string t = reg_type(dt), fn = std::string("llvm.") + base + "." + intrinsic_suffix(dt);
-    declare(t, fn, t);
-    return rounded(dt, ins("alu", "call " + t + " @" + fn + "(" + t + " " + x + ")"));
+  // A call of an llvm.<base> intrinsic of float operands of dt: the scalar form (llvm.exp2.f32) or the
+  // vector form (llvm.exp2.v4f32), which LLVM expands lane by lane where the machine has no instruction.
+  std::string intrinsic(const char* base, DType dt, const std::vector<std::string>& args) {
+    const std::string t = reg_type(dt), fn = std::string("llvm.") + base + "." + intrinsic_suffix(dt);
+    std::string types, call;
+    for (size_t i = 0; i < args.size(); ++i) {
+      types += (i ? ", " : "") + t;
+      call += (i ? ", " : "") + t + " " + args[i];
+    }
+    declare(t, fn, types);  // once per name: the declarations are a set
+    return rounded(dt, ins("alu", "call " + t + " @" + fn + "(" + call + ")"));
+  }
+  std::string math(const char* base, DType dt, const std::string& x) { return intrinsic(base, dt, {x}); }
+
+  // a * b + c on floats rounded once (llvm.fma.f32, llvm.fma.v16f32, ...); the 16-bit floats then round
+  // to their type as after every operation.
+  std::string fused_multiply_add(DType dt, const std::string& a, const std::string& b, const std::string& c) {
+    return intrinsic("fma", dt, {a, b, c});
+  }
+
+  // f applied to each lane of x, a value of `count` lanes of type `from`, giving lanes of type `to`
+  // (for what has only a scalar form: the 16-bit float helpers).
+  std::string lanewise(int count, const std::string& from, const std::string& to, const std::string& x,
+                       const std::function<std::string(const std::string&)>& f) {
+    if (count == 1) return f(x);
+    const std::string vf = vec_of(count, from), vt = vec_of(count, to);
+    std::string acc = "undef";
+    for (int i = 0; i < count; ++i) {
+      std::string lane = ins("lane", "extractelement " + vf + " " + x + ", i32 " + std::to_string(i));
+      acc = ins("vec", "insertelement " + vt + " " + acc + ", " + to + " " + f(lane) + ", i32 " + std::to_string(i));
+    }
+    return acc;
+  }
+  // A call of a 16-bit float helper (float16's, or bfloat16's when `bf`) on each lane.
+  std::string helper(bool bf, int count, const char* fn, const std::string& from, const std::string& to,
+                     const std::string& x, const char* prefix) {
+    (bf ? need_bhalf_ : need_half_) = true;
+    return lanewise(count, from, to, x, [&](const std::string& l) {
+      return ins(prefix, "call " + to + " @" + fn + "(" + from + " " + l + ")");
+    });
   }
 
   // The 16-bit floats round after every operation.
   std::string rounded(DType dt, const std::string& x) {
-    if (is_half(dt)) {
-      need_half_ = true;
-      return ins("rnd", "call float @rg_rh(float " + x + ")");
-    }
-    if (is_bhalf(dt)) {
-      need_bhalf_ = true;
-      return ins("rnd", "call float @rg_rbf(float " + x + ")");
-    }
+    if (is_half(dt)) return helper(false, dt.count, "rg_rh", "float", "float", x, "rnd");
+    if (is_bhalf(dt)) return helper(true, dt.count, "rg_rbf", "float", "float", x, "rnd");
     return x;
   }
 
@@ -274,57 +349,79 @@ class Renderer {
     return addr->op == Op::INDEX && addr->src.size() == 3 && addr->src[2]->dtype.is_bool() ? &addr->src[2] : nullptr;
   }
 
-  // The element address of an INDEX. Emitted at each access, inside its gate: an address that
-  // is only valid under a gate is never computed where another access could use it.
-  std::string address(const UPtr& addr, std::string& et) {
+  // Where an access reads or writes: a pointer to `type`, one element or a vector of consecutive ones.
+  // A vector access is aligned as one lane (buffers are only element-aligned); a scalar one as its type.
+  struct Access {
+    std::string ptr, type;
+    int lanes = 1, lane_bytes = 0;
+    std::string align() const { return lanes > 1 ? ", align " + std::to_string(lane_bytes) : ""; }
+  };
+
+  // The address of an access. Emitted at each access, inside its gate: an address that is only valid
+  // under a gate is never computed where another access could use it. An INDEX whose pointer dtype has
+  // more lanes than its buffer's element reads that many consecutive elements through a vector pointer.
+  Access address(const UPtr& addr) {
     const UOp* buf = base_buffer(addr);
     if (!buf->dtype.ptr) throw Error("render_llvm: access through a non-pointer " + buf->dtype.name());
-    et = elem_type(buf->dtype);
-    if (addr->op != Op::INDEX) return val(addr);
+    const std::string et = elem_type(buf->dtype);
+    const int lane_bytes = buf->dtype.scalar_type().itemsize();
+    if (addr->op != Op::INDEX) return {val(addr), et, buf->dtype.count, lane_bytes};
     if (addr->src.size() < 2 || (addr->src.size() > 2 && !gate_of(addr)))
       throw Error("render_llvm: INDEX needs one index (and an optional gate)");
     const UPtr& i = addr->src[1];
-    return ins("gep", "getelementptr inbounds " + et + ", " + et + "* " + val(addr->src[0]) + ", " +
-                          reg_type(i->dtype) + " " + val(i));
+    if (i->dtype.count != 1) throw Error("render_llvm: INDEX by a vector " + i->dtype.name());
+    std::string p = ins("gep", "getelementptr inbounds " + et + ", " + et + "* " + val(addr->src[0]) + ", " +
+                                   reg_type(i->dtype) + " " + val(i));
+    const int lanes = addr->dtype.ptr ? addr->dtype.count : buf->dtype.count;
+    if (lanes == buf->dtype.count) return {p, et, lanes, lane_bytes};
+    if (buf->dtype.count != 1)
+      throw Error("render_llvm: a " + addr->dtype.name() + " access into a buffer of " + buf->dtype.base().name());
+    const std::string vt = vec_of(lanes, mem_lane_type(buf->dtype));
+    p = ins("vptr", "bitcast " + et + "* " + p + " to " + vt + "*");
+    return {p, vt, lanes, lane_bytes};
+  }
+  static void check_lanes(const Access& a, DType dt, const char* what) {
+    if (a.lanes != dt.count)
+      throw Error(std::string("render_llvm: a ") + what + " of " + dt.name() + " through a " + a.type + "* address");
   }
 
-  // Loads one element; converts the memory form to the register form.
+  // Loads one element (or a vector of them); converts the memory form to the register form.
   std::string load_value(const UPtr& addr, DType dt) {
-    std::string et;
-    std::string a = address(addr, et);
-    std::string v = ins("val", "load " + et + ", " + et + "* " + a);
-    if (et == reg_type(dt)) return v;
-    if (dt.is_bool()) return ins("val", "icmp ne i8 " + v + ", 0");
-    if (is_half(dt)) {
-      need_half_ = true;
-      return ins("val", "call float @rg_h2f(i16 " + v + ")");
-    }
-    if (is_bhalf(dt)) {
-      need_bhalf_ = true;
-      return ins("val", "call float @rg_bf2f(i16 " + v + ")");
-    }
-    throw Error("render_llvm: cannot load " + dt.name() + " from " + et + " memory");
+    const Access a = address(addr);
+    check_lanes(a, dt, "LOAD");
+    const std::string mt = a.type;
+    std::string v = ins("val", "load " + mt + ", " + mt + "* " + a.ptr + a.align());
+    if (mt == reg_type(dt)) return v;
+    if (dt.is_bool()) return ins("val", "icmp ne " + mt + " " + v + ", " + splat(dtypes::uint8.vec(dt.count), 0));
+    if (is_half(dt)) return helper(false, dt.count, "rg_h2f", "i16", "float", v, "val");
+    if (is_bhalf(dt)) return helper(true, dt.count, "rg_bf2f", "i16", "float", v, "val");
+    throw Error("render_llvm: cannot load " + dt.name() + " from " + mt + " memory");
   }
 
   void store_value(const UPtr& addr, const UPtr& value) {
-    std::string et;
-    std::string a = address(addr, et);
-    std::string v = val(value);
+    const Access a = address(addr);
     const DType dt = value->dtype;
-    if (et != reg_type(dt)) {
+    check_lanes(a, dt, "STORE");
+    const std::string mt = a.type;
+    std::string v = val(value);
+    if (mt != reg_type(dt)) {
       if (dt.is_bool()) {
-        v = ins("st", "zext i1 " + v + " to i8");
+        v = ins("st", "zext " + reg_type(dt) + " " + v + " to " + mt);
       } else if (is_half(dt)) {
-        need_half_ = true;
-        v = ins("st", "call i16 @rg_f2h(float " + v + ")");
+        v = helper(false, dt.count, "rg_f2h", "float", "i16", v, "st");
       } else if (is_bhalf(dt)) {
-        need_bhalf_ = true;
-        v = ins("st", "call i16 @rg_f2bf(float " + v + ")");
+        v = helper(true, dt.count, "rg_f2bf", "float", "i16", v, "st");
       } else {
-        throw Error("render_llvm: cannot store " + dt.name() + " into " + et + " memory");
+        throw Error("render_llvm: cannot store " + dt.name() + " into " + mt + " memory");
       }
     }
-    emit("store " + et + " " + v + ", " + et + "* " + a);
+    emit("store " + mt + " " + v + ", " + mt + "* " + a.ptr + a.align());
+  }
+
+  // The value of a gate: one bool for the whole access (a gate per lane would be a masked access).
+  std::string gate(const UPtr& g) {
+    if (g->dtype.count != 1) throw Error("render_llvm: a gate per lane (" + g->dtype.name() + ") is not supported");
+    return val(g);
   }
 
   // Opens a block that runs only where `gate` holds; returns its number for close_gate.
@@ -367,19 +464,25 @@ class Renderer {
   std::string alu(const UPtr& u) {
     const DType dt = u->dtype;
     const DType in = u->src[0]->dtype;  // operand type (comparisons give bool, WHERE's first is bool)
-    require_scalar(dt);
-    for (const UPtr& x : u->src) require_scalar(x->dtype);
+    // Lane-wise: every operand has the result's lanes (WHERE's condition may also be one bool for all).
+    if (u->op != Op::BITCAST)
+      for (size_t i = 0; i < u->src.size(); ++i)
+        if (u->src[i]->dtype.count != dt.count && !(u->op == Op::WHERE && i == 0 && in.count == 1))
+          throw Error("render_llvm: " + std::string(name(u->op)) + " of " + u->src[i]->dtype.name() + " into " +
+                      dt.name() + " (the lanes differ)");
     std::vector<std::string> s;
     for (const UPtr& x : u->src) s.push_back(val(x));
     const std::string t = reg_type(in);
+    const std::string bt = reg_type(dtypes::bool_.vec(in.count));  // i1, or a vector of i1: what compares give
     const bool f = in.is_float(), b = in.is_bool(), uns = in.is_unsigned() || b;
     auto bin = [&](const std::string& op) { return ins("alu", op + " " + t + " " + s[0] + ", " + s[1]); };
     auto fbin = [&](const char* op) { return rounded(dt, bin(op)); };
-    auto zero = [&] { return f ? llvm_const(cnst(in, 0)) : std::string("0"); };
+    auto num = [&](double v) { return splat(in, v); };  // v in each lane of the operand type
     switch (u->op) {
       case Op::NEG:
         if (f) return rounded(dt, ins("alu", "fneg " + t + " " + s[0]));
-        return b ? ins("alu", "xor i1 " + s[0] + ", true") : ins("alu", "sub " + t + " 0, " + s[0]);
+        return b ? ins("alu", "xor " + t + " " + s[0] + ", " + num(1))
+                 : ins("alu", "sub " + t + " " + num(0) + ", " + s[0]);
       case Op::EXP2:
         return math("exp2", dt, s[0]);
       case Op::LOG2:
@@ -391,8 +494,8 @@ class Renderer {
       case Op::TRUNC:
         return f ? math("trunc", dt, s[0]) : s[0];
       case Op::RECIPROCAL:
-        if (f) return rounded(dt, ins("alu", "fdiv " + t + " " + llvm_const(cnst(in, 1)) + ", " + s[0]));
-        return ins("alu", std::string(uns ? "udiv " : "sdiv ") + t + " 1, " + s[0]);
+        if (f) return rounded(dt, ins("alu", "fdiv " + t + " " + num(1) + ", " + s[0]));
+        return ins("alu", std::string(uns ? "udiv " : "sdiv ") + t + " " + num(1) + ", " + s[0]);
       // bool arithmetic is C's: computed in int, converted back to bool (nonzero is true).
       case Op::ADD:
         return f ? fbin("fadd") : bin(b ? "or" : "add");
@@ -414,45 +517,40 @@ class Renderer {
         std::string q = bin("sdiv");
         std::string back = ins("alu", "mul " + t + " " + q + ", " + s[1]);
         std::string inexact = ins("alu", "icmp ne " + t + " " + back + ", " + s[0]);
-        std::string na = ins("alu", "icmp slt " + t + " " + s[0] + ", 0");
-        std::string nb = ins("alu", "icmp slt " + t + " " + s[1] + ", 0");
-        std::string diff = ins("alu", "xor i1 " + na + ", " + nb);
-        std::string fix = ins("alu", "and i1 " + inexact + ", " + diff);
-        std::string q1 = ins("alu", "sub " + t + " " + q + ", 1");
-        return ins("alu", "select i1 " + fix + ", " + t + " " + q1 + ", " + t + " " + q);
+        std::string na = ins("alu", "icmp slt " + t + " " + s[0] + ", " + num(0));
+        std::string nb = ins("alu", "icmp slt " + t + " " + s[1] + ", " + num(0));
+        std::string diff = ins("alu", "xor " + bt + " " + na + ", " + nb);
+        std::string fix = ins("alu", "and " + bt + " " + inexact + ", " + diff);
+        std::string q1 = ins("alu", "sub " + t + " " + q + ", " + num(1));
+        return ins("alu", "select " + bt + " " + fix + ", " + t + " " + q1 + ", " + t + " " + q);
       }
       case Op::FLOORMOD: {
         if (uns && !f) return bin("urem");
         // m + b where the remainder is nonzero and its sign differs from the divisor's.
         std::string m = bin(f ? "frem" : "srem");
-        std::string nz =
-            f ? ins("alu", "fcmp une " + t + " " + m + ", " + zero()) : ins("alu", "icmp ne " + t + " " + m + ", 0");
-        std::string nm =
-            f ? ins("alu", "fcmp olt " + t + " " + m + ", " + zero()) : ins("alu", "icmp slt " + t + " " + m + ", 0");
-        std::string nb = f ? ins("alu", "fcmp olt " + t + " " + s[1] + ", " + zero())
-                           : ins("alu", "icmp slt " + t + " " + s[1] + ", 0");
-        std::string diff = ins("alu", "xor i1 " + nm + ", " + nb);
-        std::string fix = ins("alu", "and i1 " + nz + ", " + diff);
+        const char* cmp = f ? "fcmp " : "icmp ";
+        std::string nz = ins("alu", cmp + std::string(f ? "une " : "ne ") + t + " " + m + ", " + num(0));
+        std::string nm = ins("alu", cmp + std::string(f ? "olt " : "slt ") + t + " " + m + ", " + num(0));
+        std::string nb = ins("alu", cmp + std::string(f ? "olt " : "slt ") + t + " " + s[1] + ", " + num(0));
+        std::string diff = ins("alu", "xor " + bt + " " + nm + ", " + nb);
+        std::string fix = ins("alu", "and " + bt + " " + nz + ", " + diff);
         std::string mb = ins("alu", std::string(f ? "fadd " : "add ") + t + " " + m + ", " + s[1]);
-        return rounded(dt, ins("alu", "select i1 " + fix + ", " + t + " " + mb + ", " + t + " " + m));
+        return rounded(dt, ins("alu", "select " + bt + " " + fix + ", " + t + " " + mb + ", " + t + " " + m));
       }
       case Op::MAX: {  // C's a > b ? a : b (NaN in a gives b)
         std::string gt = icmp_or_fcmp(in, "ogt", "sgt", "ugt", s[0], s[1]);
-        return ins("alu", "select i1 " + gt + ", " + t + " " + s[0] + ", " + t + " " + s[1]);
+        return ins("alu", "select " + bt + " " + gt + ", " + t + " " + s[0] + ", " + t + " " + s[1]);
       }
       case Op::POW: {
-        if (f) {
-          std::string fn = std::string("llvm.pow.") + intrinsic_suffix(dt);
-          declare(t, fn, t + ", " + t);
-          return rounded(dt, ins("alu", "call " + t + " @" + fn + "(" + t + " " + s[0] + ", " + t + " " + s[1] + ")"));
-        }
+        if (f) return intrinsic("pow", dt, {s[0], s[1]});
         // Integers: through double, as the C renderer's __builtin_pow.
+        const DType d = dtypes::float64.vec(dt.count);
+        const std::string dtt = reg_type(d);
         const char* to_fp = uns ? "uitofp " : "sitofp ";
-        std::string a = ins("alu", to_fp + t + " " + s[0] + " to double");
-        std::string e = ins("alu", to_fp + t + " " + s[1] + " to double");
-        declare("double", "llvm.pow.f64", "double, double");
-        std::string p = ins("alu", "call double @llvm.pow.f64(double " + a + ", double " + e + ")");
-        return ins("alu", std::string(uns ? "fptoui" : "fptosi") + " double " + p + " to " + t);
+        std::string a = ins("alu", to_fp + t + " " + s[0] + " to " + dtt);
+        std::string e = ins("alu", to_fp + t + " " + s[1] + " to " + dtt);
+        std::string p = intrinsic("pow", d, {a, e});
+        return ins("alu", std::string(uns ? "fptoui " : "fptosi ") + dtt + " " + p + " to " + t);
       }
       // C's comparisons: ordered <, ==; unordered != (true when either side is NaN).
       case Op::CMPLT:
@@ -475,11 +573,13 @@ class Renderer {
                                             : "ashr";
         return bin(op);
       }
-      case Op::WHERE: {
+      case Op::WHERE: {  // a bool condition, or one per lane
         std::string rt = reg_type(dt);
-        return ins("alu", "select i1 " + s[0] + ", " + rt + " " + s[1] + ", " + rt + " " + s[2]);
+        return ins("alu", "select " + t + " " + s[0] + ", " + rt + " " + s[1] + ", " + rt + " " + s[2]);
       }
-      case Op::MULACC: {  // no fused multiply-add: the product rounds, as C with -ffp-contract=off
+      case Op::MULACC: {
+        if (f && opts_.fused_mulacc) return fused_multiply_add(dt, s[0], s[1], s[2]);
+        // No fused multiply-add: the product rounds, as C with -ffp-contract=off.
         std::string m = ins("alu", std::string(f ? "fmul " : "mul ") + t + " " + s[0] + ", " + s[1]);
         return rounded(dt, ins("alu", std::string(f ? "fadd " : "add ") + t + " " + m + ", " + s[2]));
       }
@@ -492,20 +592,22 @@ class Renderer {
     }
   }
 
-  // C's conversions, one LLVM instruction each; bool is `x != 0` one way and 0/1 the other.
+  // C's conversions, one LLVM instruction each (lane-wise on vectors); bool is `x != 0` one way and 0/1 the
+  // other.
   std::string cast_value(DType from, DType to, const std::string& x) {
     const std::string ft = reg_type(from), tt = reg_type(to);
     if (to.is_bool()) {
       if (from.is_bool()) return x;
-      if (from.is_float()) return ins("cast", "fcmp une " + ft + " " + x + ", " + llvm_const(cnst(from, 0)));
-      return ins("cast", "icmp ne " + ft + " " + x + ", 0");
+      return ins("cast",
+                 std::string(from.is_float() ? "fcmp une " : "icmp ne ") + ft + " " + x + ", " + splat(from, 0));
     }
     const bool from_uns = from.is_unsigned() || from.is_bool();
     if (from.is_float() && to.is_float()) {
       std::string v = x;
-      if (ft != tt)
-        v = ins("cast", std::string(ft == "float" ? "fpext" : "fptrunc") + " " + ft + " " + x + " to " + tt);
-      return is_16bit_float(to) && !(from == to) ? rounded(to, v) : v;
+      const std::string fl = lane_type(from), tl = lane_type(to);
+      if (fl != tl)
+        v = ins("cast", std::string(fl == "float" ? "fpext" : "fptrunc") + " " + ft + " " + x + " to " + tt);
+      return is_16bit_float(to) && to.scalar != from.scalar ? rounded(to, v) : v;
     }
     if (to.is_float())
       return rounded(to, ins("cast", std::string(from_uns ? "uitofp " : "sitofp ") + ft + " " + x + " to " + tt));
@@ -517,30 +619,77 @@ class Renderer {
     return ins("cast", std::string(from_uns ? "zext " : "sext ") + ft + " " + x + " to " + tt);
   }
 
+  // The same bits as another type (of the same size in all: a vector may become fewer, wider lanes).
+  // 16-bit floats are float values in registers: their bits come from and go to the conversion helpers.
   std::string bitcast_value(DType from, DType to, const std::string& x) {
-    if (from.is_bool() || to.is_bool() || from.itemsize() != to.itemsize())
+    if (from.is_bool() || to.is_bool() || from.itemsize() * from.count != to.itemsize() * to.count)
       throw Error("render_llvm: BITCAST between " + from.name() + " and " + to.name());
-    const std::string bits = "i" + std::to_string(from.bits());
+    auto bits_type = [](DType d) {
+      return is_16bit_float(d) ? vec_of(d.count, "i16")
+             : d.is_float()    ? reg_type(d)
+                               : vec_of(d.count, "i" + std::to_string(d.bits()));
+    };
     std::string v = x;
-    if (is_half(from)) {
-      need_half_ = true;
-      v = ins("cast", "call i16 @rg_f2h(float " + x + ")");
-    } else if (is_bhalf(from)) {
-      need_bhalf_ = true;
-      v = ins("cast", "call i16 @rg_f2bf(float " + x + ")");
-    } else if (from.is_float()) {
-      v = ins("cast", "bitcast " + reg_type(from) + " " + x + " to " + bits);
-    }
-    if (is_half(to)) {
-      need_half_ = true;
-      return ins("cast", "call float @rg_h2f(i16 " + v + ")");
-    }
-    if (is_bhalf(to)) {
-      need_bhalf_ = true;
-      return ins("cast", "call float @rg_bf2f(i16 " + v + ")");
-    }
-    if (to.is_float()) return ins("cast", "bitcast " + bits + " " + v + " to " + reg_type(to));
+    if (is_half(from)) v = helper(false, from.count, "rg_f2h", "float", "i16", x, "cast");
+    if (is_bhalf(from)) v = helper(true, from.count, "rg_f2bf", "float", "i16", x, "cast");
+    const std::string ft = bits_type(from), tt = bits_type(to);
+    if (ft != tt) v = ins("cast", "bitcast " + ft + " " + v + " to " + tt);
+    if (is_half(to)) return helper(false, to.count, "rg_h2f", "i16", "float", v, "cast");
+    if (is_bhalf(to)) return helper(true, to.count, "rg_bf2f", "i16", "float", v, "cast");
     return v;
+  }
+
+  // A vector of the lanes' values: a literal when they are all constants, a splat when they are all one
+  // value, else insertelements into the literal of its constant lanes.
+  std::string vectorize(const UPtr& u) {
+    const DType dt = u->dtype;
+    if (dt.ptr || u->src.size() != dt.count)
+      throw Error("render_llvm: VECTORIZE of " + std::to_string(u->src.size()) + " lanes into " + dt.name());
+    std::vector<std::string> lanes;
+    bool all_const = true, all_same = true;
+    for (const UPtr& x : u->src) {
+      if (x->dtype != dt.scalar_type())
+        throw Error("render_llvm: VECTORIZE of a " + x->dtype.name() + " lane into " + dt.name());
+      lanes.push_back(val(x));
+      all_const = all_const && x->op == Op::CONST;
+      all_same = all_same && lanes.back() == lanes[0];
+    }
+    if (dt.count == 1) return lanes[0];
+    if (all_const) return lanes_literal(dt, lanes);
+    const std::string vt = reg_type(dt), lt = lane_type(dt);
+    if (all_same) {
+      std::string one = ins("vec", "insertelement " + vt + " undef, " + lt + " " + lanes[0] + ", i32 0");
+      return ins("vec", "shufflevector " + vt + " " + one + ", " + vt + " undef, " + vec_of(dt.count, "i32") +
+                            " zeroinitializer");
+    }
+    std::vector<std::string> start;
+    for (size_t i = 0; i < lanes.size(); ++i) start.push_back(u->src[i]->op == Op::CONST ? lanes[i] : "undef");
+    std::string v = lanes_literal(dt, start);
+    if (std::all_of(start.begin(), start.end(), [](const std::string& l) { return l == "undef"; })) v = "undef";
+    for (size_t i = 0; i < lanes.size(); ++i)
+      if (u->src[i]->op != Op::CONST)
+        v = ins("vec", "insertelement " + vt + " " + v + ", " + lt + " " + lanes[i] + ", i32 " + std::to_string(i));
+    return v;
+  }
+
+  // Lanes of a vector: one (extractelement) or several, in any order (shufflevector).
+  std::string gep(const UPtr& u) {
+    const std::vector<int64_t>& idx = u->arg_ints();
+    const DType vt = u->src[0]->dtype;
+    if (vt.ptr) throw Error("render_llvm: GEP of a pointer " + vt.name());
+    if (idx.empty() || u->dtype != vt.scalar_type().vec(static_cast<int>(idx.size())))
+      throw Error("render_llvm: GEP of " + std::to_string(idx.size()) + " lanes as " + u->dtype.name());
+    std::vector<std::string> mask;
+    for (int64_t i : idx) {
+      if (i < 0 || i >= vt.count) throw Error("render_llvm: GEP of lane " + std::to_string(i) + " of " + vt.name());
+      mask.push_back(std::to_string(i));
+    }
+    const std::string x = val(u->src[0]), t = reg_type(vt);
+    if (vt.count == 1) return x;
+    if (idx.size() == 1) return ins("lane", "extractelement " + t + " " + x + ", i32 " + mask[0]);
+    const DType m = dtypes::int32.vec(static_cast<int>(mask.size()));
+    return ins("vec",
+               "shufflevector " + t + " " + x + ", " + t + " undef, " + reg_type(m) + " " + lanes_literal(m, mask));
   }
 
   void line(const UPtr& u) {
@@ -594,7 +743,7 @@ class Renderer {
         return;
       }
       case Op::IF: {
-        int id = open_gate(val(u->src[0]), "if");
+        int id = open_gate(gate(u->src[0]), "if");
         open_.push_back(Open{u.get(), id, "", ""});
         return;
       }
@@ -602,7 +751,6 @@ class Renderer {
         if (!open_.empty() && open_.back().u == u->src[0].get()) close_block();
         return;
       case Op::LOAD: {
-        require_scalar(u->dtype);
         const UPtr& addr = u->src[0];
         if (u->src.size() != 3) {
           names_[u.get()] = load_value(addr, u->dtype);
@@ -610,7 +758,7 @@ class Renderer {
         }
         // A gated load reads memory only inside its gate; outside it is the alternative.
         const std::string alt = val(u->src[1]), pre = block_;
-        const int id = open_gate(val(u->src[2]), "load");
+        const int id = open_gate(gate(u->src[2]), "load");
         std::string v = load_value(addr, u->dtype);
         const std::string from = block_;
         close_gate(id, "load");
@@ -619,10 +767,9 @@ class Renderer {
         return;
       }
       case Op::STORE: {
-        require_scalar(u->src[1]->dtype);
         const UPtr& addr = u->src[0];
         if (const UPtr* g = gate_of(addr)) {
-          int id = open_gate(val(*g), "store");
+          int id = open_gate(gate(*g), "store");
           store_value(addr, u->src[1]);
           close_gate(id, "store");
         } else {
@@ -630,6 +777,12 @@ class Renderer {
         }
         return;
       }
+      case Op::VECTORIZE:
+        names_[u.get()] = vectorize(u);
+        return;
+      case Op::GEP:
+        names_[u.get()] = gep(u);
+        return;
       default:
         if (is(u->op, kALU) || u->op == Op::CAST || u->op == Op::BITCAST) {
           names_[u.get()] = alu(u);
@@ -650,26 +803,9 @@ std::string llvm_type(DType dt) {
 std::string llvm_const(const UPtr& c) {
   if (!c->is_const()) throw Error("llvm_const: not a CONST");
   if (c->is_invalid()) throw Error("render_llvm: Invalid reached the program (codegen must remove it)");
-  const DType dt = c->dtype;
-  require_scalar(dt);
-  if (dt.is_float()) {
-    // LLVM writes float constants as the bits of the equal double; a float must be exact.
-    double v = c->as_float();
-    if (dt.scalar != Scalar::Float64) v = static_cast<double>(static_cast<float>(v));
-    uint64_t bits;
-    std::memcpy(&bits, &v, sizeof bits);
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "0x%016" PRIX64, bits);
-    return buf;
-  }
-  if (dt.is_bool()) return c->as_int() ? "true" : "false";
-  // Integers as the signed value of their bits (LLVM integers have no signedness).
-  int64_t v = c->as_int();
-  const int shift = 64 - dt.bits();
-  if (shift > 0) v = static_cast<int64_t>(static_cast<uint64_t>(v) << shift) >> shift;
-  return std::to_string(v);
+  return lanes_literal(c->dtype, std::vector<std::string>(c->dtype.count, scalar_literal(*c)));  // a vector: splat
 }
 
-std::string render_llvm(const Program& p) { return Renderer(p).run(); }
+std::string render_llvm(const Program& p, const LlvmRenderOptions& opts) { return Renderer(p, opts).run(); }
 
 }  // namespace rg

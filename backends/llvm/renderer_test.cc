@@ -28,7 +28,14 @@ TEST(LlvmType, RegistersAndMemory) {
   EXPECT_EQ(llvm_type(dtypes::float16.ptr_to(4)), "i16*");                    // stored as bits
   EXPECT_EQ(llvm_type(dtypes::float16.ptr_to(1, AddrSpace::Reg)), "float*");  // registers hold the computed form
   EXPECT_EQ(llvm_type(dtypes::int32.ptr_to(4)), "i32*");
-  EXPECT_THROW(llvm_type(dtypes::float32.vec(4)), Error);
+  EXPECT_EQ(llvm_type(dtypes::float32.vec(4)), "<4 x float>");
+  EXPECT_EQ(llvm_type(dtypes::bool_.vec(2)), "<2 x i1>");
+  EXPECT_EQ(llvm_type(dtypes::float16.vec(8)), "<8 x float>");
+  EXPECT_EQ(llvm_type(dtypes::int64.vec(16)), "<16 x i64>");
+  EXPECT_EQ(llvm_type(dtypes::float32.vec(4).ptr_to()), "<4 x float>*");
+  EXPECT_EQ(llvm_type(dtypes::bool_.vec(4).ptr_to()), "<4 x i8>*");
+  EXPECT_EQ(llvm_type(dtypes::float16.vec(2).ptr_to()), "<2 x i16>*");
+  EXPECT_EQ(llvm_type(dtypes::float32.vec(4).ptr_to(1, AddrSpace::Reg)), "<4 x float>*");
 }
 
 TEST(LlvmConst, Literals) {
@@ -48,6 +55,10 @@ TEST(LlvmConst, Literals) {
   EXPECT_EQ(llvm_const(cnst_int(dtypes::bool_, 1)), "true");
   EXPECT_EQ(llvm_const(cnst_int(dtypes::bool_, 0)), "false");
   EXPECT_THROW(llvm_const(invalid(dtypes::float32)), Error);
+  // A vector CONST holds its value in every lane.
+  EXPECT_EQ(llvm_const(cnst(dtypes::float32.vec(2), 1.5)), "<float 0x3FF8000000000000, float 0x3FF8000000000000>");
+  EXPECT_EQ(llvm_const(cnst_int(dtypes::uint8.vec(3), 200)), "<i8 -56, i8 -56, i8 -56>");
+  EXPECT_EQ(llvm_const(cnst_int(dtypes::bool_.vec(2), 1)), "<i1 true, i1 true>");
 }
 
 // out[i] = in[i] + 1 over 10 elements, written as the linearizer would.
@@ -244,8 +255,175 @@ TEST(RenderLlvm, RejectsWhatTheCpuCannotRun) {
   UPtr sp = special("gidx0", 4, dtypes::int32);
   EXPECT_THROW(render_llvm(Program{"k", {sp}, {}, {}}), Error);
   EXPECT_THROW(render_llvm(Program{"k", {invalid(dtypes::float32)}, {}, {}}), Error);
-  UPtr vec = UOp::make(Op::VECTORIZE, dtypes::float32.vec(2), {cnst(dtypes::float32, 1), cnst(dtypes::float32, 2)});
-  EXPECT_THROW(render_llvm(Program{"k", {vec}, {}, {}}), Error);
+}
+
+// --- vectors ---
+
+// An INDEX reading `lanes` consecutive elements of p from element i (as rules/devectorize.rules builds it).
+UPtr vaddress(const UPtr& p, const UPtr& i, int lanes) {
+  return UOp::make(Op::INDEX, p->dtype.base().vec(lanes).ptr_to(), {p, i});
+}
+UPtr vload(const UPtr& p, const UPtr& i, int lanes) {
+  return UOp::make(Op::LOAD, p->dtype.base().vec(lanes), {vaddress(p, i, lanes)});
+}
+UPtr vectorize(std::vector<UPtr> lanes) {
+  DType dt = lanes[0]->dtype.vec(static_cast<int>(lanes.size()));
+  return UOp::make(Op::VECTORIZE, dt, std::move(lanes));
+}
+UPtr lane(const UPtr& v, std::vector<int64_t> lanes) {
+  DType dt = v->dtype.scalar_type().vec(static_cast<int>(lanes.size()));
+  return UOp::make(Op::GEP, dt, {v}, std::move(lanes));
+}
+
+// The uops of a straight-line program, sources first.
+Program straight(const std::string& name, const std::vector<UPtr>& roots, const std::vector<UPtr>& params) {
+  std::vector<DType> slots;
+  for (const UPtr& p : params) slots.push_back(p->dtype);
+  return Program{name, toposort(UOp::make(Op::SINK, dtypes::void_, roots)), slots, {}};
+}
+
+TEST(RenderLlvmVectors, FourWideAddLoadsAndStoresThroughVectorPointers) {
+  // out[0..3] = a[0..3] + b[0..3]: the buffers are only float-aligned, so every access says align 4.
+  UPtr out = param(0, dtypes::float32, 4), a = param(1, dtypes::float32, 4), b = param(2, dtypes::float32, 4);
+  UPtr sum = vload(a, i32(0), 4) + vload(b, i32(0), 4);
+  std::string src = render_llvm(straight("vadd", {store(vaddress(out, i32(0), 4), sum)}, {out, a, b}));
+  EXPECT_TRUE(has(src,
+                  "  %data2 = bitcast i8* %data2.raw to float*\n"
+                  "  %gep0 = getelementptr inbounds float, float* %data1, i32 0\n"
+                  "  %vptr1 = bitcast float* %gep0 to <4 x float>*\n"
+                  "  %val2 = load <4 x float>, <4 x float>* %vptr1, align 4\n"
+                  "  %gep3 = getelementptr inbounds float, float* %data2, i32 0\n"
+                  "  %vptr4 = bitcast float* %gep3 to <4 x float>*\n"
+                  "  %val5 = load <4 x float>, <4 x float>* %vptr4, align 4\n"
+                  "  %alu6 = fadd <4 x float> %val2, %val5\n"
+                  "  %gep7 = getelementptr inbounds float, float* %data0, i32 0\n"
+                  "  %vptr8 = bitcast float* %gep7 to <4 x float>*\n"
+                  "  store <4 x float> %alu6, <4 x float>* %vptr8, align 4\n"
+                  "  ret void\n"))
+      << src;
+}
+
+TEST(RenderLlvmVectors, VectorizeIsALiteralASplatOrInsertsAndGepExtracts) {
+  UPtr out = param(0, dtypes::float32, 16), in = param(1, dtypes::float32, 4);
+  UPtr x = load_at(in, i32(0)), y = load_at(in, i32(1));
+  UPtr consts = vectorize({f32(1), f32(2), f32(1), f32(0.5)});
+  UPtr same = vectorize({x, x, x, x});
+  UPtr mixed = vectorize({x, f32(3), y, f32(3)});
+  UPtr none = vectorize({y, x});
+  UPtr v = vload(in, i32(0), 4);
+  std::vector<UPtr> roots{
+      store(vaddress(out, i32(0), 4), consts),    store(vaddress(out, i32(4), 4), same),
+      store(vaddress(out, i32(8), 4), mixed),     store(vaddress(out, i32(12), 2), none),
+      store(address(out, i32(14)), lane(v, {3})), store(vaddress(out, i32(14), 2), lane(v, {2, 0}))};
+  std::string src = render_llvm(straight("vec", roots, {out, in}));
+  for (const char* want :
+       {"store <4 x float> <float 0x3FF0000000000000, float 0x4000000000000000, float 0x3FF0000000000000, float "
+        "0x3FE0000000000000>, <4 x float>* %vptr",
+        // the splat: lane 0, then shuffled to every lane
+        " = insertelement <4 x float> undef, float %val", ", <4 x float> undef, <4 x i32> zeroinitializer\n",
+        // mixed lanes start from the literal of the constant ones
+        " = insertelement <4 x float> <float undef, float 0x4008000000000000, float undef, float 0x4008000000000000>, "
+        "float %val",
+        " = insertelement <2 x float> undef, float %val", " = extractelement <4 x float> %val", ", i32 3\n",
+        ", <4 x float> undef, <2 x i32> <i32 2, i32 0>\n"})
+    EXPECT_TRUE(has(src, want)) << want << "\n" << src;
+  EXPECT_EQ(occurrences(src, "shufflevector"), 2u) << src;
+  EXPECT_EQ(occurrences(src, "insertelement"), 1u + 2u + 2u) << src;  // splat, mixed, two lanes
+}
+
+TEST(RenderLlvmVectors, ComparisonsGiveBoolVectorsAndSelectPerLane) {
+  UPtr out = param(0, dtypes::float32, 4), a = param(1, dtypes::float32, 4), ib = param(2, dtypes::int32, 4);
+  UPtr mask = param(3, dtypes::bool_, 4), ui = param(4, dtypes::uint32, 4);
+  UPtr x = vload(a, i32(0), 4), n = vload(ib, i32(0), 4), u = vload(ui, i32(0), 4);
+  UPtr lt = x < cnst(dtypes::float32.vec(4), 0);
+  UPtr pick = where(lt, x, cast(n, dtypes::float32.vec(4)));
+  UPtr all = where(load_at(mask, i32(0)), pick, x);  // one condition for all lanes
+  UPtr nu = cast(n, dtypes::uint32.vec(4));
+  std::vector<UPtr> roots{store(vaddress(out, i32(0), 4), all),
+                          store(vaddress(mask, i32(0), 4), vload(mask, i32(0), 4) & lt),
+                          store(vaddress(ib, i32(0), 4), maximum(n, cast(u < nu, dtypes::int32.vec(4))))};
+  std::string src = render_llvm(straight("cmp", roots, {out, a, ib, mask, ui}));
+  for (const char* want : {"= fcmp olt <4 x float> %val5, <float 0x0000000000000000, float 0x0000000000000000, float "
+                           "0x0000000000000000, float 0x0000000000000000>\n",
+                           "= sitofp <4 x i32> %val", " to <4 x float>\n", "= select <4 x i1> %alu",
+                           "= select i1 %val",  // WHERE with one bool for the four lanes
+                           "= load <4 x i8>, <4 x i8>* %vptr", ", align 1\n", "= icmp ne <4 x i8> %val",
+                           ", <i8 0, i8 0, i8 0, i8 0>\n", "= and <4 x i1> %val", "= zext <4 x i1> %alu",
+                           " to <4 x i8>\n", "= icmp ult <4 x i32> %val", "= icmp sgt <4 x i32> %val"})
+    EXPECT_TRUE(has(src, want)) << want << "\n" << src;
+}
+
+TEST(RenderLlvmVectors, MathUsesVectorIntrinsicsDeclaredOnce) {
+  UPtr out = param(0, dtypes::float32, 8), in = param(1, dtypes::float32, 8);
+  UPtr x = vload(in, i32(0), 4), y = vload(in, i32(4), 4);
+  auto op = [](Op o, const UPtr& v) { return UOp::make(o, v->dtype, {v}); };
+  std::vector<UPtr> roots{store(vaddress(out, i32(0), 4), op(Op::EXP2, x) + op(Op::EXP2, y)),
+                          store(vaddress(out, i32(4), 4), op(Op::SQRT, x))};
+  std::string src = render_llvm(straight("m", roots, {out, in}));
+  EXPECT_EQ(occurrences(src, "declare <4 x float> @llvm.exp2.v4f32(<4 x float>)\n"), 1u) << src;
+  EXPECT_EQ(occurrences(src, "call <4 x float> @llvm.exp2.v4f32(<4 x float> %val"), 2u) << src;
+  EXPECT_TRUE(has(src, "call <4 x float> @llvm.sqrt.v4f32(<4 x float> %val")) << src;
+}
+
+// out[0..3] = a * b + c on 4 lanes, out[4] = the same on one.
+Program mulacc_program() {
+  UPtr out = param(0, dtypes::float32, 5), in = param(1, dtypes::float32, 12);
+  UPtr v =
+      UOp::make(Op::MULACC, dtypes::float32.vec(4), {vload(in, i32(0), 4), vload(in, i32(4), 4), vload(in, i32(8), 4)});
+  UPtr s = UOp::make(Op::MULACC, dtypes::float32, {load_at(in, i32(0)), load_at(in, i32(1)), load_at(in, i32(2))});
+  return straight("mulacc", {store(vaddress(out, i32(0), 4), v), store(address(out, i32(4)), s)}, {out, in});
+}
+
+TEST(RenderLlvmVectors, MulAccRoundsTheProductUnlessFused) {
+  std::string src = render_llvm(mulacc_program());
+  EXPECT_EQ(occurrences(src, "= fmul <4 x float> %val"), 1u) << src;
+  EXPECT_EQ(occurrences(src, "= fadd <4 x float> %alu"), 1u) << src;
+  EXPECT_EQ(occurrences(src, "= fmul float %val"), 1u) << src;
+  EXPECT_EQ(occurrences(src, "llvm.fma"), 0u) << src;
+  std::string fused = render_llvm(mulacc_program(), {.fused_mulacc = true});
+  EXPECT_EQ(occurrences(fused, "fmul"), 0u) << fused;
+  EXPECT_EQ(occurrences(fused, "fadd"), 0u) << fused;
+  EXPECT_EQ(occurrences(fused, "declare <4 x float> @llvm.fma.v4f32(<4 x float>, <4 x float>, <4 x float>)\n"), 1u)
+      << fused;
+  EXPECT_EQ(occurrences(fused, "declare float @llvm.fma.f32(float, float, float)\n"), 1u) << fused;
+  EXPECT_TRUE(has(fused, "= call <4 x float> @llvm.fma.v4f32(<4 x float> %val")) << fused;
+  EXPECT_TRUE(has(fused, "= call float @llvm.fma.f32(float %val")) << fused;
+}
+
+TEST(RenderLlvmVectors, HalfLanesConvertOneByOne) {
+  // The float16 helpers are scalar: each lane is converted and rounded alone.
+  UPtr p = param(0, dtypes::float16, 2);
+  UPtr x = vload(p, i32(0), 2);
+  std::string src = render_llvm(straight("h2", {store(vaddress(p, i32(0), 2), x + x)}, {p}));
+  for (const char* want :
+       {"= load <2 x i16>, <2 x i16>* %vptr1, align 2\n", "= extractelement <2 x i16> %val2, i32 1\n",
+        "= call float @rg_h2f(i16 %lane", "= fadd <2 x float>", "= call float @rg_rh(float %lane",
+        "= call i16 @rg_f2h(float %lane", "= insertelement <2 x i16>", "store <2 x i16> %vec"})
+    EXPECT_TRUE(has(src, want)) << want << "\n" << src;
+  EXPECT_EQ(occurrences(src, "call float @rg_h2f(i16 %lane"), 2u) << src;
+}
+
+TEST(RenderLlvmVectors, RejectsMismatchedLanesAndPerLaneGates) {
+  UPtr out = param(0, dtypes::float32, 8), in = param(1, dtypes::float32, 8);
+  UPtr v = vload(in, i32(0), 4);
+  auto error = [&](const std::vector<UPtr>& roots) -> std::string {
+    try {
+      render_llvm(straight("bad", roots, {out, in}));
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  EXPECT_EQ(error({store(vaddress(out, i32(0), 4), UOp::make(Op::ADD, v->dtype, {v, f32(1)}))}),
+            "render_llvm: ADD of float32 into float32.vec(4) (the lanes differ)");
+  EXPECT_EQ(error({store(vaddress(out, i32(0), 2), v)}),
+            "render_llvm: a STORE of float32.vec(4) through a <2 x float>* address");
+  // A gate per lane would be a masked store.
+  UPtr gated = UOp::make(Op::INDEX, dtypes::float32.vec(4).ptr_to(), {out, i32(0), v < cnst(v->dtype, 0)});
+  EXPECT_EQ(error({store(gated, v)}), "render_llvm: a gate per lane (bool.vec(4)) is not supported");
+  EXPECT_EQ(error({store(address(out, i32(0)), lane(v, {4}))}), "render_llvm: GEP of lane 4 of float32.vec(4)");
+  UPtr three = UOp::make(Op::VECTORIZE, dtypes::float32.vec(4), {f32(1), f32(2), f32(3)});
+  EXPECT_EQ(error({store(vaddress(out, i32(0), 4), three)}), "render_llvm: VECTORIZE of 3 lanes into float32.vec(4)");
 }
 
 }  // namespace

@@ -114,7 +114,8 @@ int main(int argc, char** argv) {
   if (what == "alloc") return rg::bench_alloc();
   if (what == "kernels") return rg::bench_kernels(argc, argv);
   if (what == "compile") return rg::bench_compile(argc > 2 ? std::max(1, std::atoi(argv[2])) : 5);
-  std::fprintf(stderr, "usage: bench rewrite | seed [DEVICE] | compile [reps] | lanes | devices | alloc |\n"
+  std::fprintf(stderr,
+               "usage: bench rewrite | seed [DEVICE] | compile [reps] | lanes | devices | alloc |\n"
                "       kernels [--threads N] [--device CPU|LLVM]\n");
   return 2;
 }

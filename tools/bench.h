@@ -9,7 +9,7 @@ int bench_rewrite();  // the symbolic simplifier on index chains, against tinygr
 // The seed example on `device`: schedule, codegen, compile, run; cold and cached.
 int bench_seed(const std::string& device);
 int bench_compile(int reps);  // LLVM JIT against clang on a few kernels
-int bench_lanes();  // an add lowered scalar vs with float4 lanes, against memcpy
+int bench_lanes();            // an add lowered scalar vs with float4 lanes, against memcpy
 // An add of 2^24 floats: a new graph per call (output from the buffer pool, or fresh) against the replay.
 int bench_alloc();
 int bench_devices();  // the CPU and LLVM devices through the Tensor API: build and run times

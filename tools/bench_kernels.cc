@@ -2,10 +2,11 @@
 // rulegrad's kernels against a reference measured in the same process, on fixed pseudo-random inputs:
 // matmul (OpenBLAS's cblas_sgemm), an add (memcpy of the same bytes), a sum (a C loop with 16
 // accumulators), a row softmax and a small MLP forward (C++ loops and cblas_sgemm). rulegrad's time is
-// the median run time (last_timings().run_ms) of the scheduled kernels replayed on the same buffers,
-// after one run that builds them; the reference's is the median of its calls. Each workload runs at
-// least 3 times, and more until about a second is spent. `err` compares rulegrad's result with a
-// reference result once: the largest |rulegrad - reference| over the largest |reference|.
+// the median kernel time (last_timings().run_ms) of one schedule run again and again on the same
+// buffers, the first run building the programs; the reference's is the median of its calls. Each
+// side runs 3 times and for half a second at least, except a slow kernel, which stops once 5 s are
+// spent (`runs` says how many rulegrad's median is of: a 2048 matmul on scalar kernels runs once). `err` compares
+// rulegrad's result with a reference result once: the largest |rulegrad - reference| over the largest |reference|.
 #include <cblas.h>
 #include <unistd.h>
 
@@ -42,23 +43,23 @@ Floats random_floats(int64_t n, uint32_t seed) {
   return v;
 }
 
-// The median of f's milliseconds over at least 3 calls, more until about a second is spent (at most 100).
-double median_ms(const std::function<double()>& f) {
+// The median of f's milliseconds. f runs until it ran 3 times and for half a second, or, when it is slow
+// (a large matmul on scalar kernels), until 5 s are spent: at least once, at most 100 times.
+struct Median {
+  double ms;
+  int runs;
+};
+Median median_ms(const std::function<double()>& f) {
   std::vector<double> ms;
   double spent = 0;
-  while (ms.size() < 3 || (spent < 1000 && ms.size() < 100)) {
+  do {
     auto t0 = std::chrono::steady_clock::now();
     ms.push_back(f());
     spent += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  }
+  } while (ms.size() < 100 && (spent < 500 || (ms.size() < 3 && spent < 5000)));
   std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
-}
-
-double wall_ms(const std::function<void()>& f) {
-  auto t0 = std::chrono::steady_clock::now();
-  f();
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  const size_t n = ms.size();
+  return {(ms[(n - 1) / 2] + ms[n / 2]) / 2, int(n)};
 }
 
 // The largest |got - want| over the largest |want| (a wrong kernel gives about 1 or more).
@@ -73,22 +74,35 @@ double max_rel_err(const Floats& got, const Floats& want) {
   return diff / std::max(scale, 1e-30);
 }
 
-// Runs the schedule of `t` once (building its programs), then times replays on the same buffers.
+// Runs the schedule of `t` on the same buffers again and again: the first run builds the programs
+// and gives the result (its kernel time counts like the others', compile time aside).
 struct Replay {
-  Floats result;  // of the first run
-  double ms;      // median kernel time of the replays
+  Floats result;
+  Median time;
 };
 Replay replay(const Tensor& t) {
   ScheduleResult s = schedule({t.uop()});
-  run_linear(s.linear);
   Replay r;
-  r.result.resize(size_t(t.numel()));
-  buffer_read(s.outputs[0], r.result.data(), r.result.size() * sizeof(float));
-  r.ms = median_ms([&] {
+  r.time = median_ms([&] {
     run_linear(s.linear);
-    return last_timings().run_ms;
+    const double ms = last_timings().run_ms;
+    if (r.result.empty()) {
+      r.result.resize(size_t(t.numel()));
+      buffer_read(s.outputs[0], r.result.data(), r.result.size() * sizeof(float));
+    }
+    return ms;
   });
   return r;
+}
+
+// The median milliseconds of the reference's calls.
+double reference_ms(const std::function<void()>& f) {
+  return median_ms([&] {
+           auto t0 = std::chrono::steady_clock::now();
+           f();
+           return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+         })
+      .ms;
 }
 
 void sgemm(int m, int n, int k, const float* a, const float* b, float* c) {
@@ -122,11 +136,12 @@ struct Row {
   double rulegrad, reference;  // in `unit`
   const char* unit;
   double err;
+  int runs;  // rulegrad's
 };
 
 void print_row(const Row& r) {
-  std::printf("%-18s %12.2f %12.2f  %-8s %8.3f %10.2e\n", r.workload.c_str(), r.rulegrad, r.reference, r.unit,
-              r.rulegrad / r.reference, r.err);
+  std::printf("%-18s %12.2f %12.2f  %-8s %8.3f %10.2e %5d\n", r.workload.c_str(), r.rulegrad, r.reference, r.unit,
+              r.rulegrad / r.reference, r.err, r.runs);
   std::fflush(stdout);  // rows arrive one by one: the large matmuls take a while
 }
 
@@ -134,9 +149,14 @@ Row matmul_row(int64_t n, const std::string& device) {
   Floats a = random_floats(n * n, 1), b = random_floats(n * n, 2), c(n * n);
   Tensor ta = Tensor::from_vector(a, {n, n}, device).realize(), tb = Tensor::from_vector(b, {n, n}, device).realize();
   Replay r = replay(ta.matmul(tb));
-  const double ref = median_ms([&] { return wall_ms([&] { sgemm(n, n, n, a.data(), b.data(), c.data()); }); });
+  const double ref = reference_ms([&] { sgemm(n, n, n, a.data(), b.data(), c.data()); });
   const double flop = 2.0 * double(n) * double(n) * double(n);
-  return {"matmul " + std::to_string(n), flop / r.ms / 1e6, flop / ref / 1e6, "GFLOP/s", max_rel_err(r.result, c)};
+  return {"matmul " + std::to_string(n),
+          flop / r.time.ms / 1e6,
+          flop / ref / 1e6,
+          "GFLOP/s",
+          max_rel_err(r.result, c),
+          r.time.runs};
 }
 
 Row add_row(const std::string& device) {
@@ -145,9 +165,10 @@ Row add_row(const std::string& device) {
   for (int64_t i = 0; i < n; ++i) want[i] = a[i] + b[i];
   Tensor ta = Tensor::from_vector(a, {n}, device).realize(), tb = Tensor::from_vector(b, {n}, device).realize();
   Replay r = replay(ta + tb);
-  const double ref = median_ms([&] { return wall_ms([&] { std::memcpy(copy.data(), a.data(), n * sizeof(float)); }); });
+  const double ref = reference_ms([&] { std::memcpy(copy.data(), a.data(), n * sizeof(float)); });
   const double bytes = double(n) * sizeof(float);  // per stream: the add reads 2 and writes 1, memcpy 1 and 1
-  return {"add 2^24", 3 * bytes / r.ms / 1e6, 2 * bytes / ref / 1e6, "GB/s", max_rel_err(r.result, want)};
+  return {"add 2^24", 3 * bytes / r.time.ms / 1e6, 2 * bytes / ref / 1e6,
+          "GB/s",     max_rel_err(r.result, want), r.time.runs};
 }
 
 Row sum_row(const std::string& device) {
@@ -156,9 +177,10 @@ Row sum_row(const std::string& device) {
   Tensor ta = Tensor::from_vector(a, {n}, device).realize();
   Replay r = replay(ta.sum());
   volatile float sink = 0;
-  const double ref = median_ms([&] { return wall_ms([&] { sink = sum16(a.data(), n); }); });
+  const double ref = reference_ms([&] { sink = sum16(a.data(), n); });
   const double bytes = double(n) * sizeof(float);
-  return {"sum 2^24", bytes / r.ms / 1e6, bytes / ref / 1e6, "GB/s", max_rel_err(r.result, {sum16(a.data(), n)})};
+  return {"sum 2^24", bytes / r.time.ms / 1e6, bytes / ref / 1e6, "GB/s", max_rel_err(r.result, {sum16(a.data(), n)}),
+          r.time.runs};
 }
 
 Row softmax_row(const std::string& device) {
@@ -167,8 +189,8 @@ Row softmax_row(const std::string& device) {
   for (float& v : x) v *= 8;  // a spread that exp() does not flatten
   Tensor tx = Tensor::from_vector(x, {rows, cols}, device).realize();
   Replay r = replay(tx.softmax(1));
-  const double ref = median_ms([&] { return wall_ms([&] { softmax_rows(x.data(), y.data(), rows, cols); }); });
-  return {"softmax 4096x1024", r.ms, ref, "ms", max_rel_err(r.result, y)};
+  const double ref = reference_ms([&] { softmax_rows(x.data(), y.data(), rows, cols); });
+  return {"softmax 4096x1024", r.time.ms, ref, "ms", max_rel_err(r.result, y), r.time.runs};
 }
 
 Row mlp_row(const std::string& device) {
@@ -181,28 +203,30 @@ Row mlp_row(const std::string& device) {
   Tensor tw2 = Tensor::from_vector(w2, {hidden, out}, device).realize();
   Tensor tb2 = Tensor::from_vector(b2, {out}, device).realize();
   Replay r = replay((tx.matmul(tw1) + tb1).relu().matmul(tw2) + tb2);
-  const double ref = median_ms([&] {
-    return wall_ms([&] {
-      sgemm(batch, hidden, in, x.data(), w1.data(), h.data());
-      for (int64_t i = 0; i < batch * hidden; ++i) h[i] = std::max(h[i] + b1[i % hidden], 0.0f);
-      sgemm(batch, out, hidden, h.data(), w2.data(), y.data());
-      for (int64_t i = 0; i < batch * out; ++i) y[i] += b2[i % out];
-    });
+  const double ref = reference_ms([&] {
+    sgemm(batch, hidden, in, x.data(), w1.data(), h.data());
+    for (int64_t i = 0; i < batch * hidden; ++i) h[i] = std::max(h[i] + b1[i % hidden], 0.0f);
+    sgemm(batch, out, hidden, h.data(), w2.data(), y.data());
+    for (int64_t i = 0; i < batch * out; ++i) y[i] += b2[i % out];
   });
-  return {"mlp 64x784x256x10", r.ms, ref, "ms", max_rel_err(r.result, y)};
+  return {"mlp 64x784x256x10", r.time.ms, ref, "ms", max_rel_err(r.result, y), r.time.runs};
 }
 
 const char* const kOverrides[] = {"OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"};
+const char* const kRemoved = "RG_BENCH_OPENBLAS_REMOVED";  // what the first process removed, for the header
 
 // OpenBLAS reads these when the library loads, before main, and they can make it pick slower kernels
 // than this machine has: a process started with either runs itself again without them.
 void reexec_without_openblas_overrides(char** argv) {
-  bool any = false;
-  for (const char* v : kOverrides) any |= getenv(v) != nullptr;
-  if (!any) return;
+  std::string removed;
+  for (const char* v : kOverrides)
+    if (const char* value = getenv(v)) removed += (removed.empty() ? "" : " ") + std::string(v) + "=" + value;
+  if (removed.empty()) return;
   for (const char* v : kOverrides) unsetenv(v);
+  setenv(kRemoved, removed.c_str(), 1);
   execv("/proc/self/exe", argv);
   std::perror("bench kernels: could not run itself again without OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE");
+  unsetenv(kRemoved);
 }
 
 int usage() {
@@ -236,8 +260,13 @@ int bench_kernels(int argc, char** argv) {
   std::printf("rulegrad device: %s   rulegrad threads: RG_THREADS=%d\n", device.c_str(), threads);
   std::printf("OpenBLAS: core %s, %d threads (%s)\n", openblas_get_corename(), openblas_get_num_threads(),
               openblas_get_config());
+  if (const char* removed = getenv(kRemoved)) {
+    std::printf("OpenBLAS: run without %s from the environment\n", removed);
+    unsetenv(kRemoved);
+  }
   std::printf("ratio: rulegrad / reference in the row's unit (GFLOP/s, GB/s: higher is faster; ms: lower is)\n");
-  std::printf("%-18s %12s %12s  %-8s %8s %10s\n", "workload", "rulegrad", "reference", "unit", "ratio", "err");
+  std::printf("%-18s %12s %12s  %-8s %8s %10s %5s\n", "workload", "rulegrad", "reference", "unit", "ratio", "err",
+              "runs");
   for (int64_t n : {256, 512, 1024, 2048}) print_row(matmul_row(n, device));
   print_row(add_row(device));
   print_row(sum_row(device));

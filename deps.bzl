@@ -31,6 +31,7 @@ def rulegrad_dependencies(rulegrad_path = "."):
     native.new_local_repository(name = "llvm", build_file = str(Label("//third_party:llvm.BUILD")), path = "/usr/lib/llvm-14")
     native.new_local_repository(name = "z3", build_file = str(Label("//third_party:z3.BUILD")), path = "/usr")
     native.new_local_repository(name = "re2c", build_file = str(Label("//third_party:re2c.BUILD")), path = "/usr")
+    native.new_local_repository(name = "openblas", build_file = str(Label("//third_party:openblas.BUILD")), path = "/usr")
 
     # Named as the native proto_library / cc_proto_library expect.
     native.new_local_repository(

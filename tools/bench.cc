@@ -1,4 +1,4 @@
-// bazel run -c opt //tools:bench -- rewrite | seed [DEVICE] | compile [reps] | lanes | devices | alloc
+// bazel run -c opt //tools:bench -- rewrite | seed [DEVICE] | compile [reps] | lanes | devices | alloc | kernels
 // rewrite: per workload, input nodes, output nodes, seconds, input nodes per
 //   second, and the reference time (tinygrad's simplifier, measured on the same
 //   expressions on this class of machine) with our speed-up over it.
@@ -112,7 +112,10 @@ int main(int argc, char** argv) {
   if (what == "lanes") return rg::bench_lanes();
   if (what == "devices") return rg::bench_devices();
   if (what == "alloc") return rg::bench_alloc();
+  if (what == "kernels") return rg::bench_kernels(argc, argv);
   if (what == "compile") return rg::bench_compile(argc > 2 ? std::max(1, std::atoi(argv[2])) : 5);
-  std::fprintf(stderr, "usage: bench rewrite | seed [DEVICE] | compile [reps] | lanes | devices | alloc\n");
+  std::fprintf(stderr,
+               "usage: bench rewrite | seed [DEVICE] | compile [reps] | lanes | devices | alloc |\n"
+               "       kernels [--threads N] [--device CPU|LLVM]\n");
   return 2;
 }

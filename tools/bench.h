@@ -9,10 +9,12 @@ int bench_rewrite();  // the symbolic simplifier on index chains, against tinygr
 // The seed example on `device`: schedule, codegen, compile, run; cold and cached.
 int bench_seed(const std::string& device);
 int bench_compile(int reps);  // LLVM JIT against clang on a few kernels
-int bench_lanes();
+int bench_lanes();            // an add lowered scalar vs with float4 lanes, against memcpy
 // An add of 2^24 floats: a new graph per call (output from the buffer pool, or fresh) against the replay.
 int bench_alloc();
-int bench_devices();  // the CPU and LLVM devices through the Tensor API: build and run times            // an add
-                      // lowered scalar vs with float4 lanes, against memcpy
+int bench_devices();  // the CPU and LLVM devices through the Tensor API: build and run times
+// Kernels (matmul, add, sum, softmax, an MLP) against OpenBLAS and C loops; argv as main's:
+// bench kernels [--threads N] [--device CPU|LLVM].
+int bench_kernels(int argc, char** argv);
 
 }  // namespace rg

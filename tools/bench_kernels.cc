@@ -1,0 +1,280 @@
+// bazel run -c opt //tools:bench -- kernels [--threads N] [--device CPU|LLVM]
+// rulegrad's kernels against a reference measured in the same process, on fixed pseudo-random inputs:
+// matmul (OpenBLAS's cblas_sgemm), an add (memcpy of the same bytes), a sum (a C loop with 16
+// accumulators), a row softmax and a small MLP forward (C++ loops and cblas_sgemm). rulegrad's time is
+// the median kernel time (last_timings().run_ms) of one schedule run again and again on the same
+// buffers, the first run building the programs; the reference's is the median of its calls. Each
+// side runs 3 times and for half a second at least, except a slow kernel, which stops once 5 s are
+// spent (`runs` says how many rulegrad's median is of: a 2048 matmul on scalar kernels runs once). `err` compares
+// rulegrad's result with a reference result once: the largest |rulegrad - reference| over the largest |reference|.
+#include <cblas.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "compiler/schedule/schedule.h"
+#include "compiler/tensor/tensor.h"
+#include "runtime/buffer.h"
+#include "runtime/executor.h"
+#include "tools/bench.h"
+
+namespace rg {
+namespace {
+
+using Floats = std::vector<float>;
+
+// n values in [-1, 1) from a fixed linear congruential sequence.
+Floats random_floats(int64_t n, uint32_t seed) {
+  Floats v(n);
+  uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (float& x : v) {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    x = float(int32_t(s >> 32)) * (1.0f / 2147483648.0f);
+  }
+  return v;
+}
+
+struct Median {
+  double ms;
+  int runs;
+};
+// The median of f's milliseconds, counting the runs `ms` holds already. f runs until there were 3 runs
+// and half a second spent, or, when it is slow (a large matmul on scalar kernels), until 5 s are spent:
+// at least one run, at most 100.
+Median median_ms(const std::function<double()>& f, std::vector<double> ms = {}) {
+  double spent = 0;
+  for (double m : ms) spent += m;
+  while (ms.empty() || (ms.size() < 100 && (spent < 500 || (ms.size() < 3 && spent < 5000)))) {
+    auto t0 = std::chrono::steady_clock::now();
+    ms.push_back(f());
+    spent += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  }
+  std::sort(ms.begin(), ms.end());
+  const size_t n = ms.size();
+  return {(ms[(n - 1) / 2] + ms[n / 2]) / 2, int(n)};
+}
+
+// The largest |got - want| over the largest |want| (a wrong kernel gives about 1 or more).
+double max_rel_err(const Floats& got, const Floats& want) {
+  if (got.size() != want.size()) return INFINITY;
+  double diff = 0, scale = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    diff = std::max(diff, std::fabs(double(got[i]) - double(want[i])));
+    if (std::isnan(got[i])) diff = INFINITY;
+    scale = std::max(scale, std::fabs(double(want[i])));
+  }
+  return diff / std::max(scale, 1e-30);
+}
+
+// Runs the schedule of `t` on the same buffers again and again: the first run builds the programs
+// and gives the result (its kernel time counts like the others', compile time aside).
+struct Replay {
+  Floats result;
+  Median time;
+};
+Replay replay(const Tensor& t) {
+  ScheduleResult s = schedule({t.uop()});
+  run_linear(s.linear);
+  Replay r;
+  r.result.resize(size_t(t.numel()));
+  buffer_read(s.outputs[0], r.result.data(), r.result.size() * sizeof(float));
+  r.time = median_ms(
+      [&] {
+        run_linear(s.linear);
+        return last_timings().run_ms;
+      },
+      {last_timings().run_ms});
+  return r;
+}
+
+// The median milliseconds of the reference's calls.
+double reference_ms(const std::function<void()>& f) {
+  return median_ms([&] {
+           auto t0 = std::chrono::steady_clock::now();
+           f();
+           return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+         })
+      .ms;
+}
+
+void sgemm(int m, int n, int k, const float* a, const float* b, float* c) {
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a, k, b, n, 0.0f, c, n);
+}
+
+// A plain loop with 16 independent accumulators (the compiler keeps them in registers); n % 16 == 0.
+float sum16(const float* x, size_t n) {
+  float acc[16] = {};
+  for (size_t i = 0; i < n; i += 16)
+    for (int k = 0; k < 16; ++k) acc[k] += x[i + k];
+  float s = 0;
+  for (float a : acc) s += a;
+  return s;
+}
+
+void softmax_rows(const float* x, float* y, int64_t rows, int64_t cols) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* in = x + r * cols;
+    float* out = y + r * cols;
+    float m = in[0];
+    for (int64_t c = 1; c < cols; ++c) m = std::max(m, in[c]);
+    float sum = 0;
+    for (int64_t c = 0; c < cols; ++c) sum += out[c] = std::exp(in[c] - m);
+    for (int64_t c = 0; c < cols; ++c) out[c] /= sum;
+  }
+}
+
+struct Row {
+  std::string workload;
+  double rulegrad, reference;  // in `unit`
+  const char* unit;
+  double err;
+  int runs;  // rulegrad's
+};
+
+void print_row(const Row& r) {
+  std::printf("%-18s %12.2f %12.2f  %-8s %8.3f %10.2e %5d\n", r.workload.c_str(), r.rulegrad, r.reference, r.unit,
+              r.rulegrad / r.reference, r.err, r.runs);
+  std::fflush(stdout);  // rows arrive one by one: the large matmuls take a while
+}
+
+Row matmul_row(int64_t n, const std::string& device) {
+  Floats a = random_floats(n * n, 1), b = random_floats(n * n, 2), c(n * n);
+  Tensor ta = Tensor::from_vector(a, {n, n}, device).realize(), tb = Tensor::from_vector(b, {n, n}, device).realize();
+  Replay r = replay(ta.matmul(tb));
+  const double ref = reference_ms([&] { sgemm(n, n, n, a.data(), b.data(), c.data()); });
+  const double flop = 2.0 * double(n) * double(n) * double(n);
+  return {"matmul " + std::to_string(n),
+          flop / r.time.ms / 1e6,
+          flop / ref / 1e6,
+          "GFLOP/s",
+          max_rel_err(r.result, c),
+          r.time.runs};
+}
+
+Row add_row(const std::string& device) {
+  const int64_t n = int64_t(1) << 24;
+  Floats a = random_floats(n, 3), b = random_floats(n, 4), want(n), copy(n);
+  for (int64_t i = 0; i < n; ++i) want[i] = a[i] + b[i];
+  Tensor ta = Tensor::from_vector(a, {n}, device).realize(), tb = Tensor::from_vector(b, {n}, device).realize();
+  Replay r = replay(ta + tb);
+  const double ref = reference_ms([&] { std::memcpy(copy.data(), a.data(), n * sizeof(float)); });
+  const double bytes = double(n) * sizeof(float);  // per stream: the add reads 2 and writes 1, memcpy 1 and 1
+  return {"add 2^24", 3 * bytes / r.time.ms / 1e6, 2 * bytes / ref / 1e6,
+          "GB/s",     max_rel_err(r.result, want), r.time.runs};
+}
+
+Row sum_row(const std::string& device) {
+  const int64_t n = int64_t(1) << 24;
+  Floats a = random_floats(n, 5);
+  Tensor ta = Tensor::from_vector(a, {n}, device).realize();
+  Replay r = replay(ta.sum());
+  volatile float sink = 0;
+  const double ref = reference_ms([&] { sink = sum16(a.data(), n); });
+  const double bytes = double(n) * sizeof(float);
+  return {"sum 2^24", bytes / r.time.ms / 1e6, bytes / ref / 1e6, "GB/s", max_rel_err(r.result, {sum16(a.data(), n)}),
+          r.time.runs};
+}
+
+Row softmax_row(const std::string& device) {
+  const int64_t rows = 4096, cols = 1024;
+  Floats x = random_floats(rows * cols, 6), y(rows * cols);
+  for (float& v : x) v *= 8;  // a spread that exp() does not flatten
+  Tensor tx = Tensor::from_vector(x, {rows, cols}, device).realize();
+  Replay r = replay(tx.softmax(1));
+  const double ref = reference_ms([&] { softmax_rows(x.data(), y.data(), rows, cols); });
+  return {"softmax 4096x1024", r.time.ms, ref, "ms", max_rel_err(r.result, y), r.time.runs};
+}
+
+Row mlp_row(const std::string& device) {
+  const int64_t batch = 64, in = 784, hidden = 256, out = 10;
+  Floats x = random_floats(batch * in, 7), w1 = random_floats(in * hidden, 8), b1 = random_floats(hidden, 9),
+         w2 = random_floats(hidden * out, 10), b2 = random_floats(out, 11), h(batch * hidden), y(batch * out);
+  Tensor tx = Tensor::from_vector(x, {batch, in}, device).realize();
+  Tensor tw1 = Tensor::from_vector(w1, {in, hidden}, device).realize();
+  Tensor tb1 = Tensor::from_vector(b1, {hidden}, device).realize();
+  Tensor tw2 = Tensor::from_vector(w2, {hidden, out}, device).realize();
+  Tensor tb2 = Tensor::from_vector(b2, {out}, device).realize();
+  Replay r = replay((tx.matmul(tw1) + tb1).relu().matmul(tw2) + tb2);
+  const double ref = reference_ms([&] {
+    sgemm(batch, hidden, in, x.data(), w1.data(), h.data());
+    for (int64_t i = 0; i < batch * hidden; ++i) h[i] = std::max(h[i] + b1[i % hidden], 0.0f);
+    sgemm(batch, out, hidden, h.data(), w2.data(), y.data());
+    for (int64_t i = 0; i < batch * out; ++i) y[i] += b2[i % out];
+  });
+  return {"mlp 64x784x256x10", r.time.ms, ref, "ms", max_rel_err(r.result, y), r.time.runs};
+}
+
+const char* const kOverrides[] = {"OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"};
+const char* const kRemoved = "RG_BENCH_OPENBLAS_REMOVED";  // what the first process removed, for the header
+
+// OpenBLAS reads these when the library loads, before main, and they can make it pick slower kernels
+// than this machine has: a process started with either runs itself again without them.
+void reexec_without_openblas_overrides(char** argv) {
+  std::string removed;
+  for (const char* v : kOverrides)
+    if (const char* value = getenv(v)) removed += (removed.empty() ? "" : " ") + std::string(v) + "=" + value;
+  if (removed.empty()) return;
+  for (const char* v : kOverrides) unsetenv(v);
+  setenv(kRemoved, removed.c_str(), 1);
+  execv("/proc/self/exe", argv);
+  std::perror("bench kernels: could not run itself again without OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE");
+  unsetenv(kRemoved);
+}
+
+int usage() {
+  std::fprintf(stderr, "usage: bench kernels [--threads N] [--device CPU|LLVM]\n");
+  return 2;
+}
+
+}  // namespace
+
+int bench_kernels(int argc, char** argv) {
+  reexec_without_openblas_overrides(argv);
+  int threads = 1;
+  std::string device = "CPU";
+  for (int i = 2; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (i + 1 >= argc) return usage();
+    if (arg == "--threads") {
+      threads = std::atoi(argv[++i]);
+      if (threads < 1) return usage();
+    } else if (arg == "--device") {
+      device = argv[++i];
+      if (device != "CPU" && device != "LLVM") return usage();
+    } else {
+      return usage();
+    }
+  }
+  // Before the first realize: the thread pool, where there is one, reads it when it starts.
+  setenv("RG_THREADS", std::to_string(threads).c_str(), 1);
+  openblas_set_num_threads(threads);
+
+  std::printf("rulegrad device: %s   rulegrad threads: RG_THREADS=%d\n", device.c_str(), threads);
+  std::printf("OpenBLAS: core %s, %d threads (%s)\n", openblas_get_corename(), openblas_get_num_threads(),
+              openblas_get_config());
+  if (const char* removed = getenv(kRemoved)) {
+    std::printf("OpenBLAS: run without %s from the environment\n", removed);
+    unsetenv(kRemoved);
+  }
+  std::printf("ratio: rulegrad / reference in the row's unit (GFLOP/s, GB/s: higher is faster; ms: lower is)\n");
+  std::printf("%-18s %12s %12s  %-8s %8s %10s %5s\n", "workload", "rulegrad", "reference", "unit", "ratio", "err",
+              "runs");
+  for (int64_t n : {256, 512, 1024, 2048}) print_row(matmul_row(n, device));
+  print_row(add_row(device));
+  print_row(sum_row(device));
+  print_row(softmax_row(device));
+  print_row(mlp_row(device));
+  free_buffer_pool();
+  return 0;
+}
+
+}  // namespace rg

@@ -85,9 +85,10 @@ std::vector<Opt> hand_coded_opts(const UPtr& kernel, const OptTarget& t) {
     for (const UPtr& u : toposort(k))
       if (u->op == Op::RANGE) work *= std::max<int64_t>(bound_of(u), 1);
     ax = kernel_axes(k);
+    const std::vector<UPtr> stores = accesses(k).stores;
     if (work >= kThreadWork)
       for (size_t i = 0; i < ax.first_reduce; ++i)
-        if (divides(int(i), t.threads) && all_use(acc.stores, ax.axes[i])) {
+        if (divides(int(i), t.threads) && all_use(stores, ax.axes[i])) {
           opts.push_back({OptOp::THREAD, int(i), t.threads});
           break;
         }

@@ -1,10 +1,12 @@
-// The optimizer's actions on hand-built kernels: what each does to the ranges, its errors, and the
-// heuristics' choices; compiled on the CPU, every optimized kernel computes what a reference loop does.
+// The optimizer's actions on hand-built kernels: what each does to the ranges, its errors, the
+// heuristics' choices; and, compiled on the CPU, every optimized kernel computes what a reference loop
+// computes (random shapes, random legal action lists, sizes the factors do not divide).
 #include "compiler/opt/opt.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <random>
 
 #include "backends/cpu/compiler.h"
@@ -18,13 +20,241 @@ namespace {
 
 using namespace testk;
 
-TEST(OptScratch, MatmulSource) {
-  LowerOptions o = cpu_lower_options();
-  o.fold_widths = {16, 8, 4, 2};
-  o.optimize = true;
-  o.mulacc = true;
-  Program p = lower(matmul(64, 64, 64), o);
-  std::printf("%s\n%s\n", to_string(p.opts).c_str(), render_c(p).c_str());
+std::vector<int64_t> bounds(const KernelAxes& a) {
+  std::vector<int64_t> b;
+  for (const UPtr& r : a.axes) b.push_back(r->src[0]->as_int());
+  return b;
+}
+
+int count_ranges(const UPtr& k, AxisType t) {
+  int n = 0;
+  for (const UPtr& u : toposort(k)) n += u->op == Op::RANGE && u->range_arg().type == t;
+  return n;
+}
+
+TEST(Opt, AxesAreOutputsThenReduces) {
+  KernelAxes a = kernel_axes(matmul(8, 16, 32));
+  EXPECT_EQ(bounds(a), (std::vector<int64_t>{8, 16, 32}));
+  EXPECT_EQ(a.first_reduce, 2u);
+  EXPECT_EQ(a.str(), "(8, 16 | 32)");
+  EXPECT_EQ(kernel_axes(sum(64)).str(), "(| 64)");
+  EXPECT_EQ(to_string(std::vector<Opt>{{OptOp::UPCAST, 1, 16}, {OptOp::THREAD, 0, 2}}), "UPCAST(1, 16) THREAD(0, 2)");
+  EXPECT_EQ(to_string(std::vector<Opt>{}), "(none)");
+}
+
+TEST(Opt, UpcastSplitsAnAxisIntoLoopAndLanes) {
+  UPtr k = apply_opt(matmul(8, 16, 32), {OptOp::UPCAST, 1, 4});
+  EXPECT_EQ(bounds(kernel_axes(k)), (std::vector<int64_t>{8, 4, 32}));  // the outer part keeps the position
+  EXPECT_EQ(count_ranges(k, AxisType::Upcast), 1);
+  // The store's END closes both parts; the reduce is untouched.
+  for (const UPtr& u : toposort(k)) {
+    if (u->op == Op::END) {
+      EXPECT_EQ(u->src.size(), 4u) << render_expr(u);
+    }
+  }
+  k = apply_opt(k, {OptOp::UPCAST, 2, 8});  // a reduce axis: accumulator lanes inside the REDUCE
+  for (const UPtr& u : toposort(k)) {
+    if (u->op == Op::REDUCE) {
+      EXPECT_EQ(u->src.size(), 3u);
+    }
+  }
+  EXPECT_EQ(count_ranges(k, AxisType::Upcast), 2);
+  EXPECT_EQ(bounds(kernel_axes(k)), (std::vector<int64_t>{8, 4, 4}));
+}
+
+TEST(Opt, UnrollThreadSwapPadto) {
+  UPtr k = apply_opt(matmul(8, 16, 32), {OptOp::UNROLL, 2, 4});
+  EXPECT_EQ(count_ranges(k, AxisType::Unroll), 1);
+  k = apply_opt(k, {OptOp::THREAD, 0, 2});
+  EXPECT_EQ(count_ranges(k, AxisType::Thread), 1);
+  EXPECT_EQ(bounds(kernel_axes(k)), (std::vector<int64_t>{4, 16, 8}));
+  // SWAP exchanges the loop order: the 16-axis is now outermost.
+  EXPECT_EQ(bounds(kernel_axes(apply_opt(k, {OptOp::SWAP, 0, 1}))), (std::vector<int64_t>{16, 4, 8}));
+  UPtr p = apply_opt(matmul(10, 16, 4), {OptOp::PADTO, 0, 4});
+  EXPECT_EQ(bounds(kernel_axes(p)), (std::vector<int64_t>{12, 16, 4}));
+}
+
+std::string error_of(const UPtr& k, const Opt& o) {
+  try {
+    apply_opt(k, o);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Opt, IllegalActionsAreErrorsNamingTheActionAndTheAxes) {
+  const UPtr k = matmul(64, 64, 64);
+  EXPECT_EQ(error_of(k, {OptOp::UPCAST, 1, 5}), "opt UPCAST(1, 5) on kernel axes (64, 64 | 64): 5 does not divide the bound 64");
+  EXPECT_NE(error_of(k, {OptOp::UPCAST, 3, 4}).find("no axis 3 (the kernel has 3)"), std::string::npos);
+  EXPECT_NE(error_of(k, {OptOp::UPCAST, 0, 1}).find("at least 2"), std::string::npos);
+  EXPECT_NE(error_of(k, {OptOp::UNROLL, 0, 4}).find("UNROLL splits a reduce axis"), std::string::npos);
+  EXPECT_NE(error_of(k, {OptOp::THREAD, 2, 2}).find("THREAD splits an output axis"), std::string::npos);
+  EXPECT_NE(error_of(k, {OptOp::PADTO, 0, 16}).find("a multiple of 16 already"), std::string::npos);
+  EXPECT_NE(error_of(k, {OptOp::PADTO, 2, 3}).find("PADTO pads an output axis"), std::string::npos);
+  EXPECT_NE(error_of(k, {OptOp::SWAP, 0, 0}).find("two different output axes"), std::string::npos);
+  EXPECT_NE(error_of(k, {OptOp::SWAP, 0, 2}).find("two different output axes"), std::string::npos);
+  const UPtr big = apply_opts(k, {{OptOp::UPCAST, 0, 16}, {OptOp::UPCAST, 1, 16}});
+  EXPECT_NE(error_of(big, {OptOp::UNROLL, 2, 2}).find("512 copies of its body (at most 256)"), std::string::npos);
+  const UPtr threaded = apply_opt(k, {OptOp::THREAD, 0, 2});
+  EXPECT_NE(error_of(threaded, {OptOp::THREAD, 1, 2}).find("a THREAD axis already"), std::string::npos);
+  // A store that does not use the axis would be repeated by every worker.
+  UPtr out = param(0, dtypes::float32, 4), in = param(1, dtypes::float32, 64);
+  UPtr i = range(4, 0), j = range(16, 1);
+  UPtr two = sink({end(store(out, i, load(in, i * 16)), {i}), end(store(out, idx(0), load(in, j)), {j})});
+  EXPECT_NE(error_of(two, {OptOp::THREAD, 0, 2}).find("does not use axis 0"), std::string::npos);
+}
+
+TEST(Opt, HeuristicsTileMatmulsAndVectorizeSums) {
+  const OptTarget avx512{16, 1};
+  EXPECT_EQ(to_string(hand_coded_opts(matmul(64, 64, 64), avx512)), "UPCAST(1, 16) UPCAST(0, 4) UPCAST(1, 2)");
+  EXPECT_EQ(to_string(hand_coded_opts(matmul(64, 16, 64), avx512)), "UPCAST(1, 16) UPCAST(0, 4)");
+  EXPECT_EQ(to_string(hand_coded_opts(sum(4096), avx512)), "UPCAST(0, 16)");
+  EXPECT_EQ(to_string(hand_coded_opts(row_sum(8, 64), avx512)), "UPCAST(1, 16)");  // rows are contiguous
+  EXPECT_EQ(to_string(hand_coded_opts(elementwise_add(4096), avx512)), "(none)");  // clang vectorizes the loop
+  EXPECT_EQ(to_string(hand_coded_opts(matmul(64, 64, 64), OptTarget{1, 1})), "(none)");  // scalar target
+  EXPECT_EQ(to_string(hand_coded_opts(matmul(256, 256, 256), OptTarget{16, 2})),
+            "UPCAST(1, 16) UPCAST(0, 4) UPCAST(1, 2) THREAD(0, 2)");
+  EXPECT_EQ(to_string(hand_coded_opts(elementwise_add(1 << 20), OptTarget{16, 2})), "THREAD(0, 2)");
+  EXPECT_EQ(to_string(hand_coded_opts(elementwise_add(1 << 10), OptTarget{16, 2})), "(none)");  // too small
+  EXPECT_EQ(to_string(hand_coded_opts(sum(1 << 20), OptTarget{16, 2})), "UPCAST(0, 16)");  // no output axis
+}
+
+// --- compiled: optimized kernels against reference loops ---
+
+struct Case {
+  std::string name;
+  UPtr kernel;
+  std::vector<std::vector<float>> inputs;     // slots 1..
+  std::vector<double> want;                   // slot 0
+};
+
+std::vector<float> random_floats(std::mt19937& rng, int64_t n) {
+  std::uniform_real_distribution<float> d(-1, 1);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+Case matmul_case(std::mt19937& rng, int64_t m, int64_t n, int64_t k) {
+  Case c{"matmul " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k), matmul(m, n, k),
+         {random_floats(rng, m * k), random_floats(rng, k * n)}, std::vector<double>(m * n, 0)};
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t x = 0; x < k; ++x) c.want[i * n + j] += double(c.inputs[0][i * k + x]) * c.inputs[1][x * n + j];
+  return c;
+}
+
+// out[i] = max_j in[i*cols + j]
+Case row_max_case(std::mt19937& rng, int64_t rows, int64_t cols) {
+  UPtr out = param(0, dtypes::float32, rows), in = param(1, dtypes::float32, rows * cols);
+  UPtr i = range(rows, 0), j = range(cols, 1, AxisType::Reduce);
+  Case c{"row max " + std::to_string(rows) + "x" + std::to_string(cols),
+         sink(end(store(out, i, reduce(Op::MAX, load(in, i * cols + j), {j})), {i})),
+         {random_floats(rng, rows * cols)}, std::vector<double>(rows, -INFINITY)};
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t x = 0; x < cols; ++x) c.want[r] = std::max(c.want[r], double(c.inputs[0][r * cols + x]));
+  return c;
+}
+
+Case sum_case(std::mt19937& rng, int64_t n) {
+  Case c{"sum " + std::to_string(n), sum(n), {random_floats(rng, n)}, {0}};
+  for (float x : c.inputs[0]) c.want[0] += x;
+  return c;
+}
+
+// Runs the kernel lowered with `opts`; the largest error relative to the largest reference value.
+double run_error(const Case& c, const LowerOptions& opts, std::string* source) {
+  Program p = lower(c.kernel, opts);
+  *source = render_c(p);
+  auto k = compile_c(*source, p.name);
+  std::vector<float> out(c.want.size(), NAN);
+  std::vector<std::vector<float>> in = c.inputs;
+  std::vector<void*> bufs{out.data()};
+  for (auto& v : in) bufs.push_back(v.data());
+  std::vector<int64_t> core(1, 0);
+  for (int w = 0; w < p.threads; ++w) {  // the workers one after another, as the pool would run them
+    std::vector<void*> args = bufs;
+    if (!p.vars.empty()) core[0] = w, args.push_back(core.data());
+    (*k)(args.data());
+  }
+  double err = 0, scale = 1e-30;
+  for (size_t i = 0; i < out.size(); ++i) {
+    err = std::max(err, std::isnan(out[i]) ? INFINITY : std::abs(out[i] - c.want[i]));
+    scale = std::max(scale, std::abs(c.want[i]));
+  }
+  return err / scale;
+}
+
+// Every legal action a random list may hold for a kernel.
+std::vector<Opt> menu(const UPtr& kernel) {
+  std::vector<Opt> m;
+  const KernelAxes a = kernel_axes(kernel);
+  for (int axis = 0; axis < int(a.axes.size()); ++axis) {
+    for (int64_t f : {2, 3, 4, 8, 16}) {
+      m.push_back({OptOp::UPCAST, axis, f});
+      m.push_back({OptOp::UNROLL, axis, f});
+      m.push_back({OptOp::THREAD, axis, f});
+      m.push_back({OptOp::PADTO, axis, f});
+    }
+    m.push_back({OptOp::SWAP, axis, 0});
+  }
+  return m;
+}
+
+TEST(Opt, RandomActionListsComputeWhatTheReferenceLoopDoes) {
+  std::mt19937 rng(7);
+  std::vector<Case> cases{matmul_case(rng, 16, 32, 24), matmul_case(rng, 12, 20, 7),
+                          matmul_case(rng, 33, 17, 5),  row_max_case(rng, 9, 48),
+                          row_max_case(rng, 16, 37),    sum_case(rng, 1000)};
+  LowerOptions vec = cpu_optimizing_options(1), scalar = vec;
+  scalar.fold_widths = {};
+  int tried = 0;
+  for (const Case& c : cases) {
+    for (int trial = 0; trial < 6; ++trial) {
+      std::vector<Opt> list;
+      UPtr k = c.kernel;
+      for (int step = 0; step < 3; ++step) {
+        std::vector<Opt> m = menu(k);
+        const Opt o = m[rng() % m.size()];
+        try {
+          k = apply_opt(k, o);
+          list.push_back(o);
+        } catch (const Error&) {
+        }
+      }
+      for (LowerOptions base : {vec, scalar}) {
+        base.opts = list;
+        std::string src;
+        SCOPED_TRACE(c.name + " with " + to_string(list) + (base.fold_widths.empty() ? " (scalar)" : " (vectors)"));
+        EXPECT_LT(run_error(c, base, &src), 1e-5) << src;
+        ++tried;
+      }
+    }
+  }
+  EXPECT_EQ(tried, 6 * 6 * 2);
+}
+
+TEST(Opt, HeuristicKernelsKeepVectorAccumulatorsAndFuseMultiplyAdds) {
+  std::mt19937 rng(3);
+  LowerOptions o = cpu_optimizing_options(2);
+  o.fold_widths = {16, 8, 4, 2};  // as on AVX-512, on every machine (clang splits wider vectors)
+  struct Want {
+    Case c;
+    const char* opts;
+    std::vector<const char*> in_source;
+  };
+  for (const Want& w : std::vector<Want>{
+           {matmul_case(rng, 64, 64, 64), "UPCAST(1, 16) UPCAST(0, 4) UPCAST(1, 2) THREAD(0, 2)",
+            {"float16 acc0[1];", "*val", "core_id"}},
+           {sum_case(rng, 4096), "UPCAST(0, 16)", {"float16 acc0[1];"}},
+           {row_max_case(rng, 64, 4096), "UPCAST(1, 16) THREAD(0, 2)", {"float16 acc0[1];", "?"}}}) {
+    SCOPED_TRACE(w.c.name);
+    std::string src;
+    EXPECT_LT(run_error(w.c, o, &src), 1e-5) << src;
+    EXPECT_EQ(to_string(lower(w.c.kernel, o).opts), w.opts);
+    for (const char* s : w.in_source) EXPECT_NE(src.find(s), std::string::npos) << s << "\n" << src;
+  }
 }
 
 }  // namespace

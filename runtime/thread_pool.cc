@@ -22,7 +22,8 @@ int from_environment() {
   if (const char* e = std::getenv("RG_THREADS"); e && *e) {
     char* end = nullptr;
     const long n = std::strtol(e, &end, 10);
-    if (*end || n < 1 || n > 1024) throw Error(std::string("RG_THREADS: expected a count from 1 to 1024, got '") + e + "'");
+    if (*end || n < 1 || n > 1024)
+      throw Error(std::string("RG_THREADS: expected a count from 1 to 1024, got '") + e + "'");
     return int(n);
   }
   return std::max(1u, std::thread::hardware_concurrency());

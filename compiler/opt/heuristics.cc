@@ -58,21 +58,37 @@ std::vector<Opt> hand_coded_opts(const UPtr& kernel, const OptTarget& t) {
   auto divides = [&](int axis, int64_t k) { return bound_of(ax.axes[axis]) % k == 0 && bound_of(ax.axes[axis]) >= k; };
 
   if (w > 1 && ax.first_reduce < ax.axes.size()) {
+    // The loads inside the reduction (a matmul's A and B; not a per-row value read once per output).
+    std::vector<UPtr> reduced;
+    for (const UPtr& l : acc.loads)
+      for (size_t r = ax.first_reduce; r < ax.axes.size(); ++r)
+        if (stride(l, ax.axes[r]) != 0) {
+          reduced.push_back(l);
+          break;
+        }
     std::optional<int> tile;
     for (size_t i = 0; i < ax.first_reduce; ++i)
-      if (divides(int(i), w) && all_strides(acc.stores, ax.axes[i], 1) && any_stride(acc.loads, ax.axes[i], 1))
+      if (divides(int(i), w) && all_strides(acc.stores, ax.axes[i], 1) && any_stride(reduced, ax.axes[i], 1))
         tile = int(i);
     if (tile) {
       opts.push_back({OptOp::UPCAST, *tile, w});
-      for (size_t i = 0; i < ax.first_reduce; ++i)
-        if (int(i) != *tile && divides(int(i), 4) && any_stride(acc.loads, ax.axes[i], 0)) {
-          opts.push_back({OptOp::UPCAST, int(i), 4});
-          break;
-        }
+      // Rows of the tile: 16 accumulators fit AVX-512's 32 registers with room for the loads.
+      const int64_t rows = w >= 16 ? 8 : 4;
+      std::optional<int> other;
+      for (size_t i = 0; i < ax.first_reduce && !other; ++i)
+        for (int64_t r : {rows, int64_t(4)})
+          if (int(i) != *tile && divides(int(i), r) && any_stride(acc.loads, ax.axes[i], 0)) {
+            opts.push_back({OptOp::UPCAST, int(i), r});
+            other = int(i);
+            break;
+          }
       if (bound_of(ax.axes[*tile]) % (2 * w) == 0) opts.push_back({OptOp::UPCAST, *tile, 2});
+      // The tile's columns outside its rows: a panel of the operand read along the columns stays in
+      // cache while the loop over rows reuses it.
+      if (other && *other < *tile) opts.push_back({OptOp::SWAP, *other, *tile});
     } else {
       for (size_t i = ax.first_reduce; i < ax.axes.size(); ++i)
-        if (divides(int(i), w) && all_strides(acc.loads, ax.axes[i], 1)) {
+        if (divides(int(i), w) && all_strides(reduced, ax.axes[i], 1)) {
           opts.push_back({OptOp::UPCAST, int(i), w});
           break;
         }

@@ -14,10 +14,13 @@ struct OptTarget {
 };
 
 // For a kernel that reduces:
-//  - a register tile: the output axis the store walks contiguously (and some load too) is upcast by the
-//    vector width, then an output axis some load does not use (the other operand of a matmul) by 4, and
-//    the first once more by 2 when it divides: 4 x 2 vector accumulators;
-//  - else a vector accumulator: the reduce axis every load walks contiguously upcast by the vector width.
+//  - a register tile: the output axis the store walks contiguously, and some load inside the reduction
+//    too, is upcast by the vector width, then an output axis some load does not use (the other operand
+//    of a matmul) by 8 (4 below 16 lanes, or when 8 does not divide), the first once more by 2 when it
+//    divides: 8 x 2 vector accumulators; then the tile's column axis becomes the outer loop (SWAP), so
+//    the loop over rows reuses a cached panel of the operand read along the columns;
+//  - else a vector accumulator: the reduce axis every load inside the reduction walks contiguously
+//    upcast by the vector width.
 // Then, with several workers, a kernel of at least kThreadWork iterations threads its outermost output
 // axis that the worker count divides. Nothing for small or scalar targets where nothing divides.
 std::vector<Opt> hand_coded_opts(const UPtr& kernel, const OptTarget& target);

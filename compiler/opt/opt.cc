@@ -47,7 +47,9 @@ bool in_graph(const UPtr& root, const UPtr& x) {
 }
 
 // r with another bound or axis id, same type.
-UPtr with_bound(const UPtr& r, int64_t n) { return UOp::make(Op::RANGE, r->dtype, {cnst_int(r->src[0]->dtype, n)}, r->arg); }
+UPtr with_bound(const UPtr& r, int64_t n) {
+  return UOp::make(Op::RANGE, r->dtype, {cnst_int(r->src[0]->dtype, n)}, r->arg);
+}
 UPtr with_id(const UPtr& r, int64_t id) {
   return UOp::make(Op::RANGE, r->dtype, r->src, to_arg(RangeArg{id, r->range_arg().type}));
 }
@@ -68,8 +70,10 @@ std::string to_string(const std::vector<Opt>& os) {
 std::string KernelAxes::str() const {
   std::string s = "(";
   for (size_t i = 0; i < axes.size(); ++i) {
-    if (i) s += i == first_reduce ? " | " : ", ";
-    else if (first_reduce == 0) s += "| ";
+    if (i)
+      s += i == first_reduce ? " | " : ", ";
+    else if (first_reduce == 0)
+      s += "| ";
     s += render_expr(axes[i]->src[0]);
   }
   return s + ")";
@@ -112,8 +116,10 @@ UPtr apply_opt(const UPtr& kernel, const Opt& o) {
     case OptOp::UPCAST:
     case OptOp::UNROLL:
     case OptOp::THREAD: {
-      if (o.op == OptOp::UNROLL && !reduce) fail("UNROLL splits a reduce axis; axis " + std::to_string(o.axis) + " is an output axis");
-      if (o.op == OptOp::THREAD && reduce) fail("THREAD splits an output axis; axis " + std::to_string(o.axis) + " is reduced");
+      if (o.op == OptOp::UNROLL && !reduce)
+        fail("UNROLL splits a reduce axis; axis " + std::to_string(o.axis) + " is an output axis");
+      if (o.op == OptOp::THREAD && reduce)
+        fail("THREAD splits an output axis; axis " + std::to_string(o.axis) + " is reduced");
       if (k < 2) fail("the factor must be at least 2");
       if (n % k != 0) fail(std::to_string(k) + " does not divide the bound " + std::to_string(n));
       if (o.op == OptOp::THREAD) {

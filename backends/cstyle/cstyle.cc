@@ -1,5 +1,6 @@
 #include "backends/cstyle/cstyle.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -200,7 +201,7 @@ class Renderer {
       case Op::NEG:
         return dt.is_bool() ? "(!" + s[0] + ")" : rounded(dt, "(-" + s[0] + ")");
       case Op::EXP2:
-        return rounded(dt, fn("exp2") + "(" + s[0] + ")");
+        return rounded(dt, lang_.exp2(dt, s[0], helpers_));
       case Op::LOG2:
         return rounded(dt, fn("log2") + "(" + s[0] + ")");
       case Op::SIN:
@@ -425,6 +426,27 @@ std::string CStyleLanguage::floormod(DType dt, const std::string& ct, const std:
     return "({" + ct + " m_ = " + math_fn("fmod", dt) + "(" + a + ", " + b + "); (m_ != 0 && ((m_<0) != (" + b +
            "<0))) ? m_+" + b + " : m_;})";
   return "({" + ct + " b_ = " + b + ", m_ = " + a + "%b_; (m_ != 0 && ((m_<0) != (b_<0))) ? m_+b_ : m_;})";
+}
+
+std::string CStyleLanguage::exp2(DType dt, const std::string& x, std::vector<std::string>& helpers) const {
+  if (dt.scalar == Scalar::Float64 || dt.count != 1) return math_fn("exp2", dt) + "(" + x + ")";
+  // 2^x = 2^n * 2^f, n = rint(x), f in [-1/2, 1/2]: 2^f by its Taylor series to degree 7 (error below
+  // 1e-8), 2^n by two exponent fields (n in [-150, 128] does not fit one). x clamped first, so +-inf
+  // give inf and 0; NaN stays NaN.
+  const std::string h = helper_qualifier() + R"(float rg_exp2f(float x) {
+  float c = x < -150.0f ? -150.0f : (x > 128.0f ? 128.0f : x), n = __builtin_rintf(c), f = c - n;
+  float p = 1.0f + f * (0.693147181f + f * (0.240226507f + f * (0.0555041087f + f * (0.00961812911f +
+            f * (0.00133335581f + f * (0.000154035304f + f * 0.0000152527338f))))));
+  int e = (int)n, e1 = e >> 1;
+  unsigned int b1 = (unsigned int)(e1 + 127) << 23, b2 = (unsigned int)(e - e1 + 127) << 23;
+  float s1, s2;
+  __builtin_memcpy(&s1, &b1, 4);
+  __builtin_memcpy(&s2, &b2, 4);
+  return x != x ? x : p * s1 * s2;
+}
+)";
+  if (std::find(helpers.begin(), helpers.end(), h) == helpers.end()) helpers.push_back(h);
+  return "rg_exp2f(" + x + ")";
 }
 
 std::string CStyleLanguage::bitcast(const std::string& ft, const std::string& tt, const std::string& from,

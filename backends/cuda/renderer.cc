@@ -57,6 +57,10 @@ class CudaLanguage : public CStyleLanguage {
   // The 16-bit float conversions on CUDA's bit-cast intrinsics (NVRTC has no GNU builtins); kept in
   // software rather than cuda_fp16.h, so that no header is needed and results equal the CPU's.
   std::string helper_qualifier() const override { return "__device__ static inline "; }
+  // CUDA's exp2f is the hardware's.
+  std::string exp2(DType dt, const std::string& x, std::vector<std::string>&) const override {
+    return math_fn("exp2", dt) + "(" + x + ")";
+  }
   std::string float_bits_helpers() const override {
     return "__device__ static inline unsigned int rg_f2u(float f) { return __float_as_uint(f); }\n"
            "__device__ static inline float rg_u2f(unsigned int u) { return __uint_as_float(u); }\n";

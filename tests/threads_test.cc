@@ -1,6 +1,6 @@
 // Kernels on several CPU workers, end to end: set_thread_count(2) through the Tensor API threads a large
-// matmul and a large add (a THREAD action, a program run once per worker with its core_id), with the
-// values of one worker and of a reference loop; kernels where THREAD is illegal are not threaded.
+// matmul and a large add (on CPU and LLVM): a THREAD action, a program run once per worker with its
+// core_id, the values of one worker and of reference loops. Kernels where THREAD is illegal keep one.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -80,21 +80,25 @@ TEST(Threads, MatmulOnTwoWorkers) {
   set_thread_count(1);
 }
 
-// 3 * 2^18 elements: one output axis, threaded; the sums are exact in float.
+// 3 * 2^18 elements: one output axis, threaded on both host devices; the sums are exact in float.
 TEST(Threads, AddOnTwoWorkers) {
   constexpr int64_t n = 3 << 18;
   std::vector<float> av(n), bv(n);
   for (int64_t i = 0; i < n; ++i) av[i] = float(i), bv[i] = float(2 * i + 1);
-  Tensor a = Tensor::from_vector(av, {n}), b = Tensor::from_vector(bv, {n});
   set_thread_count(2);
-  const std::vector<float> got = (a + b).to_vector<float>();
-  ASSERT_EQ(got.size(), size_t(n));
-  int bad = 0;
-  for (int64_t i = 0; i < n && bad < 5; ++i)
-    if (got[i] != float(3 * i + 1)) ADD_FAILURE() << "[" << i << "] = " << got[i] << ", expected " << 3 * i + 1, ++bad;
-  const Program& p = program_of(*get_program(only_kernel(a + b)));
-  EXPECT_EQ(p.threads, 2);
-  EXPECT_TRUE(has_thread(p.opts, 2)) << to_string(p.opts);
+  for (const char* device : {"CPU", "LLVM"}) {
+    SCOPED_TRACE(device);
+    Tensor a = Tensor::from_vector(av, {n}, device), b = Tensor::from_vector(bv, {n}, device);
+    const std::vector<float> got = (a + b).to_vector<float>();
+    ASSERT_EQ(got.size(), size_t(n));
+    int bad = 0;
+    for (int64_t i = 0; i < n && bad < 5; ++i)
+      if (got[i] != float(3 * i + 1))
+        ADD_FAILURE() << "[" << i << "] = " << got[i] << ", expected " << 3 * i + 1, ++bad;
+    const Program& p = program_of(*get_program(only_kernel(a + b), device));
+    EXPECT_EQ(p.threads, 2);
+    EXPECT_TRUE(has_thread(p.opts, 2)) << to_string(p.opts);
+  }
   set_thread_count(1);
 }
 

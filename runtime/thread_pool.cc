@@ -19,13 +19,7 @@ namespace {
 std::atomic<int> g_threads{0};  // 0: not set by the API
 
 int from_environment() {
-  if (const char* e = std::getenv("RG_THREADS"); e && *e) {
-    char* end = nullptr;
-    const long n = std::strtol(e, &end, 10);
-    if (*end || n < 1 || n > 1024)
-      throw Error(std::string("RG_THREADS: expected a count from 1 to 1024, got '") + e + "'");
-    return int(n);
-  }
+  if (const char* e = std::getenv("RG_THREADS"); e && *e) return parse_thread_count(e);
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
@@ -118,6 +112,14 @@ Pool& pool() {
 }
 
 }  // namespace
+
+int parse_thread_count(const char* text) {
+  char* end = nullptr;
+  const long n = std::strtol(text, &end, 10);
+  if (end == text || *end || n < 1 || n > kMaxThreads)
+    throw Error("RG_THREADS: expected a count from 1 to " + std::to_string(kMaxThreads) + ", got '" + text + "'");
+  return int(n);
+}
 
 int thread_count() {
   if (int n = g_threads.load()) return n;

@@ -244,6 +244,13 @@ inline Tensor where(const Tensor& cond, Tensor::Number a, Tensor::Number b) { re
 Tensor maximum(const Tensor& a, const Tensor& b);
 Tensor minimum(const Tensor& a, const Tensor& b);
 
+// --- settings ---
+// CPU workers for kernels compiled from now on (tinygrad's global settings are context variables; ours
+// are functions): a large kernel splits an output axis over n workers. By default the environment
+// variable RG_THREADS, else the machine's cores. n < 1 is an rg::Error. The runtime's own function
+// (runtime/thread_pool.h), declared here for the Tensor API.
+void set_thread_count(int n);
+
 // The dtype of a C++ element type, for from_vector/to_vector.
 template <class E>
 constexpr DType dtype_of() {

@@ -39,7 +39,7 @@ struct LowerOptions {
   // backends/cpu/renderer.h). upcast: the innermost contiguous output axis is split by this width into
   // lanes when the kernel is not unrolled fully, the n % width last elements as an unrolled tail
   // (rules/expand_helpers.h plan_upcast; 0 or 1: never). fold_widths: the vector widths loads and stores fold to,
-  // largest first (e.g. {4, 2}; 1 is implied); empty: the program stays scalar (LLVM, CUDA). Ignored with `gpu`.
+  // largest first (e.g. {4, 2}; 1 is implied); empty: the program stays scalar (CUDA). Ignored with `gpu`.
   int64_t upcast = 0;
   std::vector<int> fold_widths = {};
   // The kernel optimizer (compiler/opt): these actions when set (BEAM search, tests), else the heuristics'

@@ -91,7 +91,7 @@ TEST(Vector, Add1024UsesFourWideLoadsAndStores) {
 TEST(Vector, DefaultOptionsStayScalar) {
   std::string src;
   for (int64_t n : {1024, 1027}) {
-    check_add(n, LowerOptions{}, &src);  // the default (LLVM, CUDA): a scalar program
+    check_add(n, LowerOptions{}, &src);  // the default (CUDA's): a scalar program
     EXPECT_EQ(occurrences(src, "float4"), 0u) << src;
     EXPECT_EQ(occurrences(src, "float2"), 0u) << src;
     EXPECT_EQ(occurrences(body(src), "< " + std::to_string(n) + ";"), 1u) << src;

@@ -278,7 +278,9 @@ std::vector<double> run(const std::string& expr, std::ostream& out, const std::s
     lower(kernel, get_device(dev).lower_options(), &passes);
 
     std::string ptext = program_text(p);
-    out << "\n--- kernel " << i << " (" << p.name << "): program, " << p.uops.size() << " instructions\n" << ptext;
+    out << "\n--- kernel " << i << " (" << p.name << "): program, " << p.uops.size() << " instructions, optimizer "
+        << to_string(p.opts) << "\n"
+        << ptext;
     capture::Stage ps = w.stage("kernel_program");
     ps.set_kernel(int(i));
     ps.set_kernel_name(p.name);

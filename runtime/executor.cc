@@ -3,9 +3,11 @@
 #include <chrono>
 #include <cstdio>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 
 #include "compiler/schedule/schedule.h"
+#include "runtime/beam.h"
 #include "runtime/buffer.h"
 #include "runtime/device.h"
 #include "runtime/thread_pool.h"
@@ -34,6 +36,7 @@ struct ProgramKey {
   std::string kind;
   const UOp* kernel;
   int threads;  // a CPU program is built for a worker count
+  int beam;     // and with the actions of a BEAM search of this width (0: none)
   bool operator==(const ProgramKey&) const = default;
 };
 struct ProgramKeyHash {
@@ -69,11 +72,13 @@ const std::string& source_of(const CompiledProgram& p) { return p.source; }
 
 namespace {
 
-std::shared_ptr<const CompiledProgram> program_for(const UPtr& kernel, Device& dev, Timings* t) {
+// `run`, the kernel's first run, is what a BEAM search times its candidates on (get_program has none).
+std::shared_ptr<const CompiledProgram> program_for(const UPtr& kernel, Device& dev, Timings* t,
+                                                   const BeamRun* run = nullptr) {
   if (!kernel || kernel->op != Op::SINK)
     throw Error("get_program: expected a kernel SINK, got " + (kernel ? lower_name(kernel->op) : std::string("null")));
   ProgramCache& c = program_cache();
-  ProgramKey key{dev.kind(), kernel.get(), thread_count()};
+  ProgramKey key{dev.kind(), kernel.get(), thread_count(), run ? beam_width() : 0};
   {
     std::lock_guard<std::mutex> lock(c.mu);
     if (auto it = c.map.find(key); it != c.map.end()) return it->second.second;
@@ -81,7 +86,15 @@ std::shared_ptr<const CompiledProgram> program_for(const UPtr& kernel, Device& d
   auto p = std::make_shared<CompiledProgram>();
   p->kind = dev.kind();
   auto t0 = Clock::now();
-  p->program = lower(kernel, dev.lower_options());
+  LowerOptions options = dev.lower_options();
+  if (key.beam > 0) {
+    BeamOptions beam;
+    beam.width = key.beam;
+    if (std::optional<std::vector<Opt>> opts = beam_search(kernel, dev, *run, beam)) options.opts = std::move(*opts);
+    if (t) t->compile_ms += ms_since(t0);
+    t0 = Clock::now();
+  }
+  p->program = lower(kernel, options);
   p->source = dev.render(p->program);
   if (t) t->codegen_ms += ms_since(t0);
   t0 = Clock::now();
@@ -200,7 +213,12 @@ bool output_needs_no_zeros(const CompiledProgram& p, const UPtr& call) {
 void run_kernel(const UPtr& call, Device& dev, int shard, bool multi,
                 const std::vector<std::pair<std::string, int64_t>>& var_values, Timings& t) {
   {
-    std::shared_ptr<const CompiledProgram> p = program_for(call->src[0], dev, &t);
+    std::optional<BeamRun> first_run;
+    if (beam_width() > 0) {
+      first_run = BeamRun{{call->src.begin() + 1, call->src.end()}, shard, var_values};
+      if (multi) first_run->vars.insert(first_run->vars.begin(), {kDeviceNumVar, shard});
+    }
+    std::shared_ptr<const CompiledProgram> p = program_for(call->src[0], dev, &t, first_run ? &*first_run : nullptr);
     const Program& prog = p->program;
     if (call->src.size() - 1 != prog.params.size())
       throw Error("run_linear: kernel " + prog.name + " takes " + std::to_string(prog.params.size()) +

@@ -1,4 +1,7 @@
-// bazel run -c opt //tools:bench -- kernels [--threads N] [--device CPU|LLVM]
+// bazel run -c opt //tools:bench -- kernels [--threads N] [--device CPU|LLVM] [--beam N] [--matmul N,N,...]
+// (--matmul: only matmul rows, of these sizes.)
+// (--beam N: each kernel's actions found by a BEAM search of width N on its first run, runtime/beam.h;
+// the search is not timed, and a later run reads its answers from the disk cache.)
 // rulegrad's kernels against a reference measured in the same process, on fixed pseudo-random inputs:
 // matmul (OpenBLAS's cblas_sgemm), an add (memcpy of the same bytes), a sum (a C loop with 16
 // accumulators), a row softmax and a small MLP forward (C++ loops and cblas_sgemm). rulegrad's time is
@@ -23,6 +26,7 @@
 
 #include "compiler/schedule/schedule.h"
 #include "compiler/tensor/tensor.h"
+#include "runtime/beam.h"
 #include "runtime/buffer.h"
 #include "runtime/executor.h"
 #include "tools/bench.h"
@@ -231,7 +235,7 @@ void reexec_without_openblas_overrides(char** argv) {
 }
 
 int usage() {
-  std::fprintf(stderr, "usage: bench kernels [--threads N] [--device CPU|LLVM]\n");
+  std::fprintf(stderr, "usage: bench kernels [--threads N] [--device CPU|LLVM] [--beam N] [--matmul N,N,...]\n");
   return 2;
 }
 
@@ -239,14 +243,26 @@ int usage() {
 
 int bench_kernels(int argc, char** argv) {
   reexec_without_openblas_overrides(argv);
-  int threads = 1;
+  int threads = 1, beam = 0;
   std::string device = "CPU";
+  std::vector<int64_t> matmuls;  // only these matmul rows; empty: every row
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
     if (i + 1 >= argc) return usage();
     if (arg == "--threads") {
       threads = std::atoi(argv[++i]);
       if (threads < 1) return usage();
+    } else if (arg == "--matmul") {
+      for (const char* p = argv[++i]; *p;) {
+        char* end = nullptr;
+        const long n = std::strtol(p, &end, 10);
+        if (end == p || n < 1 || (*end && *end != ',')) return usage();
+        matmuls.push_back(n);
+        p = *end ? end + 1 : end;
+      }
+    } else if (arg == "--beam") {
+      beam = std::atoi(argv[++i]);
+      if (beam < 1 || beam > kMaxBeam) return usage();
     } else if (arg == "--device") {
       device = argv[++i];
       if (device != "CPU" && device != "LLVM") return usage();
@@ -258,7 +274,8 @@ int bench_kernels(int argc, char** argv) {
   setenv("RG_THREADS", std::to_string(threads).c_str(), 1);
   openblas_set_num_threads(threads);
 
-  std::printf("rulegrad device: %s   rulegrad threads: RG_THREADS=%d\n", device.c_str(), threads);
+  set_beam(beam);
+  std::printf("rulegrad device: %s   rulegrad threads: RG_THREADS=%d   BEAM=%d\n", device.c_str(), threads, beam);
   std::printf("OpenBLAS: core %s, %d threads (%s)\n", openblas_get_corename(), openblas_get_num_threads(),
               openblas_get_config());
   if (const char* removed = getenv(kRemoved)) {
@@ -268,6 +285,11 @@ int bench_kernels(int argc, char** argv) {
   std::printf("ratio: rulegrad / reference in the row's unit (GFLOP/s, GB/s: higher is faster; ms: lower is)\n");
   std::printf("%-18s %12s %12s  %-8s %8s %10s %5s\n", "workload", "rulegrad", "reference", "unit", "ratio", "err",
               "runs");
+  if (!matmuls.empty()) {
+    for (int64_t n : matmuls) print_row(matmul_row(n, device));
+    free_buffer_pool();
+    return 0;
+  }
   for (int64_t n : {256, 512, 1024, 2048}) print_row(matmul_row(n, device));
   print_row(add_row(device));
   print_row(sum_row(device));

@@ -1,6 +1,8 @@
 #include "compiler/opt/opt.h"
 
 #include <algorithm>
+#include <cctype>
+#include <iterator>
 
 #include "compiler/ir/rewrite.h"
 #include "rules/opt.h"
@@ -65,6 +67,56 @@ std::string to_string(const std::vector<Opt>& os) {
   std::string s;
   for (const Opt& o : os) s += (s.empty() ? "" : " ") + to_string(o);
   return s;
+}
+
+std::vector<Opt> parse_opts(const std::string& text) {
+  std::vector<Opt> os;
+  size_t i = 0;
+  auto fail = [&](const std::string& want) {
+    throw Error("parse_opts: expected " + want + " at column " + std::to_string(i + 1) + " of '" + text + "'");
+  };
+  auto space = [&] {
+    while (i < text.size() && text[i] == ' ') ++i;
+  };
+  auto integer = [&](int64_t hi) {  // 0..hi
+    space();
+    const std::string want = "an integer from 0 to " + std::to_string(hi);
+    if (i >= text.size() || !std::isdigit(static_cast<unsigned char>(text[i]))) fail(want);
+    int64_t v = 0;
+    size_t j = i;
+    for (; j < text.size() && std::isdigit(static_cast<unsigned char>(text[j])); ++j)
+      if ((v = v * 10 + (text[j] - '0')) > hi) fail(want);
+    i = j;
+    return v;
+  };
+  auto expect = [&](char c) {
+    space();
+    if (i >= text.size() || text[i] != c) fail(std::string("'") + c + "'");
+    ++i;
+  };
+  space();
+  if (text.compare(i, 6, "(none)") == 0) {
+    i += 6;
+    space();
+    if (i != text.size()) fail("the end after (none)");
+    return os;
+  }
+  static constexpr OptOp kOps[] = {OptOp::UPCAST, OptOp::UNROLL, OptOp::THREAD, OptOp::SWAP, OptOp::PADTO};
+  while (space(), i < text.size()) {
+    size_t j = i;
+    while (j < text.size() && std::isupper(static_cast<unsigned char>(text[j]))) ++j;
+    const std::string name = text.substr(i, j - i);
+    const OptOp* op = std::find_if(std::begin(kOps), std::end(kOps), [&](OptOp o) { return name == op_name(o); });
+    if (op == std::end(kOps)) fail("an action (UPCAST, UNROLL, THREAD, SWAP, PADTO)");
+    i = j;
+    expect('(');
+    const int axis = int(integer(1 << 20));
+    expect(',');
+    const int64_t arg = integer(int64_t(1) << 40);
+    expect(')');
+    os.push_back({*op, axis, arg});
+  }
+  return os;
 }
 
 std::string KernelAxes::str() const {

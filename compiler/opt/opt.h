@@ -33,6 +33,9 @@ struct Opt {
 
 std::string to_string(const Opt& o);                // "UPCAST(1, 16)"
 std::string to_string(const std::vector<Opt>& os);  // "UPCAST(1, 16) UPCAST(0, 4)"; "(none)" when empty
+// The inverse of to_string (a saved action list, e.g. BEAM's disk cache): "UPCAST(1, 16) UPCAST(0, 4)",
+// "(none)" or "" (no actions). Anything else is an rg::Error quoting the text and naming what was expected where.
+std::vector<Opt> parse_opts(const std::string& text);
 
 // The ranges the actions name, in order: output (Loop) ranges by loop order, then Reduce ranges.
 struct KernelAxes {

@@ -75,7 +75,7 @@ UpcastPlan plan_upcast(const UPtr& kernel, int64_t width, int64_t unroll_limit) 
     if (!ok) continue;
     plan.axis = r;
     const int64_t n = r->src[0]->as_int();
-    plan.outer = UOp::make(Op::RANGE, r->dtype, {cnst_int(r->src[0]->dtype, n / width)}, r->arg);
+    plan.outer = range_like(r, {.bound = n / width});
     plan.lanes = range(width, next_id++, AxisType::Upcast);
     plan.value = plan.outer * width + plan.lanes;
     if (n % width != 0) plan.tail = range(n % width, next_id++, AxisType::Upcast);
@@ -100,15 +100,6 @@ UPtr upcast_end(const UpcastPlan& plan, const UPtr& end) {
   return UOp::make(Op::END, end->dtype, std::move(src), end->arg);
 }
 
-namespace {
-
-// r with axis id `id` (same bound and type).
-UPtr renumbered(const UPtr& r, int64_t id) {
-  return UOp::make(Op::RANGE, r->dtype, r->src, to_arg(RangeArg{id, r->range_arg().type}));
-}
-
-}  // namespace
-
 UPtr upcast_tail(UpcastPlan& plan, const UPtr& end) {
   if (!plan.tail) return {};
   UMap values{{plan.outer, cnst_int(plan.outer->dtype, plan.outer->src[0]->as_int())}, {plan.lanes, plan.tail}};
@@ -118,7 +109,7 @@ UPtr upcast_tail(UpcastPlan& plan, const UPtr& end) {
       const UPtr& r = u->src[i];
       if (r->op != Op::RANGE) continue;
       auto it = plan.renamed.find(r);
-      if (it == plan.renamed.end()) it = plan.renamed.emplace(r, renumbered(r, plan.next_id++)).first;
+      if (it == plan.renamed.end()) it = plan.renamed.emplace(r, range_like(r, {.axis = plan.next_id++})).first;
       values[r] = it->second;
     }
   }
@@ -128,9 +119,7 @@ UPtr upcast_tail(UpcastPlan& plan, const UPtr& end) {
 }
 
 UPtr unrolled_axis(const UPtr& r) {
-  const RangeArg a = r->range_arg();
-  const AxisType t = a.type == AxisType::Reduce ? AxisType::Unroll : AxisType::Upcast;
-  return UOp::make(Op::RANGE, r->dtype, r->src, to_arg(RangeArg{a.axis, t}));
+  return range_like(r, {.type = r->range_arg().type == AxisType::Reduce ? AxisType::Unroll : AxisType::Upcast});
 }
 
 bool is_expanded_axis(const UPtr& r) {

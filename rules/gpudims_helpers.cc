@@ -9,10 +9,6 @@ namespace rg {
 
 namespace {
 
-UPtr retyped(const UPtr& r, AxisType t) {
-  return UOp::make(Op::RANGE, r->dtype, {r->src[0]}, to_arg(RangeArg{r->range_arg().axis, t}));
-}
-
 UPtr new_range(const UPtr& like, int64_t bound, int64_t id, AxisType t) {
   return UOp::make(Op::RANGE, like->dtype, {cnst_int(like->src[0]->dtype, bound)}, to_arg(RangeArg{id, t}));
 }
@@ -100,10 +96,12 @@ ThreadPlan plan_threads(const UPtr& kernel, const GpuLimits& lim) {
   int64_t next_id = 0;
   for (const UPtr& u : topo)
     if (u->op == Op::RANGE) next_id = std::max(next_id, u->range_arg().axis + 1);
-  for (size_t i = 0; i + 1 < outputs.size(); ++i) plan.axes[outputs[i]] = retyped(outputs[i], AxisType::Global);
+  for (size_t i = 0; i + 1 < outputs.size(); ++i)
+    plan.axes[outputs[i]] = range_like(outputs[i], {.type = AxisType::Global});
   const UPtr& inner = outputs.back();
   const int64_t n = inner->src[0]->as_int(), local = local_part(n, lim);
-  plan.axes[inner] = local == n ? retyped(inner, AxisType::Local) : split_thread_axis(inner, local, next_id);
+  plan.axes[inner] =
+      local == n ? range_like(inner, {.type = AxisType::Local}) : split_thread_axis(inner, local, next_id);
   return plan;
 }
 

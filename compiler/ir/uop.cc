@@ -477,6 +477,12 @@ UPtr range(int64_t bound, int64_t id, AxisType type) {
   return UOp::make(Op::RANGE, dtypes::index, {cnst_int(dtypes::index, bound)}, to_arg(RangeArg{id, type}));
 }
 
+UPtr range_like(const UPtr& r, const RangeChange& c) {
+  const RangeArg a = r->range_arg();
+  UPtr bound = c.bound ? cnst_int(r->src[0]->dtype, *c.bound) : r->src[0];
+  return UOp::make(Op::RANGE, r->dtype, {bound}, to_arg(RangeArg{c.axis.value_or(a.axis), c.type.value_or(a.type)}));
+}
+
 bool has_const_bound(const UPtr& r) { return r->op == Op::RANGE && r->src[0]->is_const(); }
 
 std::tuple<int, int64_t> range_key(const UPtr& r) {

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <stdexcept>
 #include <string>
@@ -123,6 +124,12 @@ UPtr var(const std::string& name, int64_t lo, int64_t hi, DType dt = dtypes::ind
 // The variable a CPU kernel's THREAD axis becomes: the worker's index, which the runner sets.
 inline constexpr const char* kCoreIdVar = "core_id";
 UPtr range(int64_t bound, int64_t id, AxisType type = AxisType::Loop);
+// RANGE r with some of its parts changed: range_like(r, {.axis = 5}), range_like(r, {.bound = 4, .type = t}).
+struct RangeChange {
+  std::optional<int64_t> bound = std::nullopt, axis = std::nullopt;
+  std::optional<AxisType> type = std::nullopt;
+};
+UPtr range_like(const UPtr& r, const RangeChange& c);
 // Is r a RANGE with a constant bound?
 bool has_const_bound(const UPtr& r);
 // Nesting order of RANGEs: a range with a smaller key is the outer loop when both enclose a value

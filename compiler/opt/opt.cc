@@ -48,14 +48,6 @@ bool in_graph(const UPtr& root, const UPtr& x) {
   return false;
 }
 
-// r with another bound or axis id, same type.
-UPtr with_bound(const UPtr& r, int64_t n) {
-  return UOp::make(Op::RANGE, r->dtype, {cnst_int(r->src[0]->dtype, n)}, r->arg);
-}
-UPtr with_id(const UPtr& r, int64_t id) {
-  return UOp::make(Op::RANGE, r->dtype, r->src, to_arg(RangeArg{id, r->range_arg().type}));
-}
-
 }  // namespace
 
 std::string to_string(const Opt& o) {
@@ -180,23 +172,23 @@ UPtr apply_opt(const UPtr& kernel, const Opt& o) {
         for (const UPtr& u : toposort(kernel))
           if (u->op == Op::STORE && !in_graph(u->src[0], r))
             fail("a store of the kernel does not use axis " + std::to_string(o.axis) + " (workers would repeat it)");
-        const UPtr thread = range(k, next_id, AxisType::Thread), loop = with_bound(r, n / k);
-        rw.with[r] = thread * cnst_int(dtypes::index, n / k) + loop;
+        const UPtr thread = range(k, next_id, AxisType::Thread), loop = range_like(r, {.bound = n / k});
+        rw.with[r] = thread * (n / k) + loop;
         break;
       }
       if (copies * k > kMaxUpcast)
         fail("the kernel would have " + std::to_string(copies * k) + " copies of its body (at most " +
              std::to_string(kMaxUpcast) + ")");
       const UPtr inner = range(k, next_id, o.op == OptOp::UNROLL ? AxisType::Unroll : AxisType::Upcast);
-      rw.with[r] = with_bound(r, n / k) * cnst_int(dtypes::index, k) + inner;
+      rw.with[r] = range_like(r, {.bound = n / k}) * k + inner;
       break;
     }
     case OptOp::PADTO: {
       if (reduce) fail("PADTO pads an output axis; axis " + std::to_string(o.axis) + " is reduced");
       if (k < 2) fail("the multiple must be at least 2");
       if (n % k == 0) fail("the bound " + std::to_string(n) + " is a multiple of " + std::to_string(k) + " already");
-      const UPtr padded = with_bound(r, (n + k - 1) / k * k);
-      rw.with[r] = where(padded < cnst_int(dtypes::index, n), padded, invalid(dtypes::index));
+      const UPtr padded = range_like(r, {.bound = (n + k - 1) / k * k});
+      rw.with[r] = where(padded < n, padded, invalid(dtypes::index));
       break;
     }
     case OptOp::SWAP: {
@@ -204,7 +196,8 @@ UPtr apply_opt(const UPtr& kernel, const Opt& o) {
         fail("SWAP exchanges two different output axes (the kernel has " + std::to_string(ax.first_reduce) + ")");
       const UPtr& s = ax.axes[k];
       // A renaming, not a shape of the graph: both at once, so a renamed range is not renamed again.
-      return substitute(kernel, UMap{{r, with_id(r, s->range_arg().axis)}, {s, with_id(s, r->range_arg().axis)}});
+      return substitute(kernel, UMap{{r, range_like(r, {.axis = s->range_arg().axis})},
+                                     {s, range_like(s, {.axis = r->range_arg().axis})}});
     }
   }
   return graph_rewrite(kernel, rules::apply_axis_opt, rw);

@@ -22,6 +22,7 @@
 #include "compiler/schedule/schedule.h"
 #include "runtime/buffer.h"
 #include "runtime/device.h"
+#include "runtime/env.h"
 #include "runtime/thread_pool.h"
 
 namespace rg {
@@ -29,16 +30,6 @@ namespace rg {
 namespace {
 
 std::atomic<int> g_beam{-1};  // -1: not set by the API
-
-int beam_from_environment() {
-  const char* e = std::getenv("RG_BEAM");
-  if (!e || !*e) return 0;
-  char* end = nullptr;
-  const long n = std::strtol(e, &end, 10);
-  if (*end || n < 0 || n > kMaxBeam)
-    throw Error("RG_BEAM: expected a beam width from 0 to " + std::to_string(kMaxBeam) + ", got '" + e + "'");
-  return int(n);
-}
 
 using Clock = std::chrono::steady_clock;
 double us_since(Clock::time_point t0) { return std::chrono::duration<double, std::micro>(Clock::now() - t0).count(); }
@@ -353,7 +344,7 @@ std::string unsearchable(const UPtr& kernel, const Program& p, const BeamRun& ru
 int beam_width() {
   const int n = g_beam.load();
   if (n >= 0) return n;
-  static const int from_env = beam_from_environment();
+  static const int from_env = env_count("RG_BEAM", 0, kMaxBeam, 0);
   return from_env;
 }
 

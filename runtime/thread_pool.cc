@@ -11,17 +11,13 @@
 #include <vector>
 
 #include "compiler/ir/uop.h"
+#include "runtime/env.h"
 
 namespace rg {
 
 namespace {
 
 std::atomic<int> g_threads{0};  // 0: not set by the API
-
-int from_environment() {
-  if (const char* e = std::getenv("RG_THREADS"); e && *e) return parse_thread_count(e);
-  return std::max(1u, std::thread::hardware_concurrency());
-}
 
 thread_local bool tl_in_worker = false;
 
@@ -113,17 +109,9 @@ Pool& pool() {
 
 }  // namespace
 
-int parse_thread_count(const char* text) {
-  char* end = nullptr;
-  const long n = std::strtol(text, &end, 10);
-  if (end == text || *end || n < 1 || n > kMaxThreads)
-    throw Error("RG_THREADS: expected a count from 1 to " + std::to_string(kMaxThreads) + ", got '" + text + "'");
-  return int(n);
-}
-
 int thread_count() {
   if (int n = g_threads.load()) return n;
-  static const int env = from_environment();
+  static const int env = env_count("RG_THREADS", 1, kMaxThreads, int(std::max(1u, std::thread::hardware_concurrency())));
   return env;
 }
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "compiler/ir/error_of.h"
+#include "runtime/env.h"
 
 namespace rg {
 namespace {
@@ -133,14 +134,14 @@ TEST(ThreadCount, LessThanOneIsAnError) {
 }
 
 TEST(ThreadCount, ParsesRgThreads) {
-  EXPECT_EQ(parse_thread_count("1"), 1);
-  EXPECT_EQ(parse_thread_count("8"), 8);
-  EXPECT_EQ(parse_thread_count("1024"), 1024);
+  EXPECT_EQ(parse_count("RG_THREADS", "1", 1, kMaxThreads), 1);
+  EXPECT_EQ(parse_count("RG_THREADS", "8", 1, kMaxThreads), 8);
+  EXPECT_EQ(parse_count("RG_THREADS", "1024", 1, kMaxThreads), 1024);
 }
 
 TEST(ThreadCount, MalformedRgThreadsIsAnError) {
   for (const char* bad : {"", "0", "-2", "abc", "4x", "2.5", "1025", "99999999999999999999"})
-    EXPECT_EQ(error_of([&] { parse_thread_count(bad); }),
+    EXPECT_EQ(error_of([&] { parse_count("RG_THREADS", bad, 1, kMaxThreads); }),
               std::string("RG_THREADS: expected a count from 1 to 1024, got '") + bad + "'")
         << "'" << bad << "'";
 }

@@ -23,6 +23,7 @@
 #include "runtime/buffer.h"
 #include "runtime/device.h"
 #include "runtime/env.h"
+#include "runtime/executor.h"
 #include "runtime/thread_pool.h"
 
 namespace rg {
@@ -261,18 +262,7 @@ class Search {
   void set_base_us(double us) { s_.base_us = best_us_ = us; }
 
  private:
-  std::vector<int64_t> values(const Program& p) const {
-    std::vector<int64_t> vals(p.vars.size());
-    for (size_t k = 0; k < p.vars.size(); ++k) {
-      const std::string& n = p.vars[k]->arg_var().name;
-      if (n == kCoreIdVar) continue;
-      auto it = std::find_if(run_.vars.begin(), run_.vars.end(), [&](const auto& v) { return v.first == n; });
-      if (it == run_.vars.end())
-        throw Error("beam: kernel " + p.name + " reads variable '" + n + "', which is not bound");
-      vals[k] = it->second;
-    }
-    return vals;
-  }
+  std::vector<int64_t> values(const Program& p) const { return bind_vars(p, run_.vars, "beam"); }
 
   std::vector<unsigned char> output() {
     std::vector<unsigned char> bytes(size_t(out_count_) * out_dtype_.itemsize());

@@ -1,5 +1,6 @@
 #include "runtime/executor.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <mutex>
@@ -68,6 +69,19 @@ std::string Timings::str() const {
 const Timings& last_timings() { return tl_timings; }
 
 const Program& program_of(const CompiledProgram& p) { return p.program; }
+
+std::vector<int64_t> bind_vars(const Program& p, const std::vector<std::pair<std::string, int64_t>>& bound,
+                               const std::string& who) {
+  std::vector<int64_t> vals(p.vars.size());
+  for (size_t k = 0; k < p.vars.size(); ++k) {
+    const std::string& n = p.vars[k]->arg_var().name;
+    if (n == kCoreIdVar) continue;  // the runner sets each worker's
+    auto it = std::find_if(bound.begin(), bound.end(), [&](const auto& v) { return v.first == n; });
+    if (it == bound.end()) throw Error(who + ": kernel " + p.name + " reads variable '" + n + "', which is not bound");
+    vals[k] = it->second;
+  }
+  return vals;
+}
 const std::string& source_of(const CompiledProgram& p) { return p.source; }
 
 namespace {
@@ -213,11 +227,10 @@ bool output_needs_no_zeros(const CompiledProgram& p, const UPtr& call) {
 void run_kernel(const UPtr& call, Device& dev, int shard, bool multi,
                 const std::vector<std::pair<std::string, int64_t>>& var_values, Timings& t) {
   {
+    std::vector<std::pair<std::string, int64_t>> bound = var_values;
+    if (multi) bound.insert(bound.begin(), {kDeviceNumVar, shard});
     std::optional<BeamRun> first_run;
-    if (beam_width() > 0) {
-      first_run = BeamRun{{call->src.begin() + 1, call->src.end()}, shard, var_values};
-      if (multi) first_run->vars.insert(first_run->vars.begin(), {kDeviceNumVar, shard});
-    }
+    if (beam_width() > 0) first_run = BeamRun{{call->src.begin() + 1, call->src.end()}, shard, bound};
     std::shared_ptr<const CompiledProgram> p = program_for(call->src[0], dev, &t, first_run ? &*first_run : nullptr);
     const Program& prog = p->program;
     if (call->src.size() - 1 != prog.params.size())
@@ -234,18 +247,8 @@ void run_kernel(const UPtr& call, Device& dev, int shard, bool multi,
         throw Error("run_linear: buffer for slot " + std::to_string(i - 1) + " of " + prog.name + " is too small");
       bufs.push_back(&buffer_memory(b, shard, i != 1 || !output_needs_no_zeros(*p, call)));
     }
-    std::vector<int64_t> vals(prog.vars.size());
-    for (size_t k = 0; k < prog.vars.size(); ++k) {
-      const std::string& n = prog.vars[k]->arg_var().name;
-      bool found = false;
-      if (multi && n == kDeviceNumVar) vals[k] = shard, found = true;
-      if (n == kCoreIdVar) found = true;  // the runner sets each worker's
-      for (const auto& [name, v] : var_values)
-        if (!found && name == n) vals[k] = v, found = true;
-      if (!found) throw Error("run_linear: kernel " + prog.name + " reads variable '" + n + "', which is not bound");
-    }
     auto t0 = Clock::now();
-    p->runner->run(dev, bufs, vals);
+    p->runner->run(dev, bufs, bind_vars(prog, bound, "run_linear"));
     t.run_ms += ms_since(t0);
     ++t.kernels;
   }

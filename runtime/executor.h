@@ -34,6 +34,11 @@ inline std::shared_ptr<const CompiledProgram> get_program(const UPtr& kernel, Ti
 const Program& program_of(const CompiledProgram& p);
 const std::string& source_of(const CompiledProgram& p);
 
+// The values of a program's variables, by name from `bound` (the first binding of a name wins; core_id is
+// the runner's). rg::Error starting with `who` naming the kernel and a variable that is not bound.
+std::vector<int64_t> bind_vars(const Program& p, const std::vector<std::pair<std::string, int64_t>>& bound,
+                               const std::string& who);
+
 // The variable a kernel on a device tuple reads as its device's position in the tuple.
 inline constexpr const char* kDeviceNumVar = "_device_num";
 

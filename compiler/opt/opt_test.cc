@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <random>
@@ -248,6 +249,20 @@ TEST(Opt, RandomActionListsComputeWhatTheReferenceLoopDoes) {
   EXPECT_EQ(tried, 6 * 6 * 2);
 }
 
+// Does some line of `src` hold every one of `parts`?
+bool has_line(const std::string& src, const std::vector<std::string>& parts) {
+  size_t at = 0;
+  while (at < src.size()) {
+    size_t end = src.find('\n', at);
+    if (end == std::string::npos) end = src.size();
+    const std::string line = src.substr(at, end - at);
+    if (std::all_of(parts.begin(), parts.end(), [&](const std::string& p) { return line.find(p) != std::string::npos; }))
+      return true;
+    at = end + 1;
+  }
+  return false;
+}
+
 TEST(Opt, HeuristicKernelsKeepVectorAccumulatorsAndFuseMultiplyAdds) {
   std::mt19937 rng(3);
   LowerOptions o = cpu_optimizing_options(2);
@@ -255,19 +270,22 @@ TEST(Opt, HeuristicKernelsKeepVectorAccumulatorsAndFuseMultiplyAdds) {
   struct Want {
     Case c;
     const char* opts;
-    std::vector<const char*> in_source;
+    int accumulators;                             // float16 registers
+    std::vector<std::vector<std::string>> lines;  // each: parts one line of the source holds
   };
-  for (const Want& w :
-       std::vector<Want>{{matmul_case(rng, 64, 64, 64),
-                          "UPCAST(1, 16) UPCAST(0, 8) UPCAST(1, 2) SWAP(0, 1) THREAD(0, 2)",
-                          {"float16 acc0[1];", "*val", "core_id"}},
-                         {sum_case(rng, 4096), "UPCAST(0, 16)", {"float16 acc0[1];"}},
-                         {row_max_case(rng, 64, 4096), "UPCAST(1, 16) THREAD(0, 2)", {"float16 acc0[1];", "?"}}}) {
+  for (const Want& w : std::vector<Want>{
+           // 8 x 2 accumulators updated by a fused a*b+acc; the worker's index read
+           {matmul_case(rng, 64, 64, 64), "UPCAST(1, 16) UPCAST(0, 8) UPCAST(1, 2) SWAP(0, 1) THREAD(0, 2)", 16,
+            {{"float16 alu", " = (vec", "*val", "+val"}, {"const int core_id"}}},
+           {sum_case(rng, 4096), "UPCAST(0, 16)", 1, {{"float16 alu", "+"}, {"float gep", "[15]"}}},
+           {row_max_case(rng, 64, 4096), "UPCAST(1, 16) THREAD(0, 2)", 1, {{"float16 alu", ">", "?"}}}}) {
     SCOPED_TRACE(w.c.name);
     std::string src;
     EXPECT_LT(run_error(w.c, o, &src), 1e-5) << src;
     EXPECT_EQ(to_string(lower(w.c.kernel, o).opts), w.opts);
-    for (const char* s : w.in_source) EXPECT_NE(src.find(s), std::string::npos) << s << "\n" << src;
+    EXPECT_EQ(occurrences(src, "float16 acc"), size_t(w.accumulators)) << src;
+    EXPECT_EQ(occurrences(src, "float acc"), 0u) << src;  // no scalar accumulator
+    for (const auto& parts : w.lines) EXPECT_TRUE(has_line(src, parts)) << parts[0] << "\n" << src;
   }
 }
 

@@ -111,7 +111,8 @@ Pool& pool() {
 
 int thread_count() {
   if (int n = g_threads.load()) return n;
-  static const int env = env_count("RG_THREADS", 1, kMaxThreads, int(std::max(1u, std::thread::hardware_concurrency())));
+  static const int env =
+      env_count("RG_THREADS", 1, kMaxThreads, int(std::max(1u, std::thread::hardware_concurrency())));
   return env;
 }
 

@@ -256,7 +256,8 @@ bool has_line(const std::string& src, const std::vector<std::string>& parts) {
     size_t end = src.find('\n', at);
     if (end == std::string::npos) end = src.size();
     const std::string line = src.substr(at, end - at);
-    if (std::all_of(parts.begin(), parts.end(), [&](const std::string& p) { return line.find(p) != std::string::npos; }))
+    if (std::all_of(parts.begin(), parts.end(),
+                    [&](const std::string& p) { return line.find(p) != std::string::npos; }))
       return true;
     at = end + 1;
   }
@@ -273,12 +274,14 @@ TEST(Opt, HeuristicKernelsKeepVectorAccumulatorsAndFuseMultiplyAdds) {
     int accumulators;                             // float16 registers
     std::vector<std::vector<std::string>> lines;  // each: parts one line of the source holds
   };
-  for (const Want& w : std::vector<Want>{
-           // 8 x 2 accumulators updated by a fused a*b+acc; the worker's index read
-           {matmul_case(rng, 64, 64, 64), "UPCAST(1, 16) UPCAST(0, 8) UPCAST(1, 2) SWAP(0, 1) THREAD(0, 2)", 16,
-            {{"float16 alu", " = (vec", "*val", "+val"}, {"const int core_id"}}},
-           {sum_case(rng, 4096), "UPCAST(0, 16)", 1, {{"float16 alu", "+"}, {"float gep", "[15]"}}},
-           {row_max_case(rng, 64, 4096), "UPCAST(1, 16) THREAD(0, 2)", 1, {{"float16 alu", ">", "?"}}}}) {
+  for (const Want& w :
+       std::vector<Want>{// 8 x 2 accumulators updated by a fused a*b+acc; the worker's index read
+                         {matmul_case(rng, 64, 64, 64),
+                          "UPCAST(1, 16) UPCAST(0, 8) UPCAST(1, 2) SWAP(0, 1) THREAD(0, 2)",
+                          16,
+                          {{"float16 alu", " = (vec", "*val", "+val"}, {"const int core_id"}}},
+                         {sum_case(rng, 4096), "UPCAST(0, 16)", 1, {{"float16 alu", "+"}, {"float gep", "[15]"}}},
+                         {row_max_case(rng, 64, 4096), "UPCAST(1, 16) THREAD(0, 2)", 1, {{"float16 alu", ">", "?"}}}}) {
     SCOPED_TRACE(w.c.name);
     std::string src;
     EXPECT_LT(run_error(w.c, o, &src), 1e-5) << src;

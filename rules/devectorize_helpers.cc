@@ -193,7 +193,8 @@ UPtr vectorize_alu(const UPtr& vec) {
   const bool f32 = dt == dtypes::float32, i32 = dt == dtypes::int32;
   if (!f32 && !i32) return {};
   const Op op = l0->op;
-  if (!(op == Op::ADD || op == Op::SUB || op == Op::MUL || op == Op::NEG || (op == Op::DIV && f32))) return {};
+  if (!(op == Op::ADD || op == Op::SUB || op == Op::MUL || op == Op::NEG || ((op == Op::DIV || op == Op::EXP2) && f32)))
+    return {};
   const size_t n = vec->src.size();
   for (const UPtr& l : vec->src)
     if (l->op != op || l->dtype != dt || l->src.size() != l0->src.size()) return {};

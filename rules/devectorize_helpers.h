@@ -63,7 +63,7 @@ bool foldable_dtype(DType dt);
 UPtr fold_store_group(const FoldCtx& ctx, const UPtr& group);
 
 // VECTORIZE of lanes that are all the same ALU op (same arg, same dtype, a vector op of the target:
-// ADD, SUB, MUL, NEG on float32/int32, DIV on float32): the op over the VECTORIZEs of each operand.
+// ADD, SUB, MUL, NEG on float32/int32, DIV and EXP2 on float32): the op over the VECTORIZEs of each operand.
 // Null otherwise.
 UPtr vectorize_alu(const UPtr& vec);
 // VECTORIZE(REDUCE[op](x0, rs...), REDUCE[op](x1, rs...), ...) of one op over the same ranges, of a

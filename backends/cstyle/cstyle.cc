@@ -91,8 +91,8 @@ class Renderer {
     if (need_half_ || need_bhalf_) out += lang_.float_bits_helpers();
     if (need_half_) out += half_helpers(lang_.helper_qualifier());
     if (need_bhalf_) out += bhalf_helpers(lang_.helper_qualifier());
-    for (const std::string& h : helpers_) out += h;
     for (const std::string& t : typedefs_) out += t;
+    for (const std::string& h : helpers_) out += h;
     return out + lang_.function(p_, params_, vars, body_);
   }
 
@@ -201,7 +201,7 @@ class Renderer {
       case Op::NEG:
         return dt.is_bool() ? "(!" + s[0] + ")" : rounded(dt, "(-" + s[0] + ")");
       case Op::EXP2:
-        return rounded(dt, lang_.exp2(dt, s[0], helpers_));
+        return rounded(dt, lang_.exp2(dt, ct, s[0], helpers_));
       case Op::LOG2:
         return rounded(dt, fn("log2") + "(" + s[0] + ")");
       case Op::SIN:
@@ -428,25 +428,28 @@ std::string CStyleLanguage::floormod(DType dt, const std::string& ct, const std:
   return "({" + ct + " b_ = " + b + ", m_ = " + a + "%b_; (m_ != 0 && ((m_<0) != (b_<0))) ? m_+b_ : m_;})";
 }
 
-std::string CStyleLanguage::exp2(DType dt, const std::string& x, std::vector<std::string>& helpers) const {
-  if (dt.scalar == Scalar::Float64 || dt.count != 1) return math_fn("exp2", dt) + "(" + x + ")";
-  // 2^x = 2^n * 2^f, n = rint(x), f in [-1/2, 1/2]: 2^f by its Taylor series to degree 7 (error below
-  // 1e-8), 2^n by two exponent fields (n in [-150, 128] does not fit one). x clamped first, so +-inf
-  // give inf and 0; NaN stays NaN.
-  const std::string h = helper_qualifier() + R"(float rg_exp2f(float x) {
-  float c = x < -150.0f ? -150.0f : (x > 128.0f ? 128.0f : x), n = __builtin_rintf(c), f = c - n;
-  float p = 1.0f + f * (0.693147181f + f * (0.240226507f + f * (0.0555041087f + f * (0.00961812911f +
-            f * (0.00133335581f + f * (0.000154035304f + f * 0.0000152527338f))))));
-  int e = (int)n, e1 = e >> 1;
-  unsigned int b1 = (unsigned int)(e1 + 127) << 23, b2 = (unsigned int)(e - e1 + 127) << 23;
-  float s1, s2;
-  __builtin_memcpy(&s1, &b1, 4);
-  __builtin_memcpy(&s2, &b2, 4);
-  return x != x ? x : p * s1 * s2;
-}
-)";
+std::string CStyleLanguage::exp2(DType dt, const std::string& ct, const std::string& x,
+                                 std::vector<std::string>& helpers) const {
+  const bool in_float = dt.scalar != Scalar::Float64 && (dt.count == 1 || dt.scalar == Scalar::Float32);
+  if (!in_float || !native_vectors()) return math_fn("exp2", dt) + "(" + x + ")";
+  // 2^x = 2^n * 2^f, n = x rounded to even (by adding and taking away 1.5 * 2^23), f in [-1/2, 1/2]: 2^f
+  // by its Taylor series to degree 7 (error below 1e-8), 2^n by two exponent fields (n in [-150, 128]
+  // does not fit one). x clamped first, so +-inf give inf and 0; NaN stays NaN. One text for a float and
+  // for a vector of floats (T), whose lanes convert to ints (I) with __builtin_convertvector.
+  const std::string lanes = dt.count == 1 ? "" : std::to_string(dt.count), name = "rg_exp2f" + lanes;
+  const std::string t = dt.count == 1 ? "float" : ct, i = dt.count == 1 ? "int" : "rg_i" + lanes;
+  const std::string to_int = dt.count == 1 ? "(int)n" : "__builtin_convertvector(n, " + i + ")";
+  std::string h = dt.count == 1 ? "" : "typedef int " + i + " __attribute__((ext_vector_type(" + lanes + ")));\n";
+  h += helper_qualifier() + t + " " + name + "(" + t + " x) {\n" + "  " + t +
+       " lo = -150.0f, hi = 128.0f, r = 12582912.0f;\n" + "  " + t +
+       " c = x < lo ? lo : (x > hi ? hi : x), n = (c + r) - r, f = c - n;\n" + "  " + t +
+       " p = 1.0f + f * (0.693147181f + f * (0.240226507f + f * (0.0555041087f + f * (0.00961812911f +\n" +
+       "      f * (0.00133335581f + f * (0.000154035304f + f * 0.0000152527338f))))));\n" + "  " + i +
+       " e = " + to_int + ", e1 = e >> 1, b1 = (e1 + 127) << 23, b2 = (e - e1 + 127) << 23;\n" + "  " + t +
+       " s1, s2;\n" + "  __builtin_memcpy(&s1, &b1, sizeof s1);\n" + "  __builtin_memcpy(&s2, &b2, sizeof s2);\n" +
+       "  return x != x ? x : p * s1 * s2;\n" + "}\n";
   if (std::find(helpers.begin(), helpers.end(), h) == helpers.end()) helpers.push_back(h);
-  return "rg_exp2f(" + x + ")";
+  return name + "(" + x + ")";
 }
 
 std::string CStyleLanguage::bitcast(const std::string& ft, const std::string& tt, const std::string& from,

@@ -41,9 +41,11 @@ class CStyleLanguage {
                                std::vector<std::string>& helpers) const;
   virtual std::string floormod(DType dt, const std::string& ct, const std::string& a, const std::string& b,
                                std::vector<std::string>& helpers) const;
-  // 2^x for a float computed in float (float32, and the 16-bit floats): the core's rg_exp2f, straight-line
-  // code a loop of them vectorizes (libm's exp2f is a call per element); math_fn's builtin otherwise.
-  virtual std::string exp2(DType dt, const std::string& x, std::vector<std::string>& helpers) const;
+  // 2^x for a float computed in float (float32 and its vectors, the 16-bit floats): the core's rg_exp2f
+  // (rg_exp2f16 for 16 lanes, ...), straight-line code a loop of them vectorizes (libm's exp2f is a call
+  // per element); math_fn's builtin otherwise. `ct` is the C type of the result.
+  virtual std::string exp2(DType dt, const std::string& ct, const std::string& x,
+                           std::vector<std::string>& helpers) const;
   // The bits of `from` (C type ft) as a value of C type tt (both the same size).
   virtual std::string bitcast(const std::string& ft, const std::string& tt, const std::string& from,
                               std::vector<std::string>& helpers) const;

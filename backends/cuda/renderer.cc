@@ -58,7 +58,7 @@ class CudaLanguage : public CStyleLanguage {
   // software rather than cuda_fp16.h, so that no header is needed and results equal the CPU's.
   std::string helper_qualifier() const override { return "__device__ static inline "; }
   // CUDA's exp2f is the hardware's.
-  std::string exp2(DType dt, const std::string& x, std::vector<std::string>&) const override {
+  std::string exp2(DType dt, const std::string&, const std::string& x, std::vector<std::string>&) const override {
     return math_fn("exp2", dt) + "(" + x + ")";
   }
   std::string float_bits_helpers() const override {

@@ -26,6 +26,7 @@ struct CompiledProgram {
 namespace {
 
 thread_local Timings tl_timings;
+thread_local std::vector<ExecItem>* tl_capture = nullptr;  // the live ScheduleCapture's launches
 
 using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
@@ -172,7 +173,10 @@ void run_copy(const UPtr& call, Timings& t) {
     for (size_t i = 0; i < tos.size(); ++i) moves.push_back({int(i), int(i)});
   }
   auto t0 = Clock::now();
-  for (auto [d, s] : moves) buffer_copy(call->src[1], call->src[2], d, s);
+  for (auto [d, s] : moves) {
+    buffer_copy(call->src[1], call->src[2], d, s);
+    if (tl_capture) tl_capture->push_back(ExecItem{nullptr, nullptr, {call->src[1], call->src[2]}, {}, {}, d, s});
+  }
   t.run_ms += ms_since(t0);
   ++t.copies;
 }
@@ -247,10 +251,13 @@ void run_kernel(const UPtr& call, Device& dev, int shard, bool multi,
         throw Error("run_linear: buffer for slot " + std::to_string(i - 1) + " of " + prog.name + " is too small");
       bufs.push_back(&buffer_memory(b, shard, i != 1 || !output_needs_no_zeros(*p, call)));
     }
+    std::vector<int64_t> vars = bind_vars(prog, bound, "run_linear");
     auto t0 = Clock::now();
-    p->runner->run(dev, bufs, bind_vars(prog, bound, "run_linear"));
+    p->runner->run(dev, bufs, vars);
     t.run_ms += ms_since(t0);
     ++t.kernels;
+    if (tl_capture)
+      tl_capture->push_back(ExecItem{p, &dev, {call->src.begin() + 1, call->src.end()}, bufs, std::move(vars), shard});
   }
 }
 
@@ -275,6 +282,41 @@ std::vector<UPtr> realize(const std::vector<UPtr>& roots) {
   run_linear_timed(s.linear, {}, t);
   tl_timings = t;
   return s.outputs;
+}
+
+ScheduleCapture::ScheduleCapture() {
+  if (tl_capture) throw Error("ScheduleCapture: a capture is already running on this thread");
+  tl_capture = &items_;
+}
+
+ScheduleCapture::~ScheduleCapture() { tl_capture = nullptr; }
+
+void rebind(ExecItem& item, size_t slot, const UPtr& buffer) {
+  if (slot >= item.buffers.size()) throw Error("rebind: no slot " + std::to_string(slot));
+  const UPtr& old = item.buffers[slot];
+  if (buffer->op != Op::BUFFER || buffer->dtype != old->dtype || buffer->buffer_arg().size != old->buffer_arg().size ||
+      buffer->src[0]->arg_str() != old->src[0]->arg_str())
+    throw Error("rebind: slot " + std::to_string(slot) + " holds " + std::to_string(old->buffer_arg().size) + " " +
+                old->dtype.name() + " on " + old->src[0]->arg_str() + ", not " + lower_name(buffer->op) + " " +
+                buffer->dtype.name() + " on " + (buffer->src.empty() ? "?" : buffer->src[0]->arg_str()));
+  if (item.program) item.memory[slot] = &buffer_memory(buffer, item.shard);
+  item.buffers[slot] = buffer;
+}
+
+void replay(const std::vector<ExecItem>& items) {
+  Timings t;
+  auto t0 = Clock::now();
+  for (const ExecItem& e : items) {
+    if (!e.program) {
+      buffer_copy(e.buffers[0], e.buffers[1], e.shard, e.src_shard);
+      ++t.copies;
+      continue;
+    }
+    e.program->runner->run(*e.device, e.memory, e.vars);
+    ++t.kernels;
+  }
+  t.run_ms = ms_since(t0);
+  tl_timings = t;
 }
 
 }  // namespace rg

@@ -52,4 +52,41 @@ void run_linear(const UPtr& linear, const std::vector<std::pair<std::string, int
 // Schedules the roots and runs the schedule; per root, a RESHAPE(BUFFER) holding its value.
 std::vector<UPtr> realize(const std::vector<UPtr>& roots);
 
+// --- capture and replay (what the JIT, compiler/tensor/jit.h, is built on) ---
+
+class Allocation;
+class Device;
+
+// One launch of a schedule with everything looked up: a kernel's compiled program on a device with its
+// buffers' memory and variable values, or a copy of buffers[1] into buffers[0].
+struct ExecItem {
+  std::shared_ptr<const CompiledProgram> program;  // null for a copy
+  Device* device = nullptr;                        // the kernel's
+  std::vector<UPtr> buffers;                       // BUFFER nodes in slot order; they keep the memory alive
+  std::vector<Allocation*> memory;                 // their storage (kernels)
+  std::vector<int64_t> vars;
+  int shard = 0;      // of a kernel's buffers; a copy's destination shard
+  int src_shard = 0;  // a copy's source shard
+};
+
+// While one is alive, every launch run_linear makes on this thread is also appended to it. Captures do
+// not nest (a second one on the thread is an rg::Error).
+class ScheduleCapture {
+ public:
+  ScheduleCapture();
+  ~ScheduleCapture();
+  ScheduleCapture(const ScheduleCapture&) = delete;
+  ScheduleCapture& operator=(const ScheduleCapture&) = delete;
+  std::vector<ExecItem> take() { return std::move(items_); }
+
+ private:
+  std::vector<ExecItem> items_;
+};
+
+// Points slot `slot` of a captured launch at `buffer`, which must match the one it replaces in dtype,
+// element count and device (an rg::Error naming both otherwise).
+void rebind(ExecItem& item, size_t slot, const UPtr& buffer);
+// Runs captured launches in order: no scheduling, lowering or cache lookups.
+void replay(const std::vector<ExecItem>& items);
+
 }  // namespace rg

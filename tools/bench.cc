@@ -1,5 +1,5 @@
-// bazel run -c opt //tools:bench -- rewrite | seed [DEVICE] | compile [reps] | lanes | devices | alloc | kernels
-// rewrite: per workload, input nodes, output nodes, seconds, input nodes per
+// bazel run -c opt //tools:bench -- rewrite | seed [DEVICE] | compile [reps] | lanes | devices | alloc | kernels |
+// train rewrite: per workload, input nodes, output nodes, seconds, input nodes per
 //   second, and the reference time (tinygrad's simplifier, measured on the same
 //   expressions on this class of machine) with our speed-up over it.
 // seed: the seed-004 example realized three times in one process on DEVICE (CPU
@@ -113,9 +113,10 @@ int main(int argc, char** argv) {
   if (what == "devices") return rg::bench_devices();
   if (what == "alloc") return rg::bench_alloc();
   if (what == "kernels") return rg::bench_kernels(argc, argv);
+  if (what == "train") return rg::bench_train();
   if (what == "compile") return rg::bench_compile(argc > 2 ? std::max(1, std::atoi(argv[2])) : 5);
   std::fprintf(stderr,
                "usage: bench rewrite | seed [DEVICE] | compile [reps] | lanes | devices | alloc |\n"
-               "       kernels [--threads N] [--device CPU|LLVM]\n");
+               "       kernels [--threads N] [--device CPU|LLVM] | train\n");
   return 2;
 }

@@ -16,5 +16,7 @@ int bench_devices();  // the CPU and LLVM devices through the Tensor API: build 
 // Kernels (matmul, add, sum, softmax, an MLP) against OpenBLAS and C loops; argv as main's:
 // bench kernels [--threads N] [--device CPU|LLVM].
 int bench_kernels(int argc, char** argv);
+// Training steps per call, cold and replayed under rg::Jit.
+int bench_train();
 
 }  // namespace rg

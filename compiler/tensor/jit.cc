@@ -1,0 +1,107 @@
+#include "compiler/tensor/jit.h"
+
+#include <algorithm>
+
+#include "compiler/ir/shape.h"
+#include "runtime/buffer.h"
+#include "runtime/executor.h"
+
+namespace rg {
+
+namespace {
+
+// The inputs realized, each a single-device tensor; rg::Error naming the one that is not.
+void realize_inputs(std::vector<Tensor>& inputs) {
+  std::vector<Tensor*> ptrs;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].devices().empty())
+      throw Error("Jit: input " + std::to_string(i) + " is on " + inputs[i].device() +
+                  "; sharded tensors are not supported by the JIT yet");
+    ptrs.push_back(&inputs[i]);
+  }
+  Tensor::realize_all(ptrs);
+}
+
+}  // namespace
+
+Jit::Jit(Fn fn) : fn_(std::move(fn)) {
+  if (!fn_) throw Error("Jit: no function");
+}
+
+Jit::~Jit() = default;
+
+void Jit::reset() {
+  calls_ = 0;
+  items_.clear();
+  inputs_.clear();
+  outputs_.clear();
+  uses_.clear();
+  output_input_.clear();
+}
+
+std::vector<Tensor> Jit::operator()(const std::vector<Tensor>& given) {
+  std::vector<Tensor> inputs = given;
+  realize_inputs(inputs);
+  if (calls_ == 0) {  // a plain run: first-use work (compiling, realizing constants) stays out of the capture
+    std::vector<Tensor> out = fn_(inputs);
+    std::vector<Tensor*> ptrs;
+    for (Tensor& t : out) ptrs.push_back(&t);
+    Tensor::realize_all(ptrs);
+    ++calls_;
+    return out;
+  }
+  if (calls_ == 1) {
+    std::vector<Tensor> out;
+    {
+      ScheduleCapture capture;
+      out = fn_(inputs);
+      std::vector<Tensor*> ptrs;
+      for (size_t i = 0; i < out.size(); ++i) {
+        if (!out[i].devices().empty())
+          throw Error("Jit: output " + std::to_string(i) + " is on " + out[i].device() +
+                      "; sharded tensors are not supported by the JIT yet");
+        ptrs.push_back(&out[i]);
+      }
+      Tensor::realize_all(ptrs);
+      items_ = capture.take();
+    }
+    inputs_ = inputs;
+    outputs_ = out;
+    uses_.assign(inputs.size(), {});
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const UPtr& b = buffer_of(inputs[i].uop());
+      for (size_t k = 0; k < items_.size(); ++k)
+        for (size_t s = 0; s < items_[k].buffers.size(); ++s)
+          if (items_[k].buffers[s] == b) uses_[i].push_back({k, s});
+    }
+    for (const Tensor& t : out) {  // an output that is an input stays the input given
+      auto same = [&](const Tensor& in) { return buffer_of(in.uop()) == buffer_of(t.uop()); };
+      auto it = std::find_if(inputs.begin(), inputs.end(), same);
+      output_input_.push_back(it == inputs.end() ? -1 : int(it - inputs.begin()));
+    }
+    ++calls_;
+    return out;
+  }
+  if (inputs.size() != inputs_.size())
+    throw Error("Jit: called with " + std::to_string(inputs.size()) + " inputs, captured with " +
+                std::to_string(inputs_.size()));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor &now = inputs[i], &then = inputs_[i];
+    if (now.shape() != then.shape() || now.dtype() != then.dtype() || now.device() != then.device())
+      throw Error("Jit: input " + std::to_string(i) + " is " + now.dtype().name() + " " + shape_str(now.shape()) +
+                  " on " + now.device() + ", captured as " + then.dtype().name() + " " + shape_str(then.shape()) +
+                  " on " + then.device());
+    const UPtr& b = buffer_of(now.uop());
+    if (b == buffer_of(then.uop())) continue;
+    for (auto [k, s] : uses_[i]) rebind(items_[k], s, b);
+    inputs_[i] = now;  // keeps the buffer the launches now name alive
+  }
+  replay(items_);
+  ++calls_;
+  std::vector<Tensor> out;
+  for (size_t o = 0; o < outputs_.size(); ++o)
+    out.push_back(output_input_[o] >= 0 ? inputs[output_input_[o]] : Tensor(outputs_[o].uop()));
+  return out;
+}
+
+}  // namespace rg

@@ -1,0 +1,50 @@
+// rg::Jit, tinygrad's TinyJit: a step function captured once and replayed. The first call runs the function
+// as usual (compiling its kernels, realizing what it creates once); the second runs it again while recording
+// every kernel launch and copy; later calls only relaunch those with the new inputs' buffers in place of the
+// captured ones: no graphs are built, nothing is scheduled, lowered or looked up.
+//
+// As with TinyJit, the function must be a fixed computation of its inputs and of tensors that keep their
+// buffers (parameters updated with assign): a tensor created inside it from host data, or a Python-style
+// branch on a value, is frozen at capture. The outputs of a replay are the captured output buffers, so a
+// call overwrites the previous call's outputs.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "compiler/tensor/tensor.h"
+
+namespace rg {
+
+struct ExecItem;
+
+class Jit {
+ public:
+  using Fn = std::function<std::vector<Tensor>(const std::vector<Tensor>& inputs)>;
+  explicit Jit(Fn fn);
+  ~Jit();
+
+  // Realizes the inputs and returns the function's outputs, realized. From the third call on the inputs
+  // must match the captured ones in count, shape, dtype and device (an rg::Error naming the input
+  // otherwise); sharded tensors are not supported as inputs or outputs yet (an rg::Error).
+  std::vector<Tensor> operator()(const std::vector<Tensor>& inputs);
+
+  int calls() const { return calls_; }
+  bool captured() const { return calls_ >= 2; }
+  // Launches (kernels and copies) one replay makes.
+  size_t launches() const { return items_.size(); }
+  // Forgets the capture: the next call runs the function again.
+  void reset();
+
+ private:
+  Fn fn_;
+  int calls_ = 0;
+  std::vector<ExecItem> items_;
+  std::vector<Tensor> inputs_;   // as captured (the buffers the launches name)
+  std::vector<Tensor> outputs_;  // realized at capture; replays return handles to the same buffers
+  // Per input, the (launch, slot) pairs that name its buffer.
+  std::vector<std::vector<std::pair<size_t, size_t>>> uses_;
+  std::vector<int> output_input_;  // per output, the input it is (-1: none)
+};
+
+}  // namespace rg

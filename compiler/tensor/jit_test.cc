@@ -1,0 +1,94 @@
+#include "compiler/tensor/jit.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "compiler/ir/error_of.h"
+#include "runtime/executor.h"
+
+namespace rg {
+namespace {
+
+Tensor vec(std::vector<float> v) { return Tensor::from_vector(v, {int64_t(v.size())}); }
+
+// sum(x * y + 1), the reference.
+float dot_plus(const std::vector<float>& x, const std::vector<float>& y) {
+  float s = 0;
+  for (size_t i = 0; i < x.size(); ++i) s += x[i] * y[i] + 1;
+  return s;
+}
+
+TEST(Jit, ReplaysWithNewInputs) {
+  int traced = 0;
+  Jit step([&](const std::vector<Tensor>& in) {
+    ++traced;
+    return std::vector<Tensor>{(in[0] * in[1] + 1).sum(), in[0].exp2()};
+  });
+  for (int call = 0; call < 5; ++call) {
+    std::vector<float> x = {1.f + call, 2, -3, 0.5f * call}, y = {2, float(call), 1, 4};
+    std::vector<Tensor> out = step({vec(x), vec(y)});
+    ASSERT_EQ(out.size(), 2u);
+    EXPECT_FLOAT_EQ(out[0].to_vector<float>()[0], dot_plus(x, y)) << "call " << call;
+    std::vector<float> e = out[1].to_vector<float>();
+    for (size_t i = 0; i < x.size(); ++i) EXPECT_FLOAT_EQ(e[i], std::exp2(x[i])) << "call " << call;
+  }
+  EXPECT_EQ(traced, 2);  // run, capture; then replays only
+  EXPECT_TRUE(step.captured());
+  EXPECT_EQ(step.calls(), 5);
+  EXPECT_EQ(step.launches(), 2u);  // the reduce and the exp2 kernels
+  // A replay schedules and builds nothing: it only launches.
+  const Timings& t = last_timings();
+  EXPECT_EQ(t.schedule_ms, 0);
+  EXPECT_EQ(t.programs_built, 0);
+  EXPECT_EQ(t.kernels, 2);
+}
+
+TEST(Jit, TensorsOutsideTheFunctionAreRead) {
+  Tensor w = vec({1, 2, 3}).realize();
+  Jit scale([&](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0] * w}; });
+  for (float k : {1.f, 2.f, 3.f, -1.f}) {
+    std::vector<float> got = scale({vec({k, k, k})})[0].to_vector<float>();
+    EXPECT_EQ(got, (std::vector<float>{k, 2 * k, 3 * k}));
+  }
+}
+
+TEST(Jit, AnOutputThatIsAnInputIsTheNewInput) {
+  Jit pass([](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0], in[0] + 1}; });
+  for (float k : {1.f, 5.f, 7.f}) {
+    std::vector<Tensor> out = pass({vec({k})});
+    EXPECT_EQ(out[0].to_vector<float>(), std::vector<float>{k});
+    EXPECT_EQ(out[1].to_vector<float>(), std::vector<float>{k + 1});
+  }
+}
+
+TEST(Jit, CopiesBetweenDevicesAreReplayed) {
+  Jit moved([](const std::vector<Tensor>& in) { return std::vector<Tensor>{(in[0].to("CPU:1") * 2).to("CPU")}; });
+  for (float k : {1.f, 2.f, 3.f}) EXPECT_EQ(moved({vec({k, -k})})[0].to_vector<float>(), (std::vector<float>{2 * k, -2 * k}));
+  EXPECT_EQ(moved.launches(), 3u);  // copy, kernel, copy
+}
+
+TEST(Jit, InputsMustMatchTheCapture) {
+  Jit f([](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0] + 1}; });
+  f({vec({1, 2})});
+  f({vec({1, 2})});
+  EXPECT_EQ(error_of([&] { f({vec({1, 2, 3})}); }),
+            "Jit: input 0 is float32 (3,) on CPU, captured as float32 (2,) on CPU");
+  EXPECT_EQ(error_of([&] { f({vec({1, 2}), vec({1, 2})}); }), "Jit: called with 2 inputs, captured with 1");
+  EXPECT_EQ(error_of([&] { f({Tensor::from_vector(std::vector<int32_t>{1, 2})}); }),
+            "Jit: input 0 is int32 (2,) on CPU, captured as float32 (2,) on CPU");
+  EXPECT_EQ(f({vec({3, 4})})[0].to_vector<float>(), (std::vector<float>{4, 5}));  // still usable
+  f.reset();
+  EXPECT_EQ(f({vec({1, 2, 3})})[0].to_vector<float>(), (std::vector<float>{2, 3, 4}));
+  EXPECT_FALSE(f.captured());
+}
+
+TEST(Jit, ShardedTensorsAreNotSupportedYet) {
+  Jit f([](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0] + 1}; });
+  Tensor x = vec({1, 2}).shard({"CPU", "CPU:1"});
+  EXPECT_EQ(error_of([&] { f({x}); }),
+            "Jit: input 0 is on (CPU, CPU:1); sharded tensors are not supported by the JIT yet");
+}
+
+}  // namespace
+}  // namespace rg

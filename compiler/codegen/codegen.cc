@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "compiler/codegen/collapse.h"
 #include "compiler/codegen/index_dtype.h"
 #include "compiler/codegen/linearize.h"
 #include "compiler/opt/heuristics.h"
@@ -79,6 +80,8 @@ std::optional<Ctx> retyping(L& s, Ctx plan, bool any) {
 
 const std::vector<Pass<Lowering>>& lower_passes() {
   static const std::vector<Pass<L>> kPasses = {
+      // Sums with a closed form lose their loops (an arange, a one-hot gather), before the optimizer sees them.
+      {"collapse_reduces", {}, cxx<L>([](const UPtr& k, L&) { return collapse_reduces(k); })},
       // Register tiles, accumulator lanes, unrolls and threads (compiler/opt), before any index folds.
       {"optimize", kOptimizing, cxx<L>(optimize)},
       {"simplify", {}, rewrite<L>({&rules::symbolic})},

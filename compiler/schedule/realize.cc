@@ -11,7 +11,8 @@ namespace {
 
 // One round: every realized node's kernel walked from the value it stores down to realized nodes.
 // Returns the reductions to realize after the round (a round sees the plan as it was when it began).
-std::unordered_set<const UOp*> inline_round(const RealizePlan& plan, const std::vector<UPtr>& nodes) {
+std::unordered_set<const UOp*> inline_round(const RealizePlan& plan, const std::vector<UPtr>& nodes,
+                                            const std::unordered_set<const UOp*>& generated) {
   std::unordered_set<const UOp*> marked;
   std::unordered_map<const UOp*, const UOp*> first_reader;  // REDUCE_AXIS → the first kernel inlining it
   for (const UPtr& k : nodes) {
@@ -25,7 +26,9 @@ std::unordered_set<const UOp*> inline_round(const RealizePlan& plan, const std::
       stack.pop_back();
       if (!seen[deep].insert(n).second) continue;
       if (n != k.get() && plan.is_realized(n)) continue;  // read from its buffer
-      if (n->op == Op::REDUCE_AXIS) {
+      if (n->op == Op::REDUCE_AXIS && generated.count(n)) {
+        deep = true;  // recomputed where it is read, unless codegen collapses it (an arange)
+      } else if (n->op == Op::REDUCE_AXIS) {
         if (deep) {  // recomputed for every element of the broadcast or of the outer reduction
           marked.insert(n);
           continue;  // the kernel reads its buffer
@@ -40,6 +43,18 @@ std::unordered_set<const UOp*> inline_round(const RealizePlan& plan, const std::
     }
   }
   return marked;
+}
+
+// The nodes computed from constants alone (no buffer, copy or contiguous below them).
+std::unordered_set<const UOp*> generated_nodes(const std::vector<UPtr>& nodes) {
+  std::unordered_set<const UOp*> reads;
+  std::unordered_set<const UOp*> generated;
+  for (const UPtr& u : nodes) {
+    bool r = u->op == Op::BUFFER || u->op == Op::COPY || u->op == Op::CONTIGUOUS;
+    for (const UPtr& s : u->src) r |= reads.count(s.get()) != 0;
+    (r ? reads : generated).insert(u.get());
+  }
+  return generated;
 }
 
 }  // namespace
@@ -57,9 +72,10 @@ RealizePlan plan_realize(const std::vector<UPtr>& roots, const std::vector<UPtr>
       plan.realized.insert(u->src[0].get());
     }
   }
+  const std::unordered_set<const UOp*> generated = generated_nodes(nodes);
   for (;;) {
     const size_t before = plan.realized.size();
-    for (const UOp* n : inline_round(plan, nodes)) plan.realized.insert(n);
+    for (const UOp* n : inline_round(plan, nodes, generated)) plan.realized.insert(n);
     if (plan.realized.size() == before) break;
   }
   for (const UPtr& u : nodes)

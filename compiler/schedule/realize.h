@@ -3,8 +3,9 @@
 // buffer holds its source), a COPY (a transfer; its source is stored on its own device first).
 // Then rounds over every kernel's inlined graph realize the reductions inlining would recompute:
 // one below a broadcast or inside another reduction of the same kernel (`x.sum(1) + x`), and one
-// that two kernels would inline. Each realized node cuts the graphs of the kernels that read it,
-// so rounds repeat until one realizes nothing new.
+// that two kernels would inline. A reduction of constants alone (an arange's running sum) is inlined
+// wherever it is read: codegen collapses it to a closed form (compiler/codegen/collapse.h). Each realized node cuts the
+// graphs of the kernels that read it, so rounds repeat until one realizes nothing new.
 #pragma once
 
 #include <unordered_map>

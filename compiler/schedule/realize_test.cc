@@ -90,6 +90,15 @@ TEST(Realize, ReductionInsideAReductionIsRealized) {
   EXPECT_EQ(plan({outer}).realized, (Nodes{inner.get(), outer.get()}));
 }
 
+TEST(Realize, AReductionOfConstantsIsInlinedEverywhere) {
+  // An arange's running sum reads no buffer: codegen collapses it where it is read, below a broadcast,
+  // inside another reduction or in two kernels alike.
+  UPtr ones = mv(Op::EXPAND, mv(Op::RESHAPE, cnst(dtypes::float32, 1), {1, 1}), {2, 3});
+  UPtr x = data(1, {2, 3});
+  UPtr r = sum(ones, {1}), y = broadcast(r) + x, z = sum(broadcast(r) * x, {0, 1}), w = r * r;
+  EXPECT_EQ(plan({y, z, w}).realized, (Nodes{y.get(), z.get(), w.get()}));
+}
+
 TEST(Realize, ReductionReadByTwoKernelsIsRealized) {
   UPtr x = data(1, {2, 3});
   UPtr r = sum(x, {1}), k1 = r + r, k2 = r * r;

@@ -64,7 +64,8 @@ TEST(Jit, AnOutputThatIsAnInputIsTheNewInput) {
 
 TEST(Jit, CopiesBetweenDevicesAreReplayed) {
   Jit moved([](const std::vector<Tensor>& in) { return std::vector<Tensor>{(in[0].to("CPU:1") * 2).to("CPU")}; });
-  for (float k : {1.f, 2.f, 3.f}) EXPECT_EQ(moved({vec({k, -k})})[0].to_vector<float>(), (std::vector<float>{2 * k, -2 * k}));
+  for (float k : {1.f, 2.f, 3.f})
+    EXPECT_EQ(moved({vec({k, -k})})[0].to_vector<float>(), (std::vector<float>{2 * k, -2 * k}));
   EXPECT_EQ(moved.launches(), 3u);  // copy, kernel, copy
 }
 
@@ -72,10 +73,14 @@ TEST(Jit, InputsMustMatchTheCapture) {
   Jit f([](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0] + 1}; });
   f({vec({1, 2})});
   f({vec({1, 2})});
-  EXPECT_EQ(error_of([&] { f({vec({1, 2, 3})}); }),
+  EXPECT_EQ(error_of([&] {
+              f({vec({1, 2, 3})});
+            }),
             "Jit: input 0 is float32 (3,) on CPU, captured as float32 (2,) on CPU");
   EXPECT_EQ(error_of([&] { f({vec({1, 2}), vec({1, 2})}); }), "Jit: called with 2 inputs, captured with 1");
-  EXPECT_EQ(error_of([&] { f({Tensor::from_vector(std::vector<int32_t>{1, 2})}); }),
+  EXPECT_EQ(error_of([&] {
+              f({Tensor::from_vector(std::vector<int32_t>{1, 2})});
+            }),
             "Jit: input 0 is int32 (2,) on CPU, captured as float32 (2,) on CPU");
   EXPECT_EQ(f({vec({3, 4})})[0].to_vector<float>(), (std::vector<float>{4, 5}));  // still usable
   f.reset();

@@ -3,7 +3,9 @@
 // them like any graph: a convolution is a window view of its input times the weight, summed, and no
 // separate im2col buffer exists.
 #include <algorithm>
+#include <climits>
 #include <cmath>
+#include <cstdint>
 #include <numeric>
 #include <optional>
 
@@ -156,14 +158,33 @@ void check_conv_ranks(const Tensor& x, const Tensor& w, const char* who) {
                   " need the same rank, at least 3 (batch, channels, spatial axes)");
 }
 
+// The values of an integer tensor whose data is in a buffer, read as they are (no cast: a cast would be a kernel).
+std::vector<int64_t> int_values(const Tensor& t) {
+  auto as = [&](auto zero) {
+    const auto v = t.to_vector<decltype(zero)>();
+    std::vector<int64_t> r;
+    for (auto x : v) r.push_back(x > INT64_MAX ? INT64_MAX : int64_t(x));
+    return r;
+  };
+  const DType dt = t.dtype();
+  if (dt == dtypes::int8) return as(int8_t{});
+  if (dt == dtypes::int16) return as(int16_t{});
+  if (dt == dtypes::int32) return as(int32_t{});
+  if (dt == dtypes::int64) return as(int64_t{});
+  if (dt == dtypes::uint8) return as(uint8_t{});
+  if (dt == dtypes::uint16) return as(uint16_t{});
+  if (dt == dtypes::uint32) return as(uint32_t{});
+  return as(uint64_t{});
+}
+
 // Index tensors must be integers. Indices of data already in a buffer are checked against `size` (reading them);
 // lazy ones are not (an out-of-range index selects nothing: zeros, as tinygrad).
 void check_index(const Tensor& idx, int64_t lo, int64_t size, const char* who, const std::string& what) {
   if (!idx.dtype().is_int()) fail(who, "index of dtype " + idx.dtype().name() + " is not an integer tensor");
   const UPtr& u = idx.uop();
   const bool in_buffer = u->op == Op::BUFFER || (u->op == Op::RESHAPE && u->src[0]->op == Op::BUFFER);
-  if (!in_buffer || !idx.devices().empty()) return;
-  for (int64_t v : idx.cast(dtypes::int64).to_vector<int64_t>())
+  if (!in_buffer || !idx.devices().empty() || idx.dtype().is_index()) return;
+  for (int64_t v : int_values(idx))
     if (v < lo || v >= size)
       fail(who, "index " + std::to_string(v) + " out of range for " + what + " (index shape " + shape_str(idx.shape()) +
                     ")");

@@ -486,6 +486,11 @@ TEST(Errors, NameTheOpAndShapes) {
               on_device(std::vector<int32_t>{0, 3}).one_hot(3);
             }),
             "one_hot: index 3 out of range for 3 classes (index shape (2,))");
+  // read in its own dtype: uint8's 200 is not a negative int8
+  EXPECT_EQ(error_of([&] {
+              on_device(std::vector<uint8_t>{200}, {1, 1}).one_hot(3);
+            }),
+            "one_hot: index 200 out of range for 3 classes (index shape (1, 1))");
   EXPECT_EQ(error_of([&] { t.argmax(2); }), "argmax: axis 2 out of range for shape (3, 2)");
   EXPECT_EQ(error_of([&] {
               t.sparse_categorical_crossentropy(on_device(std::vector<int32_t>{0, 1}));

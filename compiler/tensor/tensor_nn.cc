@@ -68,10 +68,10 @@ Tensor shrink_to(const Tensor& x, const Shape& ends) {
   return x.shrink(b);
 }
 
-// tinygrad's _pool: the sliding windows of the last k.size() axes (sizes i) as (..., *o, *k), o = ceil((i - d(k - 1))
-// / s), without padding or gathers. Along one axis: repeat x enough times that the flat run of k rows of length
-// i*f + d starts row j at offset j*d modulo i; row j then reads x[j*d + t], and taking every s-th t of the first o*s
-// is the window at o*s, dilated by d.
+// tinygrad's _pool: the sliding windows of the last k.size() axes (sizes i) as (..., *o, *k) with
+// o = ceil((i - d*(k - 1)) / s), by movement ops only. Along one axis: repeat x enough times that the flat run of
+// k rows of length i*f + d starts row j at offset j*d modulo i; row j then reads x[j*d + t], and taking every s-th
+// t of the first o*s gives the windows, dilated by d.
 Tensor pool(const Tensor& x, const std::vector<int64_t>& k, const std::vector<int64_t>& s,
             const std::vector<int64_t>& d, const char* who) {
   const size_t n = k.size(), lead = x.ndim() - n;
@@ -124,8 +124,8 @@ Tensor conv(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias,
   Tensor p = pool(pad_last(x, pads, 0), hw, per_axis(stride, n, who, "stride"), per_axis(dilation, n, who, "dilation"),
                   who);  // (N, Cin, *o, *k)
   const Shape o(p.shape().begin() + 2, p.shape().begin() + 2 + n);
-  // (N, groups, Cin/g, 1, *o, *k) broadcast over the group's output channels, moved to (N, groups, Cout/g, *o, Cin/g,
-  // *k).
+  // (N, groups, Cin/g, 1, *o, *k) broadcast over the group's output channels,
+  // then moved to (N, groups, Cout/g, *o, Cin/g, *k).
   Shape xs{bs, groups, cin, 1}, xe{bs, groups, cin, rcout};
   for (const Shape* part : {&o, &hw}) {
     xs.insert(xs.end(), part->begin(), part->end());

@@ -49,10 +49,10 @@ TEST(Collapse, OneHotGatherReadsTheRows) {
   const std::vector<int32_t> idx = {7, 2999, 0, -1, 3000, 1234, 7};  // out of range rows read as zeros
   const int64_t b = int64_t(idx.size());
   Tensor X = Tensor::from_vector(x, {rows, cols}), I = Tensor::from_vector(idx, {b});
-  Tensor onehot = I.reshape({b, 1}) == Tensor::arange(rows).reshape({1, rows});  // (b, rows)
+  Tensor onehot = I.reshape({b, 1}) == Tensor::arange(rows).reshape({1, rows});              // (b, rows)
   Tensor got = onehot.reshape({b, rows, 1}).where(X.reshape({1, rows, cols}), 0.0f).sum(1);  // (b, cols)
   std::vector<UPtr> ks = kernels(got);
-  ASSERT_EQ(ks.size(), 1u);  // the arange fused in
+  ASSERT_EQ(ks.size(), 1u);                                       // the arange fused in
   EXPECT_LE(loops(ks[0]), 2u) << source_of(*get_program(ks[0]));  // rows and columns of the output, no loop over 3000
   std::vector<float> v = got.to_vector<float>();
   for (int64_t i = 0; i < b; ++i)

@@ -24,7 +24,10 @@ TEST(Errors, Messages) {
   EXPECT_EQ(error_of([&] { x.min(5, true); }), "min: axis 5 out of range for shape (2, 3)");
   EXPECT_EQ(error_of([&] { x.prod(-4); }), "prod: axis -4 out of range for shape (2, 3)");
   EXPECT_EQ(error_of([&] { x.softmax(2); }), "softmax: axis 2 out of range for shape (2, 3)");
-  EXPECT_EQ(error_of([&] { x.pad({{0, -1}, {0, 0}}); }), "pad: negative padding ((0, -1), (0, 0)) for shape (2, 3)");
+  EXPECT_EQ(error_of([&] {
+              x.pad({{0, -1}, {0, -4}});
+            }),
+            "pad: padding ((0, -1), (0, -4)) crops more than axis 1 of shape (2, 3)");
   EXPECT_EQ(error_of([&] {
               x.pad({{0, 1}, {0, 0}, {1, 1}});
             }),

@@ -1,10 +1,11 @@
-// bazel run -c opt //tools:bench -- kernels [--threads N] [--device CPU|LLVM] [--beam N] [--matmul N,N,...]
-// (--matmul: only matmul rows, of these sizes.)
+// bazel run -c opt //tools:bench -- kernels [--threads N] [--device CPU|LLVM] [--beam N] [--matmul N,N,...] [--conv]
+// (--matmul: only matmul rows, of these sizes; --conv: only the convolution rows.)
 // (--beam N: each kernel's actions found by a BEAM search of width N on its first run, runtime/beam.h;
 // the search is not timed, and a later run reads its answers from the disk cache.)
 // rulegrad's kernels against a reference measured in the same process, on fixed pseudo-random inputs:
 // matmul (OpenBLAS's cblas_sgemm), an add (memcpy of the same bytes), a sum (a C loop with 16
-// accumulators), a row softmax and a small MLP forward (C++ loops and cblas_sgemm). rulegrad's time is
+// accumulators), a row softmax, a small MLP forward (C++ loops and cblas_sgemm) and two convolutions (im2col and
+// cblas_sgemm). rulegrad's time is
 // the median kernel time (last_timings().run_ms) of one schedule run again and again on the same
 // buffers, the first run building the programs; the reference's is the median of its calls. Each
 // side runs 3 times and for half a second at least, except a slow kernel, which stops once 5 s are
@@ -217,6 +218,42 @@ Row mlp_row(const std::string& device) {
   return {"mlp 64x784x256x10", r.time.ms, ref, "ms", max_rel_err(r.result, y), r.time.runs};
 }
 
+// The first two convolutions of the Fashion-MNIST model: 512 images of cin x side x side, 32 filters of 5x5, no
+// padding. The reference is im2col and sgemm per image (weights 32 x cin*25 times columns cin*25 x o*o, NCHW out).
+Row conv_row(int64_t cin, int64_t side, const std::string& device) {
+  const int64_t batch = 512, k = 5, cout = 32, o = side - k + 1, kk = cin * k * k;
+  Floats x = random_floats(batch * cin * side * side, 12), w = random_floats(cout * kk, 13),
+         b = random_floats(cout, 14);
+  Floats cols(kk * o * o), y(batch * cout * o * o);
+  Tensor tx = Tensor::from_vector(x, {batch, cin, side, side}, device).realize();
+  Tensor tw = Tensor::from_vector(w, {cout, cin, k, k}, device).realize();
+  Tensor tb = Tensor::from_vector(b, {cout}, device).realize();
+  Replay r = replay(tx.conv2d(tw, tb));
+  const double ref = reference_ms([&] {
+    for (int64_t n = 0; n < batch; ++n) {
+      for (int64_t c = 0; c < cin; ++c) {
+        const float* img = x.data() + (n * cin + c) * side * side;
+        for (int64_t ky = 0; ky < k; ++ky)
+          for (int64_t kx = 0; kx < k; ++kx)
+            for (int64_t oy = 0; oy < o; ++oy)
+              for (int64_t ox = 0; ox < o; ++ox)
+                cols[(((c * k + ky) * k + kx) * o + oy) * o + ox] = img[(oy + ky) * side + ox + kx];
+      }
+      float* out = y.data() + n * cout * o * o;
+      sgemm(int(cout), int(o * o), int(kk), w.data(), cols.data(), out);
+      for (int64_t c = 0; c < cout; ++c)
+        for (int64_t p = 0; p < o * o; ++p) out[c * o * o + p] += b[c];
+    }
+  });
+  const double flop = 2.0 * double(batch * cout * o * o * kk);
+  return {"conv 512x" + std::to_string(cin) + "x" + std::to_string(side) + "x" + std::to_string(side),
+          flop / r.time.ms / 1e6,
+          flop / ref / 1e6,
+          "GFLOP/s",
+          max_rel_err(r.result, y),
+          r.time.runs};
+}
+
 const char* const kOverrides[] = {"OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"};
 const char* const kRemoved = "RG_BENCH_OPENBLAS_REMOVED";  // what the first process removed, for the header
 
@@ -235,7 +272,8 @@ void reexec_without_openblas_overrides(char** argv) {
 }
 
 int usage() {
-  std::fprintf(stderr, "usage: bench kernels [--threads N] [--device CPU|LLVM] [--beam N] [--matmul N,N,...]\n");
+  std::fprintf(stderr,
+               "usage: bench kernels [--threads N] [--device CPU|LLVM] [--beam N] [--matmul N,N,...] [--conv]\n");
   return 2;
 }
 
@@ -246,8 +284,13 @@ int bench_kernels(int argc, char** argv) {
   int threads = 1, beam = 0;
   std::string device = "CPU";
   std::vector<int64_t> matmuls;  // only these matmul rows; empty: every row
+  bool conv_only = false;
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
+    if (arg == "--conv") {
+      conv_only = true;
+      continue;
+    }
     if (i + 1 >= argc) return usage();
     if (arg == "--threads") {
       threads = std::atoi(argv[++i]);
@@ -285,6 +328,12 @@ int bench_kernels(int argc, char** argv) {
   std::printf("ratio: rulegrad / reference in the row's unit (GFLOP/s, GB/s: higher is faster; ms: lower is)\n");
   std::printf("%-18s %12s %12s  %-8s %8s %10s %5s\n", "workload", "rulegrad", "reference", "unit", "ratio", "err",
               "runs");
+  if (conv_only) {
+    print_row(conv_row(1, 28, device));
+    print_row(conv_row(32, 24, device));
+    free_buffer_pool();
+    return 0;
+  }
   if (!matmuls.empty()) {
     for (int64_t n : matmuls) print_row(matmul_row(n, device));
     free_buffer_pool();
@@ -295,6 +344,8 @@ int bench_kernels(int argc, char** argv) {
   print_row(sum_row(device));
   print_row(softmax_row(device));
   print_row(mlp_row(device));
+  print_row(conv_row(1, 28, device));
+  print_row(conv_row(32, 24, device));
   free_buffer_pool();
   return 0;
 }

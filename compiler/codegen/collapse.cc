@@ -44,7 +44,8 @@ UPtr collapse_over(const UPtr& value, const UPtr& r, Op reduce_op, DType dt) {
 }  // namespace
 
 UPtr collapse_reduce(const UPtr& reduce) {
-  if (reduce->op != Op::REDUCE || reduce->arg_op() != Op::ADD || !all_ranges(USpan{reduce->src.data() + 1, reduce->src.size() - 1}))
+  if (reduce->op != Op::REDUCE || reduce->arg_op() != Op::ADD ||
+      !all_ranges(USpan{reduce->src.data() + 1, reduce->src.size() - 1}))
     return {};
   UPtr value = reduce->src[0];
   for (size_t k = 1; k < reduce->src.size(); ++k) {

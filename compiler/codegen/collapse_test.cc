@@ -122,8 +122,9 @@ TEST(Collapse, OneHotGatherBecomesAGatedRead) {
   const UPtr i = var("i", -2, 10, dtypes::int32), w = var("w", 0, 3);
   // sum over r of [i == r] * (3r + w): 3i + w where 0 <= i < 8, else 0.
   expect_collapses(sum(where(eq(cast(i, dtypes::index), r), r * 3 + w, I(0)), r), {i, w}, "gather_by_index");
-  expect_collapses(sum(where(eq(i, cast(r, dtypes::int32)), cast(r * 3 + w, dtypes::int32), cnst_int(dtypes::int32, 0)), r),
-                   {i, w}, "gather_by_cast_index");
+  expect_collapses(
+      sum(where(eq(i, cast(r, dtypes::int32)), cast(r * 3 + w, dtypes::int32), cnst_int(dtypes::int32, 0)), r), {i, w},
+      "gather_by_cast_index");
   expect_collapses(sum(where(ne(cast(i, dtypes::index), r), I(0), r + w), r), {i, w}, "gather_by_not_index");
   // The arange's own form: i == cast(r + 1) - 1 in int32.
   UPtr shifted = cast(r + 1, dtypes::int32) - cnst_int(dtypes::int32, 1);

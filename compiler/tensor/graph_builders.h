@@ -106,8 +106,11 @@ inline Pairs check_pads(const Pairs& padding, const Shape& shape, const std::str
   if (padding.size() != shape.size())
     fail(who,
          "padding " + pairs_str(padding) + " needs one (before, after) pair per axis of shape " + shape_str(shape));
-  for (const auto& [b, a] : padding)
-    if (b < 0 || a < 0) fail(who, "negative padding " + pairs_str(padding) + " for shape " + shape_str(shape));
+  // Negative padding crops (as tinygrad), at most the whole axis.
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (std::max<int64_t>(-padding[d].first, 0) + std::max<int64_t>(-padding[d].second, 0) > shape[d])
+      fail(who, "padding " + pairs_str(padding) + " crops more than axis " + std::to_string(d) + " of shape " +
+                    shape_str(shape));
   return padding;
 }
 

@@ -56,34 +56,14 @@ Tensor Tensor::full(const Shape& shape, Number value, std::optional<DType> dt) {
   return Tensor(const_u(dt.value_or(scalar_dtype(value)), value.value, shape), "");
 }
 
-namespace {
-
-// Running sums along a 1-D tensor by tinygrad's pooling: out[i] = sum over a window of n of x padded with
-// n - 1 zeros in front. A sum of constants over a range collapses in codegen (docs/pipeline.md), so an
-// arange built this way is its index expression, fused into the kernels that read it.
-Tensor cumsum_1d(const Tensor& x) {
-  const int64_t n = x.shape()[0], padded = 2 * n - 1;
-  // Rows of padded + 1 elements over the padded tensor repeated: row a starts at element a.
-  const int64_t repeats = (n * (padded + 1) + padded - 1) / padded;
-  Tensor windows = x.pad({{n - 1, 0}})
-                       .reshape({1, padded})
-                       .expand({repeats, padded})
-                       .reshape({repeats * padded})
-                       .shrink({{0, n * (padded + 1)}})
-                       .reshape({n, padded + 1})
-                       .shrink({{0, n}, {0, n}});
-  return windows.sum(0);
-}
-
-}  // namespace
-
 Tensor Tensor::arange_impl(double start, double stop, double step, DType dt) {
   if (step == 0) fail("arange", "step is 0");
   const int64_t n = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((stop - start) / step)));
   if (n == 0) return full({0}, 0, dt);
-  // tinygrad's form: the running sum of n steps, shifted; no buffer, so it fuses where it is read.
+  // tinygrad's form: the running sum of n steps, shifted. No buffer: codegen collapses the sum to an index
+  // expression in the kernels that read it (docs/pipeline.md#reduce-collapse).
   auto number = [&](double v) { return dt.is_float() ? Number(v) : Number(int64_t(v)); };  // ints stay ints
-  return (cumsum_1d(full({n}, number(step), dt)) + number(start - step)).cast(dt);
+  return (full({n}, number(step), dt).cumsum(0) + number(start - step)).cast(dt);
 }
 
 Tensor Tensor::eye(int64_t n, std::optional<int64_t> m, DType dt) {

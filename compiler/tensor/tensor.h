@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -173,6 +174,76 @@ class Tensor {
   static Tensor cat(const std::vector<Tensor>& tensors, int64_t axis = 0);
   static Tensor stack(const std::vector<Tensor>& tensors, int64_t axis = 0);
 
+  // --- nn ---
+  // Forward ops for training, built from movement ops and reductions so that the scheduler fuses them
+  // (tinygrad's names and semantics; compiler/tensor/README.md#nn).
+
+  // An int for every spatial axis, or a list: one per spatial axis, or for padding 2 per axis in
+  // tinygrad's flat order (left, right, top, bottom: the last axis first).
+  struct PerAxis {
+    std::vector<int64_t> v;
+    PerAxis() = default;
+    PerAxis(int64_t x) : v{x} {}  // implicit on purpose: `stride = 2`, `padding = {1, 2}`
+    PerAxis(std::initializer_list<int64_t> l) : v(l) {}
+    PerAxis(std::vector<int64_t> l) : v(std::move(l)) {}
+  };
+  enum class Reduction { none, sum, mean };
+
+  // x (N, Cin, *spatial), weight (Cout, Cin / groups, *kernel), bias (Cout,): (N, Cout, *out). Negative padding crops.
+  Tensor conv2d(const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt, int64_t groups = 1,
+                PerAxis stride = 1, PerAxis dilation = 1, PerAxis padding = 0) const;
+  // weight (Cin, Cout / groups, *kernel): the gradient of conv2d with respect to its input.
+  Tensor conv_transpose2d(const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt, int64_t groups = 1,
+                          PerAxis stride = 1, PerAxis dilation = 1, PerAxis padding = 0,
+                          PerAxis output_padding = 0) const;
+  // Pool the last kernel_size.size() axes (an int means 2 axes). stride: empty means the kernel size. Max pooling
+  // pads with the dtype's smallest value; average pooling counts the padding unless count_include_pad is false.
+  Tensor max_pool2d(PerAxis kernel_size = {2, 2}, PerAxis stride = {}, PerAxis dilation = 1, PerAxis padding = 0) const;
+  Tensor avg_pool2d(PerAxis kernel_size = {2, 2}, PerAxis stride = {}, PerAxis dilation = 1, PerAxis padding = 0,
+                    bool count_include_pad = true) const;
+
+  // out[i][j][k] = x[i][index[i][j][k]][k] for dim 1 (index: int, same rank; x at least as large off `dim`).
+  Tensor gather(int64_t dim, const Tensor& index) const;
+  // numpy's take (tinygrad's x[idx] on one axis): shape x.shape[:axis] + idx.shape + x.shape[axis + 1:];
+  // negative indices count from the end.
+  Tensor index(const Tensor& idx, int64_t axis = 0) const;
+  Tensor operator[](const Tensor& idx) const { return index(idx, 0); }
+  Tensor one_hot(int64_t num_classes) const;  // int32, a new last axis
+  // int32; the first index among ties. No axis: of the flattened tensor.
+  Tensor argmax(std::optional<int64_t> axis = std::nullopt, bool keepdim = false) const;
+  Tensor argmin(std::optional<int64_t> axis = std::nullopt, bool keepdim = false) const;
+  Tensor cumsum(int64_t axis = 0) const;
+
+  Tensor log_softmax(int64_t axis = -1) const;
+  Tensor logsumexp(const std::vector<int64_t>& axes = {}, bool keepdim = false) const;
+  Tensor logsumexp(int64_t axis, bool keepdim = false) const { return logsumexp(std::vector<int64_t>{axis}, keepdim); }
+  // this: logits (..., classes); Y: int labels (...). Labels equal to ignore_index (unless -1) add nothing
+  // and are not counted by the mean.
+  Tensor sparse_categorical_crossentropy(const Tensor& Y, int64_t ignore_index = -1, double label_smoothing = 0.0,
+                                         Reduction reduction = Reduction::mean) const;
+  Tensor binary_crossentropy(const Tensor& Y, Reduction reduction = Reduction::mean) const;  // this: probabilities
+  Tensor binary_crossentropy_logits(const Tensor& Y, Reduction reduction = Reduction::mean,
+                                    const std::optional<Tensor>& pos_weight = std::nullopt) const;
+  Tensor layernorm(const std::vector<int64_t>& axes = {-1}, double eps = 1e-5) const;
+  Tensor layernorm(int64_t axis, double eps = 1e-5) const { return layernorm(std::vector<int64_t>{axis}, eps); }
+  // (x - mean) * weight * invstd + bias; mean, weight, bias and invstd have the sizes of `axes`.
+  Tensor batchnorm(const std::optional<Tensor>& weight, const std::optional<Tensor>& bias, const Tensor& mean,
+                   const Tensor& invstd, const std::vector<int64_t>& axes = {1}) const;
+
+  Tensor clip(std::optional<Number> min, std::optional<Number> max) const;
+  Tensor square() const;
+  Tensor sign() const;
+  // Integer scalar exponents multiply (an int tensor stays int; a negative one needs a float base); others are
+  // exp2(y * log2|x|), negated for a negative base and an odd integer exponent, NaN for a negative base and a
+  // non-integer exponent; x ** 0 is 1.
+  Tensor pow(const Tensor& exponent) const;
+  Tensor pow(Number exponent) const;
+  Tensor rsqrt() const;
+  Tensor softplus(double beta = 1.0) const;
+  Tensor gelu() const;  // the tanh approximation, tinygrad's default
+  Tensor leaky_relu(double neg_slope = 0.01) const;
+  Tensor elu(double alpha = 1.0) const;
+
  private:
   struct Node {
     UPtr uop;
@@ -243,6 +314,9 @@ inline Tensor where(const Tensor& cond, Tensor::Number a, const Tensor& b) { ret
 inline Tensor where(const Tensor& cond, Tensor::Number a, Tensor::Number b) { return cond.where(a, b); }
 Tensor maximum(const Tensor& a, const Tensor& b);
 Tensor minimum(const Tensor& a, const Tensor& b);
+Tensor pow(const Tensor& base, const Tensor& exponent);
+Tensor pow(const Tensor& base, Tensor::Number exponent);
+Tensor pow(Tensor::Number base, const Tensor& exponent);
 
 // --- settings ---
 // CPU workers for kernels compiled from now on (tinygrad's global settings are context variables; ours

@@ -85,8 +85,27 @@ Tensor Tensor::expand(const Shape& new_shape) const {
   return moved(broadcast_u(uop(), s), shard_axis() < 0 ? -1 : shard_axis() + int64_t(lead));
 }
 
+namespace {
+// Negative padding crops: x without the cropped ends, and the padding left to add (negative entries made 0).
+Tensor crop(const Tensor& x, const Pairs& padding) {
+  Pairs bounds;
+  for (int64_t d = 0; d < x.ndim(); ++d)
+    bounds.push_back({std::max<int64_t>(-padding[d].first, 0), x.shape()[d] + std::min<int64_t>(padding[d].second, 0)});
+  return x.shrink(bounds);
+}
+Pairs positive(const Pairs& padding) {
+  Pairs p;
+  for (auto [b, a] : padding) p.push_back({std::max<int64_t>(b, 0), std::max<int64_t>(a, 0)});
+  return p;
+}
+bool has_negative(const Pairs& padding) {
+  return std::any_of(padding.begin(), padding.end(), [](auto& p) { return p.first < 0 || p.second < 0; });
+}
+}  // namespace
+
 Tensor Tensor::pad(const Pairs& padding, Number value) const {
   check_pads(padding, shape(), "pad");
+  if (has_negative(padding)) return crop(*this, padding).pad(positive(padding), value);
   if (shard_axis() >= 0 && padding[shard_axis()] != std::pair<int64_t, int64_t>{0, 0})
     fail("pad", "cannot pad axis " + std::to_string(shard_axis()) + " of shape " + shape_str(shape()) +
                     ", the axis it is sharded on over " + device());
@@ -110,6 +129,14 @@ Tensor Tensor::pad(const Pairs& padding, PadMode mode) const {
                     : mode == PadMode::replicate ? "pad(replicate)"
                                                  : "pad(circular)";
   check_pads(padding, shape(), who);
+  if (has_negative(padding)) {
+    // A circular pad wraps what is left after the crop; reflection and replication see the whole axis first.
+    if (mode == PadMode::circular) return crop(*this, padding).pad(positive(padding), mode);
+    Tensor grown = pad(positive(padding), mode);
+    Pairs rest;
+    for (auto [b, a] : padding) rest.push_back({std::min<int64_t>(b, 0), std::min<int64_t>(a, 0)});
+    return crop(grown, rest);
+  }
   Tensor x = *this;
   for (int64_t d = 0; d < ndim(); ++d) {
     const auto [pb, pa] = padding[d];

@@ -280,7 +280,10 @@ TEST(Tensor, Errors) {
   EXPECT_EQ(error_of([&] { x.permute({0, 0}); }), "permute: (0, 0) is not a permutation of the axes of (2, 3)");
   EXPECT_EQ(error_of([&] { x.permute({0}); }), "permute: (0,) is not a permutation of the axes of (2, 3)");
   EXPECT_EQ(error_of([&] { x.expand({4, 3}); }), "expand: cannot expand (2, 3) to (4, 3)");
-  EXPECT_EQ(error_of([&] { x.pad({{-1, 0}, {0, 0}}); }), "pad: negative padding ((-1, 0), (0, 0)) for shape (2, 3)");
+  EXPECT_EQ(error_of([&] {
+              x.pad({{-2, -1}, {0, 0}});
+            }),
+            "pad: padding ((-2, -1), (0, 0)) crops more than axis 0 of shape (2, 3)");
   EXPECT_EQ(error_of([&] {
               x.pad({{1, 0}});
             }),
@@ -294,9 +297,9 @@ TEST(Tensor, Errors) {
             }),
             "pad(circular): padding ((0, 0), (0, 4)) wraps around axis 1 of shape (2, 3) more than once");
   EXPECT_EQ(error_of([&] {
-              x.pad({{0, -1}, {0, 0}}, PadMode::replicate);
+              x.pad({{0, -3}, {0, 0}}, PadMode::replicate);
             }),
-            "pad(replicate): negative padding ((0, -1), (0, 0)) for shape (2, 3)");
+            "pad(replicate): padding ((0, -3), (0, 0)) crops more than axis 0 of shape (2, 3)");
   EXPECT_EQ(error_of([&] {
               x.shrink({{0, 3}, {0, 3}});
             }),

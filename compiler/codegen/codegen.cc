@@ -82,7 +82,9 @@ const std::vector<Pass<Lowering>>& lower_passes() {
   static const std::vector<Pass<L>> kPasses = {
       // Sums with a closed form lose their loops (an arange, a one-hot gather), before the optimizer sees them.
       {"collapse_reduces", {}, cxx<L>([](const UPtr& k, L&) { return collapse_reduces(k); })},
-      // Register tiles, accumulator lanes, unrolls and threads (compiler/opt), before any index folds.
+      // The optimizer reads strides off the addresses: a pooled window's `(r*25 + x) % 24` must be `r + x` first.
+      {"presimplify", {}, rewrite<L>({&rules::symbolic})},
+      // Register tiles, accumulator lanes, unrolls and threads (compiler/opt).
       {"optimize", kOptimizing, cxx<L>(optimize)},
       {"simplify", {}, rewrite<L>({&rules::symbolic})},
       // Before accumulators: REDUCE(where(c, x, Invalid)) needs the REDUCE.

@@ -54,10 +54,9 @@ std::vector<Opt> hand_coded_opts(const UPtr& kernel, const OptTarget& t) {
   std::vector<Opt> opts;
   KernelAxes ax = kernel_axes(kernel);
   const Accesses acc = accesses(kernel);
-  const int w = t.vector_width;
   auto divides = [&](int axis, int64_t k) { return bound_of(ax.axes[axis]) % k == 0 && bound_of(ax.axes[axis]) >= k; };
 
-  if (w > 1 && ax.first_reduce < ax.axes.size()) {
+  if (t.vector_width > 1 && ax.first_reduce < ax.axes.size()) {
     // The loads inside the reduction (a matmul's A and B; not a per-row value read once per output).
     std::vector<UPtr> reduced;
     for (const UPtr& l : acc.loads)
@@ -67,29 +66,42 @@ std::vector<Opt> hand_coded_opts(const UPtr& kernel, const OptTarget& t) {
           break;
         }
     std::optional<int> tile;
-    for (size_t i = 0; i < ax.first_reduce; ++i)
-      if (divides(int(i), w) && all_strides(acc.stores, ax.axes[i], 1) && any_stride(reduced, ax.axes[i], 1))
-        tile = int(i);
+    int w = 0;  // the tile's vector width: the machine's, or a narrower one that divides the axis
+    for (int width = t.vector_width; width >= 4 && !tile; width /= 2)
+      for (size_t i = 0; i < ax.first_reduce; ++i)
+        if (divides(int(i), width) && all_strides(acc.stores, ax.axes[i], 1) && any_stride(reduced, ax.axes[i], 1))
+          tile = int(i), w = width;
     if (tile) {
       opts.push_back({OptOp::UPCAST, *tile, w});
-      // Rows of the tile: 16 accumulators fit AVX-512's 32 registers with room for the loads.
-      const int64_t rows = w >= 16 ? 8 : 4;
+      // Rows of the tile: as many vector accumulators as leave room for the loads, 16 of AVX-512's 32
+      // registers, 8 of AVX2's 16 (two vectors per row when the columns allow). Best an axis whose operand does not
+      // vary along the columns (a matmul's A, a convolution's weights): one broadcast per row and step, the other
+      // operand's vector load shared by all rows.
+      const bool doubled = bound_of(ax.axes[*tile]) % (2 * w) == 0;
+      const int64_t accumulators = t.vector_width >= 16 ? 16 : 8;
+      auto broadcast_rows = [&](size_t i) {
+        for (const UPtr& l : acc.loads)
+          if (stride(l, ax.axes[i]) != 0 && stride(l, ax.axes[*tile]) != 0) return false;
+        return true;
+      };
       std::optional<int> other;
-      for (size_t i = 0; i < ax.first_reduce && !other; ++i)
-        for (int64_t r : {rows, int64_t(4)})
-          if (int(i) != *tile && divides(int(i), r) && any_stride(acc.loads, ax.axes[i], 0)) {
-            opts.push_back({OptOp::UPCAST, int(i), r});
-            other = int(i);
-            break;
-          }
-      if (bound_of(ax.axes[*tile]) % (2 * w) == 0) opts.push_back({OptOp::UPCAST, *tile, 2});
+      for (bool need_broadcast : {true, false})
+        for (size_t i = 0; i < ax.first_reduce && !other; ++i)
+          for (int64_t r : {accumulators / (doubled ? 2 : 1), int64_t(8), int64_t(4)})
+            if (int(i) != *tile && divides(int(i), r) && any_stride(acc.loads, ax.axes[i], 0) &&
+                (!need_broadcast || broadcast_rows(i))) {
+              opts.push_back({OptOp::UPCAST, int(i), r});
+              other = int(i);
+              break;
+            }
+      if (doubled) opts.push_back({OptOp::UPCAST, *tile, 2});
       // The tile's columns outside its rows: a panel of the operand read along the columns stays in
       // cache while the loop over rows reuses it.
       if (other && *other < *tile) opts.push_back({OptOp::SWAP, *other, *tile});
     } else {
       for (size_t i = ax.first_reduce; i < ax.axes.size(); ++i)
-        if (divides(int(i), w) && all_strides(reduced, ax.axes[i], 1)) {
-          opts.push_back({OptOp::UPCAST, int(i), w});
+        if (divides(int(i), t.vector_width) && all_strides(reduced, ax.axes[i], 1)) {
+          opts.push_back({OptOp::UPCAST, int(i), t.vector_width});
           break;
         }
     }

@@ -54,7 +54,9 @@ UPtr unpermute(const UPtr& g, const std::vector<int64_t>& order) {
 }
 
 UPtr reshape_to(const UPtr& g, const UPtr& x) {
-  return g->shape == x->shape ? g : mk(Op::RESHAPE, g->dtype, {g}, x->shape);
+  if (g->shape == x->shape) return g;
+  const UPtr& base = g->op == Op::RESHAPE ? g->src[0] : g;  // a reshape of a reshape is one reshape
+  return base->shape == x->shape ? base : mk(Op::RESHAPE, g->dtype, {base}, x->shape);
 }
 
 UPtr sum_to(const UPtr& g, const UPtr& x) {

@@ -18,7 +18,7 @@ UPtr unpad(const UPtr& g, const UPtr& pad);
 UPtr pad_zeros(const UPtr& g, const UPtr& shrink);
 // PERMUTE's gradient: g permuted by the inverse order.
 UPtr unpermute(const UPtr& g, const std::vector<int64_t>& order);
-// RESHAPE's gradient: g reshaped to x's shape.
+// RESHAPE's gradient: g reshaped to x's shape (g's own source when g is a reshape of it).
 UPtr reshape_to(const UPtr& g, const UPtr& x);
 // EXPAND's gradient: g summed over the axes x was expanded along (REDUCE_AXIS ADD), in x's shape.
 UPtr sum_to(const UPtr& g, const UPtr& x);

@@ -6,7 +6,9 @@ namespace rg {
 
 namespace {
 
-UPtr mk(Op op, DType dt, std::vector<UPtr> src, Arg arg = {}) { return UOp::make(op, dt, std::move(src), std::move(arg)); }
+UPtr mk(Op op, DType dt, std::vector<UPtr> src, Arg arg = {}) {
+  return UOp::make(op, dt, std::move(src), std::move(arg));
+}
 
 // A constant of x's shape (the tensor-graph convention: CONST → RESHAPE to all ones → EXPAND).
 UPtr full_like(const UPtr& x, DType dt, double v) {
@@ -113,7 +115,9 @@ UPtr copy_back(const UPtr& g, const UPtr& copy) {
     UPtr n = var("_device_num", 0, int64_t(from_all.size()) - 1);
     UPtr on_j = mk(Op::CMPEQ, dtypes::bool_, {n, cnst_int(dtypes::index, int64_t(j))});
     UPtr back = copy_to(g, from);
-    UPtr cond = g->shape.empty() ? on_j : mk(Op::EXPAND, dtypes::bool_, {mk(Op::RESHAPE, dtypes::bool_, {on_j}, Shape(g->shape.size(), 1))}, g->shape);
+    UPtr cond = g->shape.empty() ? on_j
+                                 : mk(Op::EXPAND, dtypes::bool_,
+                                      {mk(Op::RESHAPE, dtypes::bool_, {on_j}, Shape(g->shape.size(), 1))}, g->shape);
     return mk(Op::WHERE, g->dtype, {cond, back, full_like(g, g->dtype, 0)});
   }
   return {};

@@ -1,13 +1,12 @@
 // gradient.rules: each rule answers grad(op, g) for its op (by name), with the calculus written out; the
 // helpers build the movement back (shapes, args) and the device names they read.
-#include "rules/gradient.h"
-
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
 #include "compiler/ir/rewrite.h"
+#include "rules/gradient.h"
 #include "rules/gradient_helpers.h"
 
 namespace rg {

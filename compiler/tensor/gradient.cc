@@ -55,7 +55,7 @@ UMap backprop(const UPtr& root, const UPtr& seed, const std::vector<UPtr>& targe
   }
   for (auto it = grads.begin(); it != grads.end();)  // only the targets' and the path's gradients leave
     it = it->first == root || wanted.count(it->first.get()) || on_path.count(it->first.get()) ? std::next(it)
-                                                                                             : grads.erase(it);
+                                                                                              : grads.erase(it);
   return grads;
 }
 
@@ -72,8 +72,8 @@ std::mutex registry_mutex;
 
 Tensor& Tensor::requires_grad(bool on) {
   if (on && !dtype().is_float())
-    fail("requires_grad", "only float tensors have gradients; this one of shape " + shape_str(shape()) + " is " +
-                              dtype().name());
+    fail("requires_grad",
+         "only float tensors have gradients; this one of shape " + shape_str(shape()) + " is " + dtype().name());
   std::lock_guard<std::mutex> lock(registry_mutex);
   if (on && !node_->requires_grad) {
     auto& reg = grad_registry();
@@ -112,9 +112,17 @@ Tensor Tensor::seed_of(const char* who, const std::optional<Tensor>& given) cons
   int64_t axis;
   seed = align(who, {&seed, this}, size_t(ndim()), &devs, &axis)[0];
   if (shard_axis() >= 0) return seed;
-  return like(mk(Op::WHERE, dtype(), {is_device(0, int64_t(devs.size()), shape()), seed.uop(),
-                                      const_u(dtype(), 0, shape())}));
+  if (!seed.multi()) seed = seed.replicate(devs);  // a constant: computed where _device_num is bound
+  return like(
+      mk(Op::WHERE, dtype(), {is_device(0, int64_t(devs.size()), shape()), seed.uop(), const_u(dtype(), 0, shape())}));
 }
+
+namespace {
+// What a graph reads a tensor as: a realized tensor is RESHAPE(BUFFER), and a reshape of it is
+// another RESHAPE of the BUFFER (a reshape of a reshape is one reshape), so its readers are the
+// BUFFER's.
+const UPtr& leaf_of(const UPtr& u) { return u->op == Op::RESHAPE && u->src[0]->op == Op::BUFFER ? u->src[0] : u; }
+}  // namespace
 
 // Each parameter's gradient as a Tensor like the parameter: on its device, sharded the same way.
 std::vector<Tensor> Tensor::gradients_for(const std::vector<Tensor>& params, const Tensor& seed) const {
@@ -123,14 +131,14 @@ std::vector<Tensor> Tensor::gradients_for(const std::vector<Tensor>& params, con
     if (!p.dtype().is_float())
       fail("gradient", "only float tensors have gradients; a parameter of shape " + shape_str(p.shape()) + " is " +
                            p.dtype().name());
-    targets.push_back(p.uop());
+    targets.push_back(leaf_of(p.uop()));
   }
   UMap grads = backprop(uop(), seed.uop(), targets);
   std::vector<Tensor> out;
   for (const Tensor& p : params) {
-    auto it = grads.find(p.uop());
+    auto it = grads.find(leaf_of(p.uop()));
     // No path from the loss: a zero gradient, as tinygrad.
-    UPtr g = it != grads.end() ? it->second : const_u(p.dtype(), 0, p.shape());
+    UPtr g = it != grads.end() ? reshape_u(it->second, p.shape()) : const_u(p.dtype(), 0, p.shape());
     if (p.multi()) {
       out.push_back(on_devices(g, p.devices(), p.shard_axis(), p.node_->device));
     } else {
@@ -155,8 +163,8 @@ Tensor& Tensor::backward_impl(const std::optional<Tensor>& gradient) {
     std::lock_guard<std::mutex> lock(registry_mutex);
     std::unordered_set<const Node*> seen;  // a tensor marked, unmarked and marked again is listed twice
     for (const std::weak_ptr<Node>& w : grad_registry())
-      if (std::shared_ptr<Node> n = w.lock(); n && n->requires_grad && in_graph.count(n->uop.get()) &&
-                                               seen.insert(n.get()).second)
+      if (std::shared_ptr<Node> n = w.lock();
+          n && n->requires_grad && in_graph.count(leaf_of(n->uop).get()) && seen.insert(n.get()).second)
         params.push_back(Tensor(n));
   }
   std::vector<Tensor> grads = gradients_for(params, seed);

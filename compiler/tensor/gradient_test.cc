@@ -124,7 +124,10 @@ TEST(GradientNumeric, Movement) {
   check_gradient("shrink", [](auto& t) { return t[0].shrink({{1, 2}, {0, 2}}); }, {A});
   check_gradient("flip", [](auto& t) { return t[0].flip(1) * t[0]; }, {A});
   check_gradient("squeeze, unsqueeze, flatten",
-                 [](auto& t) { return t[0].unsqueeze(0).flatten().reshape({1, 6}).squeeze() * 2.0; }, {A});
+                 [](auto& t) {
+                   return t[0].unsqueeze(0).flatten().reshape({1, 6}).squeeze() * 2.0;
+                 },
+                 {A});
   check_gradient("contiguous", [](auto& t) { return (t[0] * t[0]).contiguous() + t[0]; }, {A});
 }
 
@@ -144,7 +147,12 @@ TEST(GradientNumeric, Composites) {
   check_gradient("softmax", [](auto& t) { return t[0].softmax(); }, {A});
   check_gradient("softmax axis 0", [](auto& t) { return t[0].softmax(0) * t[0]; }, {A});
   // A node used twice (y), and a two-layer network.
-  check_gradient("shared", [](auto& t) { Tensor y = t[0] * t[1]; return y * y + y.exp(); }, {A, B});
+  check_gradient("shared",
+                 [](auto& t) {
+                   Tensor y = t[0] * t[1];
+                   return y * y + y.exp();
+                 },
+                 {A, B});
   check_gradient("mlp", [](auto& t) { return (t[0].matmul(t[1]).relu().matmul(t[2])).softmax(); },
                  {A, Input{{3, 4}}, Input{{4, 2}}});
 }
@@ -158,9 +166,9 @@ using F = std::vector<float>;
 
 TEST(GradientClosedForm, Elementwise) {
   Tensor x = f32({1, 2, 3});
-  EXPECT_EQ(grad_of((x * x).sum(), x), (F{2, 4, 6}));                      // d x² = 2x
-  EXPECT_EQ(grad_of((x / 2.0f).sum(), x), (F{0.5, 0.5, 0.5}));             // d x/2 = 1/2
-  F r = grad_of(x.reciprocal().sum(), x);  // d 1/x = -1/x²
+  EXPECT_EQ(grad_of((x * x).sum(), x), (F{2, 4, 6}));           // d x² = 2x
+  EXPECT_EQ(grad_of((x / 2.0f).sum(), x), (F{0.5, 0.5, 0.5}));  // d x/2 = 1/2
+  F r = grad_of(x.reciprocal().sum(), x);                       // d 1/x = -1/x²
   EXPECT_FLOAT_EQ(r[0], -1);
   EXPECT_FLOAT_EQ(r[1], -0.25f);
   EXPECT_FLOAT_EQ(r[2], -1 / 9.0f);
@@ -230,7 +238,7 @@ TEST(Gradient, NoPathFromTheLossGivesZeros) {
 TEST(Gradient, BackwardSetsGradOnParametersAndTheirCopies) {
   Tensor w = f32({1, 2, 3});
   w.requires_grad(true);
-  Tensor same = w;  // a copy of the handle: the same parameter
+  Tensor same = w;            // a copy of the handle: the same parameter
   Tensor c = f32({4, 5, 6});  // no requires_grad: no gradient kept
   Tensor loss = (w * w * c).sum();
   EXPECT_FALSE(w.grad());
@@ -273,7 +281,9 @@ TEST(Gradient, OnlyFloatTensorsHaveGradients) {
             "requires_grad: only float tensors have gradients; this one of shape (2,) is int32");
   EXPECT_EQ(error_of([&] { gradient(i.sum(), {f32({1})}); }),
             "gradient: only float tensors have gradients; the loss of shape () is int32");
-  EXPECT_EQ(error_of([&] { gradient(f32({1, 2}).sum(), {i}); }),
+  EXPECT_EQ(error_of([&] {
+              gradient(f32({1, 2}).sum(), {i});
+            }),
             "gradient: only float tensors have gradients; a parameter of shape (2,) is int32");
 }
 

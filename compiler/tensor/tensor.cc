@@ -32,7 +32,7 @@ std::string Tensor::common_device(const char* who, const std::vector<const Tenso
 Tensor::Tensor(UPtr u) : Tensor(u, u ? graph_device(u) : std::string()) {}
 
 Tensor::Tensor(UPtr u, std::string device)
-    : node_(std::make_shared<Node>(Node{std::move(u), std::move(device), {}, -1, {}})) {
+    : node_(std::make_shared<Node>(Node{std::move(u), std::move(device), {}, -1, {}, false, nullptr})) {
   if (!node_->uop) throw Error("Tensor: null graph");
   if (!node_->uop->has_shape) throw Error("Tensor: " + lower_name(node_->uop->op) + " is not a tensor-graph node");
 }

@@ -82,6 +82,22 @@ class Tensor {
   std::string device() const;
   const UPtr& uop() const { return node_->uop; }
 
+  // --- autograd ---
+  // Marks this tensor as a parameter (every copy of the handle is the same parameter): backward() of a
+  // loss computed from it sets its grad(). Parameters are known by their handle, so one updated in place
+  // is still found. Only float tensors have gradients (rg::Error otherwise).
+  Tensor& requires_grad(bool on);
+  bool requires_grad() const;
+  // Adds to grad() of every tensor that requires a gradient and that this loss was computed from the
+  // gradient of the loss with respect to it (lazy graphs, like every op; zeros when the loss does not
+  // depend on it). Without an argument the loss must be a scalar (its gradient is 1); otherwise pass the
+  // loss's gradient, of its shape. Gradients of sharded tensors are sharded the same way. Returns this.
+  Tensor& backward();
+  Tensor& backward(const Tensor& gradient);
+  // The gradient backward() accumulated; nullopt before the first backward() (tinygrad's None).
+  std::optional<Tensor> grad() const;
+  void set_grad(const std::optional<Tensor>& g);  // nullopt clears it (an optimizer's zero_grad)
+
   // --- devices ---
   // This tensor on `device`: a COPY, its own step when realized (this tensor itself when it is there
   // already). An unknown device, or one not available here (CUDA without a driver), is an rg::Error.
@@ -253,6 +269,9 @@ class Tensor {
     std::vector<std::string> devices;
     int64_t axis = -1;
     UPtr data;
+    // Autograd: whether backward() computes a gradient for this tensor, and the one it accumulated.
+    bool requires_grad = false;
+    std::shared_ptr<Node> grad;
   };
   std::shared_ptr<Node> node_;
 
@@ -280,6 +299,16 @@ class Tensor {
   void read_bytes(void* out, size_t bytes, DType want, const char* type_name) const;
   Tensor reduce(Op op, const std::vector<int64_t>& axes, bool keepdim, const char* who) const;
   Tensor binary(Op op, const Tensor& o, const char* who) const;
+
+  // Autograd (gradient.cc): the tensors that require a gradient, by handle; the loss's gradient checked
+  // and on its devices; the parameters' gradients like the parameters.
+  explicit Tensor(std::shared_ptr<Node> node) : node_(std::move(node)) {}
+  static std::vector<std::weak_ptr<Node>>& grad_registry();
+  Tensor seed_of(const char* who, const std::optional<Tensor>& given) const;
+  std::vector<Tensor> gradients_for(const std::vector<Tensor>& params, const Tensor& seed) const;
+  Tensor& backward_impl(const std::optional<Tensor>& gradient);
+  friend std::vector<Tensor> gradient(const Tensor& loss, const std::vector<Tensor>& params,
+                                      const std::optional<Tensor>& loss_gradient);
 };
 
 // Scalars on either side; the scalar follows the Python-scalar promotion rules.
@@ -317,6 +346,13 @@ Tensor minimum(const Tensor& a, const Tensor& b);
 Tensor pow(const Tensor& base, const Tensor& exponent);
 Tensor pow(const Tensor& base, Tensor::Number exponent);
 Tensor pow(Tensor::Number base, const Tensor& exponent);
+
+// --- autograd ---
+// The gradient of `loss` with respect to each of `params` (lazy tensors, like the parameters: on their
+// device, sharded the same way), without touching grad(). A parameter the loss does not depend on gets
+// zeros, as tinygrad. Without loss_gradient the loss must be a scalar. Only float tensors have gradients.
+std::vector<Tensor> gradient(const Tensor& loss, const std::vector<Tensor>& params,
+                             const std::optional<Tensor>& loss_gradient = std::nullopt);
 
 // --- settings ---
 // CPU workers for kernels compiled from now on (tinygrad's global settings are context variables; ours

@@ -1,0 +1,315 @@
+// Autograd through the Tensor API: every covered op's gradient against central finite differences
+// in float64 on random inputs, closed forms written out by hand, and the API's edges (parameters by
+// handle, accumulation, sharded tensors, errors).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "compiler/ir/error_of.h"
+#include "compiler/ir/shape.h"
+#include "compiler/tensor/tensor.h"
+
+namespace rg {
+namespace {
+
+using Vec = std::vector<double>;
+using Fn = std::function<Tensor(const std::vector<Tensor>&)>;
+
+struct Input {
+  Shape shape;
+  double lo = -2, hi = 2;  // the range the random values are drawn from
+};
+
+// On LLVM, whose JIT compiles the many small kernels of these checks fastest.
+Tensor f64(const Vec& v, const Shape& s) { return Tensor::from_vector(v, s, "LLVM"); }
+
+// Checks f's gradient with respect to every input against central differences: the loss (f's output
+// weighted by fixed values, summed, so that every output element's gradient differs) evaluated on the
+// inputs moved by ±h, one element at a time; all of them realized in one schedule.
+void check_gradient(const std::string& what, const Fn& f, const std::vector<Input>& in, unsigned seed = 7) {
+  std::mt19937 rng(seed);
+  std::vector<Vec> xs;
+  for (const Input& i : in) {
+    std::uniform_real_distribution<double> u(i.lo, i.hi);
+    Vec v(product(i.shape));
+    for (double& e : v) e = u(rng);
+    xs.push_back(v);
+  }
+  std::uniform_real_distribution<double> uw(0.5, 1.5);
+  Vec w(7);
+  for (double& e : w) e = uw(rng);
+  auto loss_of = [&](const std::vector<Tensor>& ts) {
+    Tensor out = f(ts).cast(dtypes::float64);
+    Vec wv(product(out.shape()));
+    for (size_t k = 0; k < wv.size(); ++k) wv[k] = w[k % w.size()];
+    return (out * f64(wv, out.shape())).sum();
+  };
+  auto inputs = [&](const std::vector<Vec>& v) {
+    std::vector<Tensor> ts;
+    for (size_t i = 0; i < v.size(); ++i) ts.push_back(f64(v[i], in[i].shape));
+    return ts;
+  };
+  std::vector<Tensor> params = inputs(xs);
+  std::vector<Tensor> grads = gradient(loss_of(params), params);
+  const double h = 1e-6;
+  std::vector<Tensor> moved;  // per input and element: the loss at +h, then at -h
+  for (size_t i = 0; i < xs.size(); ++i)
+    for (size_t k = 0; k < xs[i].size(); ++k)
+      for (double d : {h, -h}) {
+        std::vector<Vec> v = xs;
+        v[i][k] += d;
+        moved.push_back(loss_of(inputs(v)));
+      }
+  std::vector<Tensor*> all;
+  for (Tensor& t : grads) all.push_back(&t);
+  for (Tensor& t : moved) all.push_back(&t);
+  Tensor::realize_all(all);
+  size_t at = 0;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    ASSERT_EQ(grads[i].shape(), in[i].shape) << what;
+    Vec got = grads[i].to_vector<double>();
+    for (size_t k = 0; k < xs[i].size(); ++k, at += 2) {
+      const double want = (moved[at].to_vector<double>()[0] - moved[at + 1].to_vector<double>()[0]) / (2 * h);
+      EXPECT_NEAR(got[k], want, 1e-6 * (1 + std::abs(want))) << what << ": input " << i << ", element " << k;
+    }
+  }
+}
+
+const Input A{{2, 3}}, B{{2, 3}}, Row{{3}}, Pos{{2, 3}, 0.5, 2.5};
+
+TEST(GradientNumeric, Arithmetic) {
+  check_gradient("add", [](auto& t) { return t[0] + t[1]; }, {A, Row});  // broadcasting: an expand's gradient
+  check_gradient("sub", [](auto& t) { return t[0] - t[1]; }, {A, B});
+  check_gradient("mul", [](auto& t) { return t[0] * t[1]; }, {A, Row});
+  check_gradient("div", [](auto& t) { return t[0] / t[1]; }, {A, Pos});
+  check_gradient("neg", [](auto& t) { return -t[0]; }, {A});
+  check_gradient("scalars", [](auto& t) { return 3.0 - t[0] * 2.0 + 1.0 / t[0]; }, {Pos});
+}
+
+TEST(GradientNumeric, Unary) {
+  check_gradient("exp", [](auto& t) { return t[0].exp(); }, {A});
+  check_gradient("exp2", [](auto& t) { return t[0].exp2(); }, {A});
+  check_gradient("log", [](auto& t) { return t[0].log(); }, {Pos});
+  check_gradient("log2", [](auto& t) { return t[0].log2(); }, {Pos});
+  check_gradient("sqrt", [](auto& t) { return t[0].sqrt(); }, {Pos});
+  check_gradient("reciprocal", [](auto& t) { return t[0].reciprocal(); }, {Pos});
+  check_gradient("sin", [](auto& t) { return t[0].sin(); }, {A});
+  check_gradient("cos", [](auto& t) { return t[0].cos(); }, {A});
+  check_gradient("relu", [](auto& t) { return t[0].relu(); }, {A});
+  check_gradient("sigmoid", [](auto& t) { return t[0].sigmoid(); }, {A});
+  check_gradient("tanh", [](auto& t) { return t[0].tanh(); }, {A});
+  check_gradient("abs", [](auto& t) { return t[0].abs(); }, {A});
+}
+
+TEST(GradientNumeric, SelectionAndCasts) {
+  check_gradient("where", [](auto& t) { return (t[0] > t[1]).where(t[0] * 2.0, t[1].exp()); }, {A, B});
+  check_gradient("maximum", [](auto& t) { return t[0].maximum(t[1]); }, {A, B});
+  check_gradient("minimum", [](auto& t) { return t[0].minimum(t[1]); }, {A, Row});
+  check_gradient("cast", [](auto& t) { return t[0].cast(dtypes::float64) * t[0]; }, {A});
+}
+
+TEST(GradientNumeric, Movement) {
+  check_gradient("reshape", [](auto& t) { return t[0].reshape({3, 2}) * t[1].reshape({3, 2}); }, {A, B});
+  check_gradient("permute", [](auto& t) { return t[0].permute({1, 0}) * t[1].T(); }, {A, B});
+  check_gradient("expand", [](auto& t) { return t[0].reshape({1, 3}).expand({4, 3}) * t[0].reshape({1, 3}); }, {Row});
+  check_gradient("pad", [](auto& t) { return t[0].pad({{1, 0}, {2, 1}}); }, {A});
+  check_gradient("pad value", [](auto& t) { return t[0].pad({{1, 1}, {0, 1}}, 3.0) * 2.0; }, {A});
+  check_gradient("pad reflect", [](auto& t) { return t[0].pad({{1, 1}, {2, 2}}, PadMode::reflect); }, {A});
+  check_gradient("pad replicate", [](auto& t) { return t[0].pad({{0, 2}, {1, 0}}, PadMode::replicate); }, {A});
+  check_gradient("pad circular", [](auto& t) { return t[0].pad({{1, 0}, {1, 2}}, PadMode::circular); }, {A});
+  check_gradient("shrink", [](auto& t) { return t[0].shrink({{1, 2}, {0, 2}}); }, {A});
+  check_gradient("flip", [](auto& t) { return t[0].flip(1) * t[0]; }, {A});
+  check_gradient("squeeze, unsqueeze, flatten",
+                 [](auto& t) {
+                   return t[0].unsqueeze(0).flatten().reshape({1, 6}).squeeze() * 2.0;
+                 },
+                 {A});
+  check_gradient("contiguous", [](auto& t) { return (t[0] * t[0]).contiguous() + t[0]; }, {A});
+}
+
+TEST(GradientNumeric, Reductions) {
+  check_gradient("sum", [](auto& t) { return t[0].sum(1) * t[0].sum(); }, {A});
+  check_gradient("max", [](auto& t) { return t[0].max(0); }, {A});
+  check_gradient("min", [](auto& t) { return t[0].min(1, true) * t[0]; }, {A});
+  check_gradient("mean", [](auto& t) { return t[0].mean(1) * t[0].mean(); }, {A});
+  check_gradient("prod", [](auto& t) { return t[0].prod(1); }, {A});
+}
+
+TEST(GradientNumeric, Composites) {
+  check_gradient("matmul", [](auto& t) { return t[0].matmul(t[1]); }, {A, Input{{3, 4}}});
+  check_gradient("matmul vector", [](auto& t) { return t[0].matmul(t[1]); }, {Row, Input{{3, 2}}});
+  check_gradient("cat", [](auto& t) { return Tensor::cat({t[0], t[1], t[0]}, 1) * 1.5; }, {A, Input{{2, 2}}});
+  check_gradient("stack", [](auto& t) { return Tensor::stack({t[0], t[1]}, 1); }, {A, B});
+  check_gradient("softmax", [](auto& t) { return t[0].softmax(); }, {A});
+  check_gradient("softmax axis 0", [](auto& t) { return t[0].softmax(0) * t[0]; }, {A});
+  // A node used twice (y), and a two-layer network.
+  check_gradient("shared",
+                 [](auto& t) {
+                   Tensor y = t[0] * t[1];
+                   return y * y + y.exp();
+                 },
+                 {A, B});
+  check_gradient("mlp", [](auto& t) { return (t[0].matmul(t[1]).relu().matmul(t[2])).softmax(); },
+                 {A, Input{{3, 4}}, Input{{4, 2}}});
+}
+
+// --- closed forms ---
+
+std::vector<float> grad_of(const Tensor& loss, const Tensor& p) { return gradient(loss, {p})[0].to_vector<float>(); }
+Tensor f32(const std::vector<float>& v, const Shape& s) { return Tensor::from_vector(v, s, "LLVM"); }
+Tensor f32(const std::vector<float>& v) { return f32(v, {int64_t(v.size())}); }
+using F = std::vector<float>;
+
+TEST(GradientClosedForm, Elementwise) {
+  Tensor x = f32({1, 2, 3});
+  EXPECT_EQ(grad_of((x * x).sum(), x), (F{2, 4, 6}));           // d x² = 2x
+  EXPECT_EQ(grad_of((x / 2.0f).sum(), x), (F{0.5, 0.5, 0.5}));  // d x/2 = 1/2
+  F r = grad_of(x.reciprocal().sum(), x);                       // d 1/x = -1/x²
+  EXPECT_FLOAT_EQ(r[0], -1);
+  EXPECT_FLOAT_EQ(r[1], -0.25f);
+  EXPECT_FLOAT_EQ(r[2], -1 / 9.0f);
+  Tensor z = f32({0, 1});
+  F e = grad_of(z.exp2().sum(), z);  // d 2^x = 2^x ln 2
+  EXPECT_FLOAT_EQ(e[0], std::log(2.0f));
+  EXPECT_FLOAT_EQ(e[1], 2 * std::log(2.0f));
+  Tensor v = f32({-1, 2});
+  EXPECT_EQ(grad_of(v.relu().sum(), v), (F{0, 1}));
+  Tensor c = Tensor::from_vector(std::vector<bool>{true, false}, {2}, "LLVM"), a = f32({1, 2}), b = f32({3, 4});
+  EXPECT_EQ(grad_of(c.where(a, b).sum(), a), (F{1, 0}));
+  EXPECT_EQ(grad_of(c.where(a, b).sum(), b), (F{0, 1}));
+  Tensor m = f32({1, 2}), n = f32({1, 3});  // ties split: maximum(1, 1) gives each half
+  EXPECT_EQ(grad_of(m.maximum(n).sum(), m), (F{0.5, 0}));
+  EXPECT_EQ(grad_of(m.maximum(n).sum(), n), (F{0.5, 1}));
+  Tensor h = f32({1, 2});  // a cast casts the gradient back
+  std::vector<Tensor> g = gradient((h.cast(dtypes::float64) * f64({3, 4}, {2})).sum(), {h});
+  EXPECT_EQ(g[0].dtype(), dtypes::float32);
+  EXPECT_EQ(g[0].to_vector<float>(), (F{3, 4}));
+}
+
+TEST(GradientClosedForm, MovementAndReductions) {
+  Tensor x = f32({1, 2});
+  EXPECT_EQ(grad_of((x.pad({{1, 1}}) * f32({1, 2, 3, 4})).sum(), x), (F{2, 3}));  // a pad's gradient: a shrink
+  Tensor y = f32({1, 2, 3, 4});
+  EXPECT_EQ(grad_of((y.shrink({{1, 3}}) * f32({5, 6})).sum(), y), (F{0, 5, 6, 0}));  // a shrink's: a zero pad
+  EXPECT_EQ(grad_of((y.flip(0) * f32({1, 2, 3, 4})).sum(), y), (F{4, 3, 2, 1}));
+  auto d = [](F v, auto f) {
+    Tensor t = f32(v);
+    return grad_of(f(t), t);
+  };
+  EXPECT_EQ(d({1, 3, 3, 2}, [](Tensor t) { return t.max(); }), (F{0, 0.5, 0.5, 0}));  // ties share
+  EXPECT_EQ(d({4, 1, 1, 2}, [](Tensor t) { return t.min(); }), (F{0, 0.5, 0.5, 0}));
+  EXPECT_EQ(d({2, 3, 4}, [](Tensor t) { return t.prod(); }), (F{12, 8, 6}));
+  EXPECT_EQ(d({2, 0, 4}, [](Tensor t) { return t.prod(); }), (F{0, 8, 0}));  // one zero: the others' product
+  EXPECT_EQ(d({0, 0, 3}, [](Tensor t) { return t.prod(); }), (F{0, 0, 0}));
+  Tensor m = f32({1, 2, 3, 4, 5, 6}, {2, 3});
+  EXPECT_EQ(grad_of(m.mean(), m), F(6, 1 / 6.0f));
+  EXPECT_EQ(grad_of((m.sum(0) * f32({1, 2, 3})).sum(), m), (F{1, 2, 3, 1, 2, 3}));  // a sum's: an expand
+  Tensor s = f32({0.5f, -1, 2});
+  for (float v : grad_of(s.softmax().sum(), s)) EXPECT_NEAR(v, 0, 1e-7);  // softmax sums to 1 whatever s is
+}
+
+TEST(GradientClosedForm, Matmul) {
+  Tensor a = f32({1, 2}, {1, 2}), b = f32({3, 4}, {2, 1});
+  EXPECT_EQ(grad_of(a.matmul(b).sum(), a), (F{3, 4}));  // d(ab)/da = bᵀ
+  EXPECT_EQ(grad_of(a.matmul(b).sum(), b), (F{1, 2}));  // d(ab)/db = aᵀ
+  Tensor p = f32({1, 2}), q = f32({3});
+  EXPECT_EQ(grad_of((Tensor::cat({p, q}) * f32({1, 2, 3})).sum(), p), (F{1, 2}));
+  EXPECT_EQ(grad_of((Tensor::cat({p, q}) * f32({1, 2, 3})).sum(), q), (F{3}));
+}
+
+// --- the API ---
+
+TEST(Gradient, NoPathFromTheLossGivesZeros) {
+  Tensor x = f32({1, 2}), other = f32({3, 4});
+  EXPECT_EQ(grad_of((other * 2.0f).sum(), x), (F{0, 0}));  // not in the loss at all
+  // Only through a comparison: no derivative flows, the gradient is 0 (as tinygrad).
+  EXPECT_EQ(grad_of((x > 1.5f).where(1.0f, 2.0f).sum(), x), (F{0, 0}));
+  Tensor p = f32({1, 2});
+  p.requires_grad(true);
+  ((x > 1.5f).where(1.0f, p).sum()).backward();
+  ASSERT_TRUE(p.grad());
+  EXPECT_EQ(p.grad()->to_vector<float>(), (F{1, 0}));
+}
+
+TEST(Gradient, BackwardSetsGradOnParametersAndTheirCopies) {
+  Tensor w = f32({1, 2, 3});
+  w.requires_grad(true);
+  Tensor same = w;            // a copy of the handle: the same parameter
+  Tensor c = f32({4, 5, 6});  // no requires_grad: no gradient kept
+  Tensor loss = (w * w * c).sum();
+  EXPECT_FALSE(w.grad());
+  loss.backward();
+  ASSERT_TRUE(same.grad());
+  EXPECT_EQ(same.grad()->to_vector<float>(), (F{8, 20, 36}));  // 2 w c
+  EXPECT_FALSE(c.grad());
+  EXPECT_TRUE(w.requires_grad());
+  EXPECT_FALSE(c.requires_grad());
+  loss.backward();  // gradients accumulate, as tinygrad
+  EXPECT_EQ(w.grad()->to_vector<float>(), (F{16, 40, 72}));
+  w.set_grad(std::nullopt);
+  EXPECT_FALSE(w.grad());
+}
+
+TEST(Gradient, ParameterWithANewGraphIsStillFound) {
+  // A parameter's graph is replaced by its buffer when realized (as an in-place update replaces it):
+  // it is known by its handle, so a loss built afterwards still finds it.
+  Tensor w = f32({1, 2}) * 3.0f;
+  w.requires_grad(true);
+  w.realize();
+  (w * w).sum().backward();
+  EXPECT_EQ(w.grad()->to_vector<float>(), (F{6, 12}));
+}
+
+TEST(Gradient, NonScalarBackwardNeedsAGradient) {
+  Tensor x = f32({1, 2, 3, 4, 5, 6}, {2, 3});
+  x.requires_grad(true);
+  Tensor y = x * 2.0f;
+  EXPECT_EQ(error_of([&] { y.backward(); }),
+            "backward: the loss has shape (2, 3), not (): pass its gradient, backward(gradient)");
+  EXPECT_EQ(error_of([&] { y.backward(f32({1, 2})); }), "backward: gradient of shape (2,) for a loss of shape (2, 3)");
+  y.backward(f32({1, 2, 3, 4, 5, 6}, {2, 3}));
+  EXPECT_EQ(x.grad()->to_vector<float>(), (F{2, 4, 6, 8, 10, 12}));
+}
+
+TEST(Gradient, OnlyFloatTensorsHaveGradients) {
+  Tensor i = Tensor::from_vector(std::vector<int32_t>{1, 2}, {2}, "LLVM");
+  EXPECT_EQ(error_of([&] { i.requires_grad(true); }),
+            "requires_grad: only float tensors have gradients; this one of shape (2,) is int32");
+  EXPECT_EQ(error_of([&] { gradient(i.sum(), {f32({1})}); }),
+            "gradient: only float tensors have gradients; the loss of shape () is int32");
+  EXPECT_EQ(error_of([&] {
+              gradient(f32({1, 2}).sum(), {i});
+            }),
+            "gradient: only float tensors have gradients; a parameter of shape (2,) is int32");
+}
+
+TEST(Gradient, AcrossDevices) {
+  Tensor x = f32({1, 2, 3});
+  Tensor loss = (x.to("LLVM:1") * x.to("LLVM:1")).sum();  // computed on LLVM:1
+  std::vector<Tensor> g = gradient(loss, {x});
+  EXPECT_EQ(g[0].device(), "LLVM");
+  EXPECT_EQ(g[0].to_vector<float>(), (F{2, 4, 6}));
+}
+
+TEST(Gradient, ShardedTensorsGetShardedGradients) {
+  const std::vector<std::string> devs{"LLVM:0", "LLVM:1"};
+  Tensor w = f32({1, 2, 3, 4}).shard(devs, 0), x = f32({5, 6, 7, 8}).shard(devs, 0);
+  w.requires_grad(true);
+  (w * w * x).sum().backward();  // a local sum per device, then an allreduce
+  ASSERT_TRUE(w.grad());
+  EXPECT_EQ(w.grad()->device(), w.device());
+  EXPECT_EQ(w.grad()->shard_axis(), 0);
+  EXPECT_EQ(w.grad()->to_vector<float>(), (F{10, 24, 42, 64}));  // 2 w x
+  // A sharded tensor reduced over another axis stays sharded; its loss comes back through the allreduce.
+  Tensor m = f32({1, 2, 3, 4, 5, 6, 7, 8}, {4, 2}).shard(devs, 0);
+  std::vector<Tensor> g = gradient((m.sum(1) * f32({1, 2, 3, 4}).shard(devs, 0)).sum(), {m});
+  EXPECT_EQ(g[0].shard_axis(), 0);
+  EXPECT_EQ(g[0].to_vector<float>(), (F{1, 1, 2, 2, 3, 3, 4, 4}));
+}
+
+}  // namespace
+}  // namespace rg

@@ -1,0 +1,151 @@
+#include "rules/gradient_helpers.h"
+
+#include <unordered_map>
+
+namespace rg {
+
+namespace {
+
+UPtr mk(Op op, DType dt, std::vector<UPtr> src, Arg arg = {}) {
+  return UOp::make(op, dt, std::move(src), std::move(arg));
+}
+
+// A constant of x's shape (the tensor-graph convention: CONST → RESHAPE to all ones → EXPAND).
+UPtr full_like(const UPtr& x, DType dt, double v) {
+  UPtr c = cnst(dt, v);
+  if (x->shape.empty()) return c;
+  UPtr r = mk(Op::RESHAPE, dt, {c}, Shape(x->shape.size(), 1));
+  return mk(Op::EXPAND, dt, {r}, x->shape);
+}
+
+UPtr reduce_axis(Op op, const UPtr& x, const std::vector<int64_t>& axes) {
+  if (axes.empty()) return x;
+  return mk(Op::REDUCE_AXIS, x->dtype, {x}, to_arg(ReduceAxisArg{op, axes}));
+}
+
+}  // namespace
+
+UPtr unpad(const UPtr& g, const UPtr& pad) {
+  const Pairs p = pad->pairs_arg();
+  const Shape& s = pad->src[0]->shape;
+  Pairs bounds;
+  for (size_t i = 0; i < s.size(); ++i) bounds.push_back({p[i].first, p[i].first + s[i]});
+  return mk(Op::SHRINK, g->dtype, {g}, to_arg(bounds));
+}
+
+UPtr pad_zeros(const UPtr& g, const UPtr& shrink) {
+  const Pairs b = shrink->pairs_arg();
+  const Shape& s = shrink->src[0]->shape;
+  Pairs pads;
+  bool none = true;
+  for (size_t i = 0; i < s.size(); ++i) {
+    pads.push_back({b[i].first, s[i] - b[i].second});
+    none &= pads.back() == std::pair<int64_t, int64_t>{0, 0};
+  }
+  if (none) return g;
+  const Arg arg = to_arg(pads);
+  UPtr mask = mk(Op::PAD, dtypes::bool_, {full_like(g, dtypes::bool_, 1)}, arg);
+  UPtr padded = mk(Op::PAD, g->dtype, {g}, arg);
+  return mk(Op::WHERE, g->dtype, {mask, padded, full_like(padded, g->dtype, 0)});
+}
+
+UPtr unpermute(const UPtr& g, const std::vector<int64_t>& order) {
+  std::vector<int64_t> inverse(order.size());
+  for (size_t i = 0; i < order.size(); ++i) inverse[order[i]] = int64_t(i);
+  return mk(Op::PERMUTE, g->dtype, {g}, inverse);
+}
+
+UPtr reshape_to(const UPtr& g, const UPtr& x) {
+  if (g->shape == x->shape) return g;
+  const UPtr& base = g->op == Op::RESHAPE ? g->src[0] : g;  // a reshape of a reshape is one reshape
+  return base->shape == x->shape ? base : mk(Op::RESHAPE, g->dtype, {base}, x->shape);
+}
+
+UPtr sum_to(const UPtr& g, const UPtr& x) {
+  std::vector<int64_t> axes;
+  for (size_t i = 0; i < x->shape.size(); ++i)
+    if (x->shape[i] == 1 && g->shape[i] != 1) axes.push_back(int64_t(i));
+  // Half-precision gradients are summed in float32, as tinygrad sums in the accumulation dtype.
+  const bool widen = g->dtype.is_float() && g->dtype.itemsize() < 4;
+  UPtr acc = widen ? cast(g, dtypes::float32) : g;
+  UPtr s = reduce_axis(Op::ADD, acc, axes);
+  return reshape_to(widen ? cast(s, g->dtype) : s, x);
+}
+
+UPtr expand_to(const UPtr& g, const UPtr& x) {
+  return g->shape == x->shape ? g : mk(Op::EXPAND, g->dtype, {g}, x->shape);
+}
+
+UPtr tie_share(const UPtr& r) {
+  const UPtr& x = r->src[0];
+  const std::vector<int64_t> axes = r->reduce_axis_arg().axes;
+  UPtr is_max = mk(Op::CAST, r->dtype, {mk(Op::CMPEQ, dtypes::bool_, {x, expand_to(r, x)})});
+  return mk(Op::DIV, r->dtype, {is_max, expand_to(reduce_axis(Op::ADD, is_max, axes), x)});
+}
+
+UPtr prod_others(const UPtr& r) {
+  const UPtr& x = r->src[0];
+  const std::vector<int64_t> axes = r->reduce_axis_arg().axes;
+  UPtr is_zero = mk(Op::CMPEQ, dtypes::bool_, {x, full_like(x, x->dtype, 0)});
+  UPtr safe_x = mk(Op::WHERE, x->dtype, {is_zero, full_like(x, x->dtype, 1), x});
+  UPtr zeros = reduce_axis(Op::ADD, mk(Op::CAST, dtypes::int32, {is_zero}), axes);
+  UPtr one_zero = mk(Op::CMPEQ, dtypes::bool_, {zeros, full_like(zeros, dtypes::int32, 1)});
+  UPtr others = mk(Op::WHERE, x->dtype, {one_zero, reduce_axis(Op::MUL, safe_x, axes), full_like(r, x->dtype, 0)});
+  return mk(Op::WHERE, x->dtype, {is_zero, expand_to(others, x), mk(Op::DIV, x->dtype, {expand_to(r, x), safe_x})});
+}
+
+UPtr copy_back(const UPtr& g, const UPtr& copy) {
+  const std::string from = graph_device_of(copy->src[0]), to = copy->src[1]->arg_str();
+  auto copy_to = [&](const UPtr& v, const std::string& d) {
+    return mk(Op::COPY, v->dtype, {v, mk(Op::DEVICE, dtypes::void_, {}, d)});
+  };
+  const std::vector<std::string> from_all = tuple_members(from), to_all = tuple_members(to);
+  if (from.empty()) return {};
+  if (from_all.size() == 1 && to_all.size() == 1) return copy_to(g, from);
+  if (from_all.size() == 1) {  // replicated: every device's gradient flows back and adds up
+    UPtr acc;
+    for (const std::string& d : to_all) {
+      UPtr part = copy_to(copy_to(g, d), from);
+      acc = acc ? mk(Op::ADD, g->dtype, {acc, part}) : part;
+    }
+    return acc;
+  }
+  for (size_t j = 0; j < from_all.size() && to_all.size() == 1; ++j) {
+    if (from_all[j] != to) continue;  // one device's shard: the gradient reaches that device only
+    UPtr n = var("_device_num", 0, int64_t(from_all.size()) - 1);
+    UPtr on_j = mk(Op::CMPEQ, dtypes::bool_, {n, cnst_int(dtypes::index, int64_t(j))});
+    UPtr back = copy_to(g, from);
+    UPtr cond = g->shape.empty() ? on_j
+                                 : mk(Op::EXPAND, dtypes::bool_,
+                                      {mk(Op::RESHAPE, dtypes::bool_, {on_j}, Shape(g->shape.size(), 1))}, g->shape);
+    return mk(Op::WHERE, g->dtype, {cond, back, full_like(g, g->dtype, 0)});
+  }
+  return {};
+}
+
+std::string graph_device_of(const UPtr& x) {
+  std::unordered_map<const UOp*, std::string> dev;
+  for (const UPtr& u : toposort(x)) {
+    std::string d;
+    if (u->op == Op::BUFFER) d = u->src[0]->arg_str();
+    if (u->op == Op::COPY) d = u->src[1]->arg_str();
+    for (size_t i = 0; d.empty() && i < u->src.size(); ++i) d = dev[u->src[i].get()];
+    dev[u.get()] = d;
+  }
+  return dev[x.get()];
+}
+
+std::vector<std::string> tuple_members(const std::string& device) {
+  if (device.size() < 2 || device.front() != '(' || device.back() != ')') return {device};
+  std::vector<std::string> out;
+  const std::string inner = device.substr(1, device.size() - 2);
+  for (size_t at = 0; at <= inner.size();) {
+    size_t comma = inner.find(", ", at);
+    if (comma == std::string::npos) comma = inner.size();
+    out.push_back(inner.substr(at, comma - at));
+    at = comma + 2;
+  }
+  return out;
+}
+
+}  // namespace rg

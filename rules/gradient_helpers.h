@@ -1,0 +1,44 @@
+// The C++ helpers of rules/gradient.rules: the movement a gradient makes back through a movement op,
+// and the two reductions whose derivative is not a one-liner (max: ties share; prod: the product of
+// the others). Each takes g, the gradient of the forward node, and returns a gradient of the
+// forward node's source, a tensor-graph node of the source's shape.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "compiler/ir/uop.h"
+
+namespace rg {
+
+// PAD's gradient: g shrunk back to the padded source's extent.
+UPtr unpad(const UPtr& g, const UPtr& pad);
+// SHRINK's gradient: g padded back to the source's shape with zeros (an explicit fill: the internal
+// PAD fills Invalid, docs/ir.md#pad-fills-invalid).
+UPtr pad_zeros(const UPtr& g, const UPtr& shrink);
+// PERMUTE's gradient: g permuted by the inverse order.
+UPtr unpermute(const UPtr& g, const std::vector<int64_t>& order);
+// RESHAPE's gradient: g reshaped to x's shape (g's own source when g is a reshape of it).
+UPtr reshape_to(const UPtr& g, const UPtr& x);
+// EXPAND's gradient: g summed over the axes x was expanded along (REDUCE_AXIS ADD), in x's shape.
+UPtr sum_to(const UPtr& g, const UPtr& x);
+// REDUCE_AXIS ADD's gradient: g (reduced axes kept as 1) expanded to x's shape.
+UPtr expand_to(const UPtr& g, const UPtr& x);
+// For r = REDUCE_AXIS MAX(x): 1/k where x equals its reduction's maximum (k: how many do), else 0,
+// in x's shape; tinygrad's split of the gradient among ties.
+UPtr tie_share(const UPtr& r);
+// For r = REDUCE_AXIS MUL(x): the product of the other elements of each element's reduction, in
+// x's shape: r / x where x != 0, else the product of the non-zero others when x is the only zero,
+// else 0 (tinygrad's zero-safe form).
+UPtr prod_others(const UPtr& r);
+// COPY's gradient: g carried back to the source's device. From one device to another: a COPY back.
+// A replication (one device to a device tuple): the sum of every device's g. One device's shard out
+// of a tuple: g on that device of the tuple, 0 on the others. Null (no rule) for other copies.
+UPtr copy_back(const UPtr& g, const UPtr& copy);
+
+// The device a tensor graph is computed on: its first BUFFER's or COPY's target; "" for constants.
+std::string graph_device_of(const UPtr& x);
+// The devices of a tuple name, "(CPU, CPU:1)" → {"CPU", "CPU:1"}; a plain name gives itself alone.
+std::vector<std::string> tuple_members(const std::string& device);
+
+}  // namespace rg

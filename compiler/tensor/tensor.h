@@ -98,6 +98,14 @@ class Tensor {
   const std::vector<std::string>& devices() const { return node_->devices; }
   int64_t shard_axis() const { return node_->axis; }
 
+  // --- in place ---
+  // Stores `value` into this tensor's buffer, lazily: the next realize of this tensor (or of anything that
+  // reads it) runs a kernel writing the existing buffer, so parameters keep their storage across updates.
+  // The value may read this tensor (w.assign(w - 0.1 * g)); copies of this Tensor see the new value. A
+  // tensor not realized yet has no buffer: its graph is just replaced by the value. Another shape, dtype or
+  // device is an rg::Error naming both; sharded tensors are not supported yet.
+  Tensor& assign(const Tensor& value);
+
   // --- movement ---
   Tensor reshape(const Shape& shape) const;  // one -1 allowed
   Tensor permute(const std::vector<int64_t>& order) const;

@@ -94,9 +94,13 @@ TEST(Assign, ConstantValue) {
 
 TEST(Assign, ErrorsNameBothSides) {
   Tensor w = w23();
-  EXPECT_EQ(error_of([&] { w.assign(Tensor::zeros({3, 2})); }),
+  EXPECT_EQ(error_of([&] {
+              w.assign(Tensor::zeros({3, 2}));
+            }),
             "assign: value of shape (3, 2) to a tensor of shape (2, 3)");
-  EXPECT_EQ(error_of([&] { w.assign(Tensor::zeros({2, 3}, dtypes::int32)); }),
+  EXPECT_EQ(error_of([&] {
+              w.assign(Tensor::zeros({2, 3}, dtypes::int32));
+            }),
             "assign: value of dtype int32 to a tensor of dtype float32 (shape (2, 3); cast it first)");
   Tensor on_llvm = Tensor::from_vector(std::vector<float>{1, 2, 3, 4, 5, 6}, {2, 3}, "LLVM");
   EXPECT_EQ(error_of([&] { w.assign(on_llvm); }),

@@ -13,12 +13,13 @@ using namespace tensor_detail;
 
 Tensor& Tensor::assign(const Tensor& value) {
   if (multi() || value.multi())
-    fail("assign", "sharded tensors are not supported yet (tensor on " + device() + ", value on " + value.device() + ")");
+    fail("assign",
+         "sharded tensors are not supported yet (tensor on " + device() + ", value on " + value.device() + ")");
   if (value.shape() != shape())
     fail("assign", "value of shape " + shape_str(value.shape()) + " to a tensor of shape " + shape_str(shape()));
   if (value.dtype() != dtype())
-    fail("assign", "value of dtype " + value.dtype().name() + " to a tensor of dtype " + dtype().name() +
-                       " (shape " + shape_str(shape()) + "; cast it first)");
+    fail("assign", "value of dtype " + value.dtype().name() + " to a tensor of dtype " + dtype().name() + " (shape " +
+                       shape_str(shape()) + "; cast it first)");
   if (!value.node_->device.empty() && !node_->device.empty() && value.node_->device != node_->device)
     fail("assign", "value on " + value.device() + " to a tensor on " + device() + " (shape " + shape_str(shape()) +
                        "; move it with to() first)");

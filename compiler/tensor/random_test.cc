@@ -152,21 +152,24 @@ TEST(Random, RandintRange) {
   std::vector<int64_t> big = Tensor::randint({n}, 0, 60000, dtypes::int64).to_vector<int64_t>();
   for (int64_t x : big) ASSERT_TRUE(x >= 0 && x < 60000) << x;
   EXPECT_EQ(error_of([] { Tensor::randint({2}, 5, 5); }), "randint: needs low < high, got 5 and 5");
-  EXPECT_EQ(error_of([] { Tensor::randint({2}, 0, 5, dtypes::float32); }), "randint: needs an integer dtype, got float32");
+  EXPECT_EQ(error_of([] { Tensor::randint({2}, 0, 5, dtypes::float32); }),
+            "randint: needs an integer dtype, got float32");
 }
 
 TEST(Random, InitialisersBounds) {
   Tensor::manual_seed(9);
   const double kb = std::sqrt(6.0 / (1 + 0.01 * 0.01) / 400);  // fan_in = 20 * 20
   double lo = 1, hi = -1;
-  for (float x : Tensor::kaiming_uniform({500, 20, 20}).to_vector<float>()) lo = std::min<double>(lo, x), hi = std::max<double>(hi, x);
+  for (float x : Tensor::kaiming_uniform({500, 20, 20}).to_vector<float>())
+    lo = std::min<double>(lo, x), hi = std::max<double>(hi, x);
   EXPECT_GE(lo, -kb);
   EXPECT_LT(hi, kb);
   EXPECT_LT(lo, -0.99 * kb);  // n draws reach near both ends
   EXPECT_GT(hi, 0.99 * kb);
   const double gb = std::sqrt(6.0 / (400 + 500));
   lo = 1, hi = -1;
-  for (float x : Tensor::glorot_uniform({400, 500}).to_vector<float>()) lo = std::min<double>(lo, x), hi = std::max<double>(hi, x);
+  for (float x : Tensor::glorot_uniform({400, 500}).to_vector<float>())
+    lo = std::min<double>(lo, x), hi = std::max<double>(hi, x);
   EXPECT_GE(lo, -gb);
   EXPECT_LT(hi, gb);
   EXPECT_LT(lo, -0.99 * gb);

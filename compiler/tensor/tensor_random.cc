@@ -44,13 +44,15 @@ Tensor Tensor::bitwise_xor(const Tensor& o) const {
 Tensor Tensor::lshift(int bits) const {
   check_bits(*this, "lshift", false);
   if (bits < 0 || bits >= int(dtype().itemsize() * 8))
-    fail("lshift", "shift by " + std::to_string(bits) + " bits of " + dtype().name() + " (shape " + shape_str(shape()) + ")");
+    fail("lshift",
+         "shift by " + std::to_string(bits) + " bits of " + dtype().name() + " (shape " + shape_str(shape()) + ")");
   return like(mk(Op::SHL, dtype(), {uop(), const_u(dtype(), bits, shape())}));
 }
 Tensor Tensor::rshift(int bits) const {
   check_bits(*this, "rshift", false);
   if (bits < 0 || bits >= int(dtype().itemsize() * 8))
-    fail("rshift", "shift by " + std::to_string(bits) + " bits of " + dtype().name() + " (shape " + shape_str(shape()) + ")");
+    fail("rshift",
+         "shift by " + std::to_string(bits) + " bits of " + dtype().name() + " (shape " + shape_str(shape()) + ")");
   return like(mk(Op::SHR, dtype(), {uop(), const_u(dtype(), bits, shape())}));
 }
 
@@ -109,11 +111,10 @@ uint32_t device_key(size_t k) {
 
 struct Generator {
   std::mutex mu;
-  uint32_t seed = uint32_t(std::chrono::duration_cast<std::chrono::seconds>(
-                               std::chrono::system_clock::now().time_since_epoch())
-                               .count());
-  std::vector<std::string> order;                       // devices in the order they first drew numbers
-  std::map<std::string, std::pair<Tensor, Tensor>> on;  // device → (key, counter), uint32 (2,) each
+  uint32_t seed = uint32_t(
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+  std::vector<std::string> order;                          // devices in the order they first drew numbers
+  std::map<std::string, std::pair<Tensor, Tensor>> on;     // device → (key, counter), uint32 (2,) each
   std::map<std::pair<std::string, int64_t>, Tensor> iota;  // (device, n) → 0..n-1 as uint32, realized
 };
 Generator& generator() {
@@ -228,8 +229,7 @@ Tensor Tensor::uniform(const Shape& shape, double low, double high, DType dt, co
 Tensor Tensor::randint(const Shape& shape, int64_t low, int64_t high, DType dt, const std::string& device) {
   check_shape(shape, "randint");
   if (!dt.is_int()) fail("randint", "needs an integer dtype, got " + dt.name());
-  if (low >= high)
-    fail("randint", "needs low < high, got " + std::to_string(low) + " and " + std::to_string(high));
+  if (low >= high) fail("randint", "needs low < high, got " + std::to_string(low) + " and " + std::to_string(high));
   return (Number(high - low) * rand(shape, dtypes::float32, device)).cast(dt) + Number(low);
 }
 
@@ -250,7 +250,8 @@ Tensor Tensor::dropout(double p) const {
   if (!(p >= 0 && p <= 1)) fail("dropout", "p = " + std::to_string(p) + " is outside [0, 1]");
   if (!training || p == 0) return *this;
   if (p == 1) return scalar_like(0).cast(dtype());
-  if (multi()) fail("dropout", "sharded tensors are not supported yet (shape " + shape_str(shape()) + " on " + device() + ")");
+  if (multi())
+    fail("dropout", "sharded tensors are not supported yet (shape " + shape_str(shape()) + " on " + device() + ")");
   Tensor keep = rand(shape(), dtypes::float32, device()) >= p;
   return keep.where(*this, 0) / (1.0 - p);
 }

@@ -21,9 +21,9 @@ struct Format {
 };
 // The format's dtype names. Halves travel as their 16 bits (bitcast through uint16).
 constexpr Format kFormats[] = {
-    {"BOOL", dtypes::bool_}, {"U8", dtypes::uint8},   {"I8", dtypes::int8},       {"U16", dtypes::uint16},
-    {"I16", dtypes::int16},  {"F16", dtypes::float16}, {"BF16", dtypes::bfloat16}, {"U32", dtypes::uint32},
-    {"I32", dtypes::int32},  {"F32", dtypes::float32}, {"U64", dtypes::uint64},   {"I64", dtypes::int64},
+    {"BOOL", dtypes::bool_},  {"U8", dtypes::uint8},    {"I8", dtypes::int8},       {"U16", dtypes::uint16},
+    {"I16", dtypes::int16},   {"F16", dtypes::float16}, {"BF16", dtypes::bfloat16}, {"U32", dtypes::uint32},
+    {"I32", dtypes::int32},   {"F32", dtypes::float32}, {"U64", dtypes::uint64},    {"I64", dtypes::int64},
     {"F64", dtypes::float64},
 };
 
@@ -44,20 +44,33 @@ void append(const Tensor& t, std::string& out) {
 // The tensor's bytes, little-endian as the host's.
 void append_bytes(const Tensor& t, std::string& out) {
   switch (t.dtype().scalar) {
-    case Scalar::Bool: return append<bool>(t, out);
-    case Scalar::UInt8: return append<uint8_t>(t, out);
-    case Scalar::Int8: return append<int8_t>(t, out);
-    case Scalar::UInt16: return append<uint16_t>(t, out);
-    case Scalar::Int16: return append<int16_t>(t, out);
+    case Scalar::Bool:
+      return append<bool>(t, out);
+    case Scalar::UInt8:
+      return append<uint8_t>(t, out);
+    case Scalar::Int8:
+      return append<int8_t>(t, out);
+    case Scalar::UInt16:
+      return append<uint16_t>(t, out);
+    case Scalar::Int16:
+      return append<int16_t>(t, out);
     case Scalar::Float16:
-    case Scalar::BFloat16: return append<uint16_t>(t.bitcast(dtypes::uint16), out);
-    case Scalar::UInt32: return append<uint32_t>(t, out);
-    case Scalar::Int32: return append<int32_t>(t, out);
-    case Scalar::Float32: return append<float>(t, out);
-    case Scalar::UInt64: return append<uint64_t>(t, out);
-    case Scalar::Int64: return append<int64_t>(t, out);
-    case Scalar::Float64: return append<double>(t, out);
-    default: throw Error("safe_save: no safetensors dtype for " + t.dtype().name());
+    case Scalar::BFloat16:
+      return append<uint16_t>(t.bitcast(dtypes::uint16), out);
+    case Scalar::UInt32:
+      return append<uint32_t>(t, out);
+    case Scalar::Int32:
+      return append<int32_t>(t, out);
+    case Scalar::Float32:
+      return append<float>(t, out);
+    case Scalar::UInt64:
+      return append<uint64_t>(t, out);
+    case Scalar::Int64:
+      return append<int64_t>(t, out);
+    case Scalar::Float64:
+      return append<double>(t, out);
+    default:
+      throw Error("safe_save: no safetensors dtype for " + t.dtype().name());
   }
 }
 
@@ -74,19 +87,31 @@ Tensor typed(const char* p, size_t bytes, const Shape& shape, const std::string&
 
 Tensor from_bytes(const char* p, size_t bytes, DType dt, const Shape& shape, const std::string& device) {
   switch (dt.scalar) {
-    case Scalar::Bool: return typed<bool>(p, bytes, shape, device);
-    case Scalar::UInt8: return typed<uint8_t>(p, bytes, shape, device);
-    case Scalar::Int8: return typed<int8_t>(p, bytes, shape, device);
-    case Scalar::UInt16: return typed<uint16_t>(p, bytes, shape, device);
-    case Scalar::Int16: return typed<int16_t>(p, bytes, shape, device);
+    case Scalar::Bool:
+      return typed<bool>(p, bytes, shape, device);
+    case Scalar::UInt8:
+      return typed<uint8_t>(p, bytes, shape, device);
+    case Scalar::Int8:
+      return typed<int8_t>(p, bytes, shape, device);
+    case Scalar::UInt16:
+      return typed<uint16_t>(p, bytes, shape, device);
+    case Scalar::Int16:
+      return typed<int16_t>(p, bytes, shape, device);
     case Scalar::Float16:
-    case Scalar::BFloat16: return typed<uint16_t>(p, bytes, shape, device).bitcast(dt).contiguous().realize();
-    case Scalar::UInt32: return typed<uint32_t>(p, bytes, shape, device);
-    case Scalar::Int32: return typed<int32_t>(p, bytes, shape, device);
-    case Scalar::Float32: return typed<float>(p, bytes, shape, device);
-    case Scalar::UInt64: return typed<uint64_t>(p, bytes, shape, device);
-    case Scalar::Int64: return typed<int64_t>(p, bytes, shape, device);
-    default: return typed<double>(p, bytes, shape, device);
+    case Scalar::BFloat16:
+      return typed<uint16_t>(p, bytes, shape, device).bitcast(dt).contiguous().realize();
+    case Scalar::UInt32:
+      return typed<uint32_t>(p, bytes, shape, device);
+    case Scalar::Int32:
+      return typed<int32_t>(p, bytes, shape, device);
+    case Scalar::Float32:
+      return typed<float>(p, bytes, shape, device);
+    case Scalar::UInt64:
+      return typed<uint64_t>(p, bytes, shape, device);
+    case Scalar::Int64:
+      return typed<int64_t>(p, bytes, shape, device);
+    default:
+      return typed<double>(p, bytes, shape, device);
   }
 }
 
@@ -124,7 +149,8 @@ void safe_save(const std::map<std::string, Tensor>& tensors, const std::string& 
   std::string data;
   for (const auto& [name, t] : tensors) {
     if (name == "__metadata__") fail("safe_save", path, "a tensor cannot be named __metadata__");
-    const Format* f = std::find_if(std::begin(kFormats), std::end(kFormats), [&](const Format& f) { return f.dt == t.dtype(); });
+    const Format* f =
+        std::find_if(std::begin(kFormats), std::end(kFormats), [&](const Format& f) { return f.dt == t.dtype(); });
     if (f == std::end(kFormats))
       fail("safe_save", path, "tensor '" + name + "' is " + t.dtype().name() + ", which safetensors has no name for");
     const size_t begin = data.size();

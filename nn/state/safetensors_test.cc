@@ -17,9 +17,7 @@ std::string tmp(const std::string& name) {
   return (dir ? std::filesystem::path(dir) : std::filesystem::temp_directory_path()) / name;
 }
 
-void write(const std::string& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary) << bytes;
-}
+void write(const std::string& path, const std::string& bytes) { std::ofstream(path, std::ios::binary) << bytes; }
 
 std::string le64(uint64_t n) {
   std::string s(8, '\0');
@@ -35,9 +33,9 @@ TEST(Safetensors, RoundTripOfSeveralDtypes) {
   in.emplace("i", Tensor::from_vector(std::vector<int64_t>{-1, int64_t(1) << 40}, {2, 1}));
   in.emplace("u", Tensor::from_vector(std::vector<uint8_t>{0, 200, 255}));
   in.emplace("b", Tensor::from_vector(std::vector<bool>{true, false, true}));
-  in.emplace("s", Tensor::full({}, 7));                                         // a 0-d int32, lazy
+  in.emplace("s", Tensor::full({}, 7));                                                      // a 0-d int32, lazy
   in.emplace("h", Tensor::from_vector(std::vector<float>{0.5f, -3}).cast(dtypes::float16));  // computed
-  in.emplace("e", Tensor::zeros({0, 4}));                                                     // empty
+  in.emplace("e", Tensor::zeros({0, 4}));                                                    // empty
   safe_save(in, path, {{"format", "pt"}});
   std::map<std::string, Tensor> out = safe_load(path);
   ASSERT_EQ(out.size(), in.size());
@@ -65,11 +63,10 @@ TEST(Safetensors, RoundTripOfSeveralDtypes) {
 // A file assembled byte by byte from the specification: "a" F32 (2,), "b" I16 (1, 3), metadata, with the
 // header padded by spaces.
 std::string hand_written() {
-  std::string header =
-      R"({"__metadata__":{"source":"hand"},"b":{"dtype":"I16","shape":[1,3],"data_offsets":[8,14]},)"
-      R"("a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}  )";
-  std::string data = std::string("\x00\x00\x80\x3f", 4)    // 1.0f
-                     + std::string("\x00\x00\x20\xc1", 4)  // -10.0f
+  std::string header = R"({"__metadata__":{"source":"hand"},"b":{"dtype":"I16","shape":[1,3],"data_offsets":[8,14]},)"
+                       R"("a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}  )";
+  std::string data = std::string("\x00\x00\x80\x3f", 4)             // 1.0f
+                     + std::string("\x00\x00\x20\xc1", 4)           // -10.0f
                      + std::string("\x01\x00\xff\xff\x00\x80", 6);  // 1, -1, -32768
   return le64(header.size()) + header + data;
 }
@@ -95,16 +92,17 @@ TEST(Safetensors, BrokenFilesNameTheFileAndTheProblem) {
   write(path, good.substr(0, 5));
   EXPECT_EQ(error_of([&] { safe_load(path); }), "safe_load: " + path + ": truncated: 5 bytes, no 8-byte header size");
   write(path, le64(1000) + good.substr(8));  // the header size lies
-  EXPECT_EQ(error_of([&] { safe_load(path); }),
-            "safe_load: " + path + ": truncated: the header size says 1000 bytes, the file has " +
-                std::to_string(good.size() - 8) + " after the size");
+  EXPECT_EQ(error_of([&] { safe_load(path); }), "safe_load: " + path +
+                                                    ": truncated: the header size says 1000 bytes, the file has " +
+                                                    std::to_string(good.size() - 8) + " after the size");
   std::string h = R"({"a":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})";  // 3 floats in 8 bytes
   write(path, le64(h.size()) + h + std::string(8, '\0'));
   EXPECT_EQ(error_of([&] { safe_load(path); }),
             "safe_load: " + path + ": tensor 'a': shape (3,) of F32 needs 12 bytes, data_offsets [0, 8] hold 8");
   h = R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})";
   write(path, le64(h.size()) + h + std::string(8, '\0'));
-  EXPECT_EQ(error_of([&] { safe_load(path); }), "safe_load: " + path + ": tensors overlap: data_offsets [0, 8] and [4, 8]");
+  EXPECT_EQ(error_of([&] { safe_load(path); }),
+            "safe_load: " + path + ": tensors overlap: data_offsets [0, 8] and [4, 8]");
   h = R"({"a":{"dtype":"Q4","shape":[2],"data_offsets":[0,8]}})";
   write(path, le64(h.size()) + h + std::string(8, '\0'));
   EXPECT_EQ(error_of([&] { safe_load(path); }), "safe_load: " + path + ": tensor 'a': unknown dtype Q4");

@@ -256,8 +256,8 @@ std::vector<UPtr> order_with_assigns(const RealizePlan& plan) {
     int& st = state[n];
     if (st == 2) return;
     if (st == 1)
-      throw Error("schedule: a " + lower_name(n->op) + " of shape " + shape_str(n->shape) +
-                  " needs a buffer both before and after an assign to it; realize one of them first");
+      throw Error("schedule: a kernel of shape " + shape_str(n->shape) +
+                  " needs a buffer both before and after an assign to it; realize what reads it before first");
     st = 1;
     for (const UOp* d : deps[n]) place(d);
     state[n] = 2;

@@ -80,6 +80,18 @@ TEST(Assign, ChainedAssignsKeepTheirOrder) {
   EXPECT_EQ((c + 0).to_vector<int32_t>(), std::vector<int32_t>{7});
 }
 
+TEST(Assign, OldAndNewValueInOneKernelIsAnError) {
+  Tensor w = w23();
+  Tensor old_value = w * 1.0f;  // lazy: reads the buffer as it is before the assign
+  w.assign(w + 1.0f);
+  // One kernel would need the buffer before and after the assign.
+  EXPECT_EQ(error_of([&] { (old_value + w).realize(); }),
+            "schedule: a kernel of shape (2, 3) needs a buffer both before and after an assign to it; realize what "
+            "reads it before first");
+  old_value.realize();  // the remedy: the earlier value in a buffer of its own
+  EXPECT_EQ((old_value + w).to_vector<float>(), (std::vector<float>{3, 5, 7, 9, 11, 13}));
+}
+
 TEST(Assign, UnrealizedTensorTakesTheValue) {
   Tensor x = Tensor::full({2}, 1.0f);
   x.assign(Tensor::from_vector(std::vector<float>{3, 4}));

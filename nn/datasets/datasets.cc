@@ -14,7 +14,9 @@ namespace rg::datasets {
 
 namespace {
 
-[[noreturn]] void fail(const std::string& path, const std::string& why) { throw Error("datasets: " + path + ": " + why); }
+[[noreturn]] void fail(const std::string& path, const std::string& why) {
+  throw Error("datasets: " + path + ": " + why);
+}
 
 // All bytes of a file, gunzipped when it is gzip'd (zlib reads plain files through as they are).
 std::vector<uint8_t> read_all(const std::string& path) {
@@ -40,7 +42,9 @@ std::vector<uint8_t> read_all(const std::string& path) {
   return out;
 }
 
-uint32_t big_endian(const uint8_t* p) { return uint32_t(p[0]) << 24 | uint32_t(p[1]) << 16 | uint32_t(p[2]) << 8 | p[3]; }
+uint32_t big_endian(const uint8_t* p) {
+  return uint32_t(p[0]) << 24 | uint32_t(p[1]) << 16 | uint32_t(p[2]) << 8 | p[3];
+}
 
 Tensor expect_shape(Tensor t, const std::string& path, const Shape& want) {
   if (t.shape() != want) fail(path, "holds shape " + shape_str(t.shape()) + ", expected " + shape_str(want));
@@ -54,18 +58,19 @@ Tensor read_idx(const std::string& path) {
   if (b.size() < 4) fail(path, "truncated: " + std::to_string(b.size()) + " bytes, no IDX magic");
   char magic[16];
   std::snprintf(magic, sizeof(magic), "%02x %02x %02x %02x", b[0], b[1], b[2], b[3]);
-  if (b[0] != 0 || b[1] != 0) fail(path, std::string("not an IDX file: magic ") + magic + ", expected 00 00 08 <ndims>");
+  if (b[0] != 0 || b[1] != 0)
+    fail(path, std::string("not an IDX file: magic ") + magic + ", expected 00 00 08 <ndims>");
   if (b[2] != 0x08) fail(path, std::string("IDX magic ") + magic + ": elements are not unsigned bytes (08)");
   const size_t ndims = b[3], head = 4 + 4 * ndims;
   if (b.size() < head)
-    fail(path, "truncated: " + std::to_string(b.size()) + " bytes, the " + std::to_string(ndims) +
-                   " dimensions need " + std::to_string(head));
+    fail(path, "truncated: " + std::to_string(b.size()) + " bytes, the " + std::to_string(ndims) + " dimensions need " +
+                   std::to_string(head));
   Shape shape;
   for (size_t d = 0; d < ndims; ++d) shape.push_back(big_endian(&b[4 + 4 * d]));
   const size_t n = size_t(product(shape));
   if (b.size() - head < n)
-    fail(path, "truncated: dimensions " + shape_str(shape) + " need " + std::to_string(n) + " bytes of data, the file has " +
-                   std::to_string(b.size() - head));
+    fail(path, "truncated: dimensions " + shape_str(shape) + " need " + std::to_string(n) +
+                   " bytes of data, the file has " + std::to_string(b.size() - head));
   if (b.size() - head > n)
     fail(path, std::to_string(b.size() - head - n) + " bytes after the data of dimensions " + shape_str(shape));
   return Tensor::from_vector(std::vector<uint8_t>(b.begin() + int64_t(head), b.end()), shape);

@@ -51,13 +51,13 @@ TEST(Idx, BrokenFilesNameTheFileAndTheProblem) {
   EXPECT_EQ(error_of([&] { read_idx(path); }),
             "datasets: " + path + ": truncated: dimensions (2, 2, 3) need 12 bytes of data, the file has 10");
   write_gzip(path, kTwoImages.substr(0, 10));
-  EXPECT_EQ(error_of([&] { read_idx(path); }),
-            "datasets: " + path + ": truncated: 10 bytes, the 3 dimensions need 16");
+  EXPECT_EQ(error_of([&] { read_idx(path); }), "datasets: " + path + ": truncated: 10 bytes, the 3 dimensions need 16");
   write_plain(path, std::string("\x1f\x00\x08\x03", 4) + kTwoImages.substr(4));
   EXPECT_EQ(error_of([&] { read_idx(path); }),
             "datasets: " + path + ": not an IDX file: magic 1f 00 08 03, expected 00 00 08 <ndims>");
   write_plain(path, kTwoImages + "x");
-  EXPECT_EQ(error_of([&] { read_idx(path); }), "datasets: " + path + ": 1 bytes after the data of dimensions (2, 2, 3)");
+  EXPECT_EQ(error_of([&] { read_idx(path); }),
+            "datasets: " + path + ": 1 bytes after the data of dimensions (2, 2, 3)");
   // A gzip stream cut in the middle.
   write_gzip(path, kTwoImages);
   std::ifstream in(path, std::ios::binary);

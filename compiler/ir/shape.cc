@@ -101,6 +101,7 @@ std::optional<Shape> infer_shape(Op op, const std::vector<UPtr>& src, const Arg&
       return Shape{buffer_arg(op, arg).size};
     case Op::CONTIGUOUS:
     case Op::COPY:
+    case Op::ASSIGN:
       if (src[0]->has_shape) return src[0]->shape;
       return std::nullopt;
     default:

@@ -67,6 +67,10 @@ RealizePlan plan_realize(const std::vector<UPtr>& roots, const std::vector<UPtr>
       plan.realized.insert(u.get());
       plan.stores[u.get()] = u->src[0];
     }
+    if (u->op == Op::ASSIGN) {  // the value, stored into the target's buffer
+      plan.realized.insert(u.get());
+      plan.stores[u.get()] = u->src[1];
+    }
     if (u->op == Op::COPY) {
       plan.copies.insert(u.get());
       plan.realized.insert(u->src[0].get());

@@ -1,6 +1,7 @@
 // Realize planning: which tensor-graph nodes get a buffer of their own. A C++ analysis, not rules:
 // it decides, it does not rewrite. Stored whatever they compute: the roots, a CONTIGUOUS (its
-// buffer holds its source), a COPY (a transfer; its source is stored on its own device first).
+// buffer holds its source), a COPY (a transfer; its source is stored on its own device first), an
+// ASSIGN (its value, stored into the buffer of its target).
 // Then rounds over every kernel's inlined graph realize the reductions inlining would recompute:
 // one below a broadcast or inside another reduction of the same kernel (`x.sum(1) + x`), and one
 // that two kernels would inline. A reduction of constants alone (an arange's running sum) is inlined
@@ -24,7 +25,7 @@ struct RealizePlan {
 
   bool is_realized(const UOp* n) const { return realized.count(n) != 0; }
   bool is_copy(const UPtr& k) const { return copies.count(k.get()) != 0; }
-  // What k's buffer holds: k itself, or the source of a CONTIGUOUS or COPY.
+  // What k's buffer holds: k itself, the source of a CONTIGUOUS or COPY, or the value of an ASSIGN.
   const UPtr& value(const UPtr& k) const;
 };
 

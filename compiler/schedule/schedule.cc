@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <functional>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "compiler/ir/rewrite.h"
@@ -155,6 +157,116 @@ void schedule_copy(const UPtr& k, const UPtr& value, UMap& view, std::vector<UPt
   calls.push_back(UOp::make(Op::CALL, dtypes::void_, {UOp::make(Op::COPY, from->dtype, {from, dev}), to, from}));
 }
 
+// Whether a kernel of build_kernel's form reads its output (slot 0) anywhere but where it stores.
+bool reads_output_elsewhere(const UPtr& kernel) {
+  const UPtr& body = kernel->src[0];
+  const UPtr& store = body->op == Op::END ? body->src[0] : body;
+  const UPtr& at = store->src[0]->src[1];
+  for (const UPtr& u : toposort(store->src[1]))
+    if (u->op == Op::INDEX && is_param0(u->src[0]) && (u->src.size() != 2 || u->src[1] != at)) return true;
+  return false;
+}
+
+// ASSIGN(target, value): the value stored into the target's buffer, which then holds it. A kernel that
+// reads the target only where it writes (w - 0.1 * g) runs in place; one that reads other elements of it
+// (a flip, a sum) would see some already overwritten, so it computes into a new buffer first and a second
+// kernel copies that over.
+void schedule_assign(const UPtr& k, const UPtr& value_graph, UMap& view, std::vector<UPtr>& calls,
+                     const PassObserver* observer) {
+  const UOp* tb = viewed_buffer(k->src[0]);
+  if (!tb) throw Error("schedule: the target of an assign is not a buffer: " + lower_name(k->src[0]->op));
+  const UPtr target(tb);
+  view[k] = k->src[0];
+  const UPtr value = substitute(value_graph, view);
+  const int64_t n = int64_t(value->numel());
+  if (n == 0) return;
+  auto store = [&](const UPtr& v, const UPtr& out) {
+    std::vector<UPtr> buffers;
+    UPtr kernel = build_kernel(v, out, &buffers, observer);
+    std::vector<UPtr> call{kernel};
+    call.insert(call.end(), buffers.begin(), buffers.end());
+    calls.push_back(UOp::make(Op::CALL, dtypes::void_, std::move(call)));
+    return kernel;
+  };
+  if (!reads_output_elsewhere(store(value, target))) return;
+  calls.pop_back();
+  UPtr tmp = new_buffer(value->dtype, n, target->src[0]->arg_str());
+  store(value, tmp);
+  store(value->shape == Shape{n} ? tmp : UOp::make(Op::RESHAPE, tmp->dtype, {tmp}, value->shape), target);
+}
+
+// A realized node with no kernel of its own: a RESHAPE chain over a BUFFER.
+bool is_view(const UOp* u) {
+  while (u->op == Op::RESHAPE) u = u->src[0].get();
+  return u->op == Op::BUFFER;
+}
+
+// The plan's order when it has ASSIGNs: sources first as always, and every kernel that reads a buffer's value
+// from before an assign (the BUFFER itself, or an earlier assign to it) runs before that assign overwrites
+// it. rg::Error when one kernel needs a buffer's value both before and after an assign to it.
+std::vector<UPtr> order_with_assigns(const RealizePlan& plan) {
+  std::unordered_map<const UOp*, std::vector<const UOp*>> deps;  // realized node → realized nodes it follows
+  // Realized node → the buffers it reads directly, each with the version read: the ASSIGN, or null for the BUFFER.
+  std::unordered_map<const UOp*, std::vector<std::pair<const UOp*, const UOp*>>> reads;
+  for (const UPtr& k : plan.order) {
+    std::vector<const UOp*> stack{plan.value(k).get()};
+    std::unordered_set<const UOp*> seen;
+    while (!stack.empty()) {
+      const UOp* n = stack.back();
+      stack.pop_back();
+      if (!seen.insert(n).second) continue;
+      if (n != k.get() && plan.is_realized(n) && !is_view(n)) {
+        deps[k.get()].push_back(n);
+        if (n->op == Op::ASSIGN) reads[k.get()].push_back({viewed_buffer(n->src[0]), n});
+        continue;
+      }
+      if (n->op == Op::BUFFER) reads[k.get()].push_back({n, nullptr});
+      for (const UPtr& s : n->src) stack.push_back(s.get());
+    }
+  }
+  // Whether `later` depends on `a` through the dependencies found so far.
+  auto follows = [&](const UOp* later, const UOp* a) {
+    std::vector<const UOp*> stack{later};
+    std::unordered_set<const UOp*> seen;
+    while (!stack.empty()) {
+      const UOp* n = stack.back();
+      stack.pop_back();
+      if (n == a) return true;
+      if (!seen.insert(n).second) continue;
+      for (const UOp* d : deps[n]) stack.push_back(d);
+    }
+    return false;
+  };
+  std::vector<std::pair<const UOp*, const UOp*>> extra;  // (assign, a reader it must follow)
+  for (const UPtr& a : plan.order) {
+    if (a->op != Op::ASSIGN) continue;
+    const UOp* buf = viewed_buffer(a->src[0]);
+    for (const UPtr& k : plan.order)
+      for (const auto& [b, version] : reads[k.get()])
+        if (k != a && b == buf && version != a.get() && !(version && follows(version, a.get())))
+          extra.push_back({a.get(), k.get()});
+  }
+  for (const auto& [a, k] : extra) deps[a].push_back(k);
+
+  std::vector<UPtr> order;
+  std::unordered_map<const UOp*, int> state;  // 1: being visited, 2: placed
+  std::unordered_map<const UOp*, UPtr> by_ptr;
+  for (const UPtr& k : plan.order) by_ptr[k.get()] = k;
+  std::function<void(const UOp*)> place = [&](const UOp* n) {
+    int& st = state[n];
+    if (st == 2) return;
+    if (st == 1)
+      throw Error("schedule: a kernel of shape " + shape_str(n->shape) +
+                  " needs a buffer both before and after an assign to it; realize what reads it before first");
+    st = 1;
+    for (const UOp* d : deps[n]) place(d);
+    state[n] = 2;
+    order.push_back(by_ptr.at(n));
+  };
+  for (const UPtr& k : plan.order) place(k.get());
+  return order;
+}
+
 }  // namespace
 
 ScheduleResult schedule(const std::vector<UPtr>& roots, const PassObserver* observer) {
@@ -168,9 +280,15 @@ ScheduleResult schedule(const std::vector<UPtr>& roots, const PassObserver* obse
   const RealizePlan plan = plan_realize(roots, order);
   UMap view;  // realized node → the buffer (reshaped to its shape) holding its value
   std::vector<UPtr> calls;
-  for (const UPtr& k : plan.order) {
+  const bool assigns =
+      std::any_of(plan.order.begin(), plan.order.end(), [](const UPtr& k) { return k->op == Op::ASSIGN; });
+  for (const UPtr& k : assigns ? order_with_assigns(plan) : plan.order) {
     if (plan.is_copy(k)) {
       schedule_copy(k, plan.value(k), view, calls);
+      continue;
+    }
+    if (k->op == Op::ASSIGN) {
+      schedule_assign(k, plan.value(k), view, calls, observer);
       continue;
     }
     UPtr value = substitute(plan.value(k), view);

@@ -1,5 +1,8 @@
 #include "compiler/tensor/backend.h"
 
+#include <mutex>
+#include <unordered_map>
+
 #include "compiler/schedule/schedule.h"
 #include "runtime/buffer.h"
 #include "runtime/device.h"
@@ -27,7 +30,60 @@ std::string tuple_device(const std::vector<std::string>& devices) { return tuple
 
 bool is_realized(const UPtr& u) { return u->op == Op::BUFFER || (u->op == Op::RESHAPE && u->src[0]->op == Op::BUFFER); }
 
-std::vector<UPtr> realize(const std::vector<UPtr>& roots) { return rg::realize(roots); }
+namespace {
+
+// ASSIGN nodes that have run → the view of the buffer they wrote. An entry goes with its node, which a
+// new one cannot replace: each ASSIGN carries a serial number.
+struct DoneAssigns {
+  std::mutex mu;
+  std::unordered_map<const UOp*, UPtr> view;
+};
+DoneAssigns& done_assigns() {
+  static DoneAssigns* d = [] {
+    auto* r = new DoneAssigns;  // never destroyed: the release hook may run during exit
+    set_release_hook(Op::ASSIGN, [](const UOp& a) {
+      UPtr dead;  // released after the lock: it is a view, never an ASSIGN
+      std::lock_guard<std::mutex> lock(done_assigns().mu);
+      if (auto it = done_assigns().view.find(&a); it != done_assigns().view.end()) {
+        dead = std::move(it->second);
+        done_assigns().view.erase(it);
+      }
+    });
+    return r;
+  }();
+  return *d;
+}
+
+}  // namespace
+
+UPtr settle(const UPtr& u) {
+  DoneAssigns& d = done_assigns();
+  UMap done;
+  {
+    std::lock_guard<std::mutex> lock(d.mu);
+    if (d.view.empty()) return u;
+  }
+  for (const UPtr& x : toposort(u)) {
+    if (x->op != Op::ASSIGN) continue;
+    std::lock_guard<std::mutex> lock(d.mu);
+    if (auto it = d.view.find(x.get()); it != d.view.end()) done[x] = it->second;
+  }
+  return done.empty() ? u : substitute(u, done);
+}
+
+std::vector<UPtr> realize(const std::vector<UPtr>& roots) {
+  std::vector<UPtr> settled;
+  for (const UPtr& r : roots) settled.push_back(settle(r));
+  std::vector<UPtr> out = rg::realize(settled);
+  DoneAssigns& d = done_assigns();
+  for (const UPtr& r : settled)
+    for (const UPtr& x : toposort(r))
+      if (x->op == Op::ASSIGN) {
+        std::lock_guard<std::mutex> lock(d.mu);
+        d.view.emplace(x.get(), x->src[0]);
+      }
+  return out;
+}
 
 void read(const UPtr& realized, void* out, size_t bytes, int shard) {
   if (!is_realized(realized)) throw Error("read: graph is not realized");

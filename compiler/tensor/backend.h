@@ -22,8 +22,12 @@ UPtr buffer_with_data(DType dt, int64_t n, const void* data, size_t bytes, const
 std::string tuple_device(const std::vector<std::string>& devices);
 // True for graphs that already name their storage: BUFFER, or RESHAPE(BUFFER).
 bool is_realized(const UPtr& u);
-// Schedules and runs roots; returns, per root, a RESHAPE(BUFFER) holding its value.
+// Schedules and runs roots; returns, per root, a RESHAPE(BUFFER) holding its value. Every ASSIGN it ran
+// is remembered as done (as long as some graph holds it).
 std::vector<UPtr> realize(const std::vector<UPtr>& roots);
+// The graph with each ASSIGN that has run replaced by the view of the buffer it wrote: an assign runs once,
+// even when graphs made before it ran still hold it.
+UPtr settle(const UPtr& u);
 // Copies the elements of a realized graph (see is_realized) into out.
 void read(const UPtr& realized, void* out, size_t bytes, int shard = 0);
 

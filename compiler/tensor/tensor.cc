@@ -86,7 +86,8 @@ void Tensor::realize_all(std::vector<Tensor*> tensors) {
   std::vector<UPtr> roots;
   std::vector<Tensor*> todo;
   for (Tensor* t : tensors) {
-    const Node& n = *t->node_;
+    Node& n = *t->node_;
+    if (n.devices.empty()) n.uop = backend::settle(n.uop);  // an assign another realize ran is its buffer now
     if (n.devices.empty() ? backend::is_realized(n.uop) : bool(n.data)) continue;
     // A sharded tensor stores each device's piece: the kernel computes shard_u(value), once per device.
     roots.push_back(n.axis >= 0 ? shard_u(n.uop, n.axis, int64_t(n.devices.size())) : n.uop);

@@ -65,6 +65,44 @@ class Tensor {
   }
   static Tensor eye(int64_t n, std::optional<int64_t> m = std::nullopt, DType dt = dtypes::float32);  // m: n
 
+  // --- random ---
+  // Counter-based random numbers, as tinygrad's: threefry 2x32 (20 rounds, Random123's) of a per-device key
+  // (the seed and the device's order of first use) and counter, computed by kernels from uint32 tensor ops.
+  // The same seed gives the same numbers on every device and in every run, and tinygrad's for float32; each
+  // call advances the device's counter (an assign, so a captured step draws new numbers when replayed).
+  // Without manual_seed the seed is the clock's seconds at start, as tinygrad's.
+  static void manual_seed(uint32_t seed = 0);
+  // Uniform in [0, 1). Float dtypes other than float32 are float32 numbers cast (tinygrad draws their own bits).
+  static Tensor rand(const Shape& shape, DType dt = dtypes::float32, const std::string& device = "CPU");
+  // Normal, mean 0 and variance 1 (Box-Muller over rand of shape (2, ...shape)).
+  static Tensor randn(const Shape& shape, DType dt = dtypes::float32, const std::string& device = "CPU");
+  // Uniform integers in [low, high); low >= high or a non-integer dtype is an rg::Error.
+  static Tensor randint(const Shape& shape, int64_t low = 0, int64_t high = 10, DType dt = dtypes::int32,
+                        const std::string& device = "CPU");
+  // Uniform in [low, high): ((high - low) * rand).cast(dt) + low.
+  static Tensor uniform(const Shape& shape, double low = 0.0, double high = 1.0, DType dt = dtypes::float32,
+                        const std::string& device = "CPU");
+  // uniform in +-sqrt(6 / (1 + a^2) / prod(shape[1:])) (torch's kaiming_uniform_, tinygrad's default a).
+  static Tensor kaiming_uniform(const Shape& shape, double a = 0.01, DType dt = dtypes::float32,
+                                const std::string& device = "CPU");
+  // uniform in +-sqrt(6 / (shape[0] + prod(shape[1:]))).
+  static Tensor glorot_uniform(const Shape& shape, DType dt = dtypes::float32, const std::string& device = "CPU");
+  // While Tensor::training: zeroes each element with probability p and scales the others by 1 / (1 - p);
+  // otherwise this tensor. p outside [0, 1] is an rg::Error.
+  Tensor dropout(double p = 0.5) const;
+  static inline bool training = false;  // tinygrad's Tensor.training: dropout acts only while set
+  // threefry 2x32 of this uint64 tensor (counter: low word first) under `key` (uint64, low word k0), as
+  // tinygrad's UOp.threefry: the generator's core, exposed for its known-answer tests.
+  Tensor threefry(const Tensor& key) const;
+  // Bit operations (tinygrad's names), the generator's building blocks: integer or bool operands for the
+  // bitwise ones, integers for shifts (by a constant number of bits), and a bitcast to a dtype of the same size.
+  Tensor bitwise_and(const Tensor& o) const;
+  Tensor bitwise_or(const Tensor& o) const;
+  Tensor bitwise_xor(const Tensor& o) const;
+  Tensor lshift(int bits) const;
+  Tensor rshift(int bits) const;
+  Tensor bitcast(DType dt) const;
+
   // --- realization and data ---
   // Computes the value (once; copies of this Tensor share it) and returns this.
   Tensor& realize();
@@ -114,6 +152,14 @@ class Tensor {
   // split on (-1 when every device holds the whole tensor).
   const std::vector<std::string>& devices() const { return node_->devices; }
   int64_t shard_axis() const { return node_->axis; }
+
+  // --- in place ---
+  // Stores `value` into this tensor's buffer, lazily: the next realize of this tensor (or of anything that
+  // reads it) runs a kernel writing the existing buffer, so parameters keep their storage across updates.
+  // The value may read this tensor (w.assign(w - 0.1 * g)); copies of this Tensor see the new value. A
+  // tensor not realized yet has no buffer: its graph is just replaced by the value. Another shape, dtype or
+  // device is an rg::Error naming both; sharded tensors are not supported yet.
+  Tensor& assign(const Tensor& value);
 
   // --- movement ---
   Tensor reshape(const Shape& shape) const;  // one -1 allowed

@@ -1,0 +1,95 @@
+// IDX files (plain, gzip'd, broken) and Debian's Fashion-MNIST.
+#include "nn/datasets/datasets.h"
+
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "compiler/ir/error_of.h"
+
+namespace rg::datasets {
+namespace {
+
+std::string tmp(const std::string& name) {
+  const char* dir = std::getenv("TEST_TMPDIR");
+  return (dir ? std::filesystem::path(dir) : std::filesystem::temp_directory_path()) / name;
+}
+
+void write_plain(const std::string& path, const std::string& bytes) { std::ofstream(path, std::ios::binary) << bytes; }
+
+void write_gzip(const std::string& path, const std::string& bytes) {
+  gzFile f = gzopen(path.c_str(), "wb");
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(gzwrite(f, bytes.data(), unsigned(bytes.size())), int(bytes.size()));
+  gzclose(f);
+}
+
+// Two 2x3 images: magic 00 00 08 03, dimensions 2, 2, 3 (big-endian), then 12 bytes.
+const std::string kTwoImages = std::string("\x00\x00\x08\x03", 4) + std::string("\x00\x00\x00\x02", 4) +
+                               std::string("\x00\x00\x00\x02", 4) + std::string("\x00\x00\x00\x03", 4) +
+                               std::string("\x00\x01\x02\x03\x04\x05\xfa\xfb\xfc\xfd\xfe\xff", 12);
+
+TEST(Idx, PlainAndGzip) {
+  const std::vector<uint8_t> want{0, 1, 2, 3, 4, 5, 250, 251, 252, 253, 254, 255};
+  for (bool gz : {false, true}) {
+    const std::string path = tmp(gz ? "two.idx.gz" : "two.idx");
+    gz ? write_gzip(path, kTwoImages) : write_plain(path, kTwoImages);
+    Tensor t = read_idx(path);
+    EXPECT_EQ(t.shape(), (Shape{2, 2, 3}));
+    EXPECT_EQ(t.dtype(), dtypes::uint8);
+    EXPECT_EQ(t.to_vector<uint8_t>(), want);
+  }
+}
+
+TEST(Idx, BrokenFilesNameTheFileAndTheProblem) {
+  const std::string path = tmp("broken.idx");
+  write_plain(path, kTwoImages.substr(0, kTwoImages.size() - 2));
+  EXPECT_EQ(error_of([&] { read_idx(path); }),
+            "datasets: " + path + ": truncated: dimensions (2, 2, 3) need 12 bytes of data, the file has 10");
+  write_gzip(path, kTwoImages.substr(0, 10));
+  EXPECT_EQ(error_of([&] { read_idx(path); }), "datasets: " + path + ": truncated: 10 bytes, the 3 dimensions need 16");
+  write_plain(path, std::string("\x1f\x00\x08\x03", 4) + kTwoImages.substr(4));
+  EXPECT_EQ(error_of([&] { read_idx(path); }),
+            "datasets: " + path + ": not an IDX file: magic 1f 00 08 03, expected 00 00 08 <ndims>");
+  write_plain(path, kTwoImages + "x");
+  EXPECT_EQ(error_of([&] { read_idx(path); }),
+            "datasets: " + path + ": 1 bytes after the data of dimensions (2, 2, 3)");
+  // A gzip stream cut in the middle.
+  write_gzip(path, kTwoImages);
+  std::ifstream in(path, std::ios::binary);
+  std::string gz((std::istreambuf_iterator<char>(in)), {});
+  write_plain(path, gz.substr(0, gz.size() - 6));
+  EXPECT_EQ(error_of([&] { read_idx(path); }), "datasets: " + path + ": truncated gzip data");
+  const std::string missing = tmp("missing.idx");
+  EXPECT_EQ(error_of([&] { read_idx(missing); }), "datasets: " + missing + ": cannot open: No such file or directory");
+  EXPECT_EQ(error_of([&] { fashion_mnist(tmp("no-such-dir")); }),
+            "datasets: " + tmp("no-such-dir") + "/train-images-idx3-ubyte.gz: cannot open: No such file or directory");
+}
+
+TEST(FashionMnist, DebianFiles) {
+  Mnist m = fashion_mnist();
+  EXPECT_EQ(m.x_train.shape(), (Shape{60000, 1, 28, 28}));
+  EXPECT_EQ(m.y_train.shape(), Shape{60000});
+  EXPECT_EQ(m.x_test.shape(), (Shape{10000, 1, 28, 28}));
+  EXPECT_EQ(m.y_test.shape(), Shape{10000});
+  EXPECT_EQ(m.x_train.dtype(), dtypes::uint8);
+  EXPECT_EQ(m.y_train.dtype(), dtypes::uint8);
+  // The dataset's published facts: 10 balanced classes (6000 / 1000 each); the first labels.
+  std::vector<uint8_t> y = m.y_train.to_vector<uint8_t>(), yt = m.y_test.to_vector<uint8_t>();
+  std::map<int, int> count, count_test;
+  for (uint8_t c : y) ++count[c];
+  for (uint8_t c : yt) ++count_test[c];
+  for (int c = 0; c < 10; ++c) {
+    EXPECT_EQ(count[c], 6000) << c;
+    EXPECT_EQ(count_test[c], 1000) << c;
+  }
+  EXPECT_EQ(std::vector<uint8_t>(y.begin(), y.begin() + 10), (std::vector<uint8_t>{9, 0, 0, 3, 0, 2, 7, 2, 5, 5}));
+  EXPECT_EQ(std::vector<uint8_t>(yt.begin(), yt.begin() + 10), (std::vector<uint8_t>{9, 2, 1, 1, 6, 1, 4, 6, 5, 7}));
+}
+
+}  // namespace
+}  // namespace rg::datasets

@@ -65,6 +65,8 @@ std::vector<Opt> hand_coded_opts(const UPtr& kernel, const OptTarget& t) {
           reduced.push_back(l);
           break;
         }
+    // Vector accumulators that leave registers for the loads: 16 of AVX-512's 32, 8 of AVX2's 16.
+    const int64_t accumulators = t.vector_width >= 16 ? 16 : 8;
     std::optional<int> tile;
     int w = 0;  // the tile's vector width: the machine's, or a narrower one that divides the axis
     for (int width = t.vector_width; width >= 4 && !tile; width /= 2)
@@ -73,12 +75,10 @@ std::vector<Opt> hand_coded_opts(const UPtr& kernel, const OptTarget& t) {
           tile = int(i), w = width;
     if (tile) {
       opts.push_back({OptOp::UPCAST, *tile, w});
-      // Rows of the tile: as many vector accumulators as leave room for the loads, 16 of AVX-512's 32
-      // registers, 8 of AVX2's 16 (two vectors per row when the columns allow). Best an axis whose operand does not
-      // vary along the columns (a matmul's A, a convolution's weights): one broadcast per row and step, the other
-      // operand's vector load shared by all rows.
+      // Rows of the tile: as many as the accumulators allow (two vectors per row when the columns allow). Best an axis
+      // whose operand does not vary along the columns (a matmul's A, a convolution's weights): one broadcast per row
+      // and step, the other operand's vector load shared by all rows.
       const bool doubled = bound_of(ax.axes[*tile]) % (2 * w) == 0;
-      const int64_t accumulators = t.vector_width >= 16 ? 16 : 8;
       auto broadcast_rows = [&](size_t i) {
         for (const UPtr& l : acc.loads)
           if (stride(l, ax.axes[i]) != 0 && stride(l, ax.axes[*tile]) != 0) return false;
@@ -99,10 +99,22 @@ std::vector<Opt> hand_coded_opts(const UPtr& kernel, const OptTarget& t) {
       // cache while the loop over rows reuses it.
       if (other && *other < *tile) opts.push_back({OptOp::SWAP, *other, *tile});
     } else {
-      for (size_t i = ax.first_reduce; i < ax.axes.size(); ++i)
-        if (divides(int(i), t.vector_width) && all_strides(reduced, ax.axes[i], 1)) {
-          opts.push_back({OptOp::UPCAST, int(i), t.vector_width});
-          break;
+      // A vector accumulator on a reduce axis every load inside the reduction walks contiguously (narrower
+      // when the machine's width does not divide it) ...
+      bool lanes = false;
+      for (int width = t.vector_width; width >= 4 && !lanes; width /= 2)
+        for (size_t i = ax.first_reduce; i < ax.axes.size() && !lanes; ++i)
+          if (divides(int(i), width) && all_strides(reduced, ax.axes[i], 1)) {
+            opts.push_back({OptOp::UPCAST, int(i), width});
+            lanes = true;
+          }
+      // ... repeated over output axes along which some operand does not vary, 4 at a time within the register
+      // budget: a convolution's weight gradient reuses each input vector for 4 filters and each gradient
+      // vector for 4 channels.
+      for (size_t i = 0, budget = size_t(accumulators); lanes && i < ax.first_reduce && budget >= 4; ++i)
+        if (divides(int(i), 4) && any_stride(reduced, ax.axes[i], 0)) {
+          opts.push_back({OptOp::UPCAST, int(i), 4});
+          budget /= 4;
         }
     }
   }

@@ -57,6 +57,45 @@ std::unordered_set<const UOp*> generated_nodes(const std::vector<UPtr>& nodes) {
   return generated;
 }
 
+// The BUFFER an assign writes: its target through views and earlier assigns to it.
+const UOp* assigned_buffer(const UOp* a) {
+  const UOp* t = a->src[0].get();
+  while (t->op == Op::RESHAPE || t->op == Op::ASSIGN) t = t->src[0].get();
+  return t;
+}
+
+// Does `value` read one of `buffers` as it was before the assigns (not through an ASSIGN node)?
+bool reads_before_assign(const UPtr& value, const std::unordered_set<const UOp*>& buffers) {
+  std::vector<const UOp*> stack{value.get()};
+  std::unordered_set<const UOp*> seen;
+  while (!stack.empty()) {
+    const UOp* n = stack.back();
+    stack.pop_back();
+    if (!seen.insert(n).second || n->op == Op::ASSIGN) continue;
+    if (buffers.count(n)) return true;
+    for (const UPtr& s : n->src) stack.push_back(s.get());
+  }
+  return false;
+}
+
+// Assigns in one schedule whose values read each other's targets (an optimizer's updates: each parameter's
+// gradient reads the others) would each have to run before the other. Such a value is computed into a
+// buffer of its own first, reading every target as it was; the assigns then only copy those buffers.
+void realize_crossed_assign_values(RealizePlan& plan, const std::vector<UPtr>& nodes) {
+  std::vector<const UOp*> assigns;
+  for (const UPtr& u : nodes)
+    if (u->op == Op::ASSIGN) assigns.push_back(u.get());
+  if (assigns.size() < 2) return;
+  for (const UOp* a : assigns) {
+    std::unordered_set<const UOp*> others;
+    for (const UOp* b : assigns)
+      if (assigned_buffer(b) != assigned_buffer(a)) others.insert(assigned_buffer(b));
+    const UPtr& value = a->src[1];
+    if (value->op != Op::RESHAPE && value->op != Op::BUFFER && reads_before_assign(value, others))
+      plan.realized.insert(value.get());
+  }
+}
+
 }  // namespace
 
 RealizePlan plan_realize(const std::vector<UPtr>& roots, const std::vector<UPtr>& nodes) {
@@ -76,6 +115,7 @@ RealizePlan plan_realize(const std::vector<UPtr>& roots, const std::vector<UPtr>
       plan.realized.insert(u->src[0].get());
     }
   }
+  realize_crossed_assign_values(plan, nodes);
   const std::unordered_set<const UOp*> generated = generated_nodes(nodes);
   for (;;) {
     const size_t before = plan.realized.size();

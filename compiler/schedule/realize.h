@@ -1,7 +1,8 @@
 // Realize planning: which tensor-graph nodes get a buffer of their own. A C++ analysis, not rules:
 // it decides, it does not rewrite. Stored whatever they compute: the roots, a CONTIGUOUS (its
 // buffer holds its source), a COPY (a transfer; its source is stored on its own device first), an
-// ASSIGN (its value, stored into the buffer of its target).
+// ASSIGN (its value, stored into the buffer of its target; a value that reads the target of another
+// assign of the schedule is first stored in a buffer of its own, so no assign must precede another).
 // Then rounds over every kernel's inlined graph realize the reductions inlining would recompute:
 // one below a broadcast or inside another reduction of the same kernel (`x.sum(1) + x`), and one
 // that two kernels would inline. A reduction of constants alone (an arange's running sum) is inlined

@@ -80,6 +80,22 @@ TEST(Assign, ChainedAssignsKeepTheirOrder) {
   EXPECT_EQ((c + 0).to_vector<int32_t>(), std::vector<int32_t>{7});
 }
 
+TEST(Assign, AssignsReadingEachOthersTargetsSeeTheOldValues) {
+  // An optimizer's updates: each new value reads the other parameters as they were. Neither assign can run
+  // before the other reads its target, so each value goes to a buffer of its own first.
+  Tensor a = Tensor::from_vector(std::vector<float>{1, 2}).realize(),
+         b = Tensor::from_vector(std::vector<float>{3, 4}).realize();
+  const UPtr a_buf = buffer_under(a), b_buf = buffer_under(b);
+  Tensor new_a = a + b.sum(), new_b = b * a.sum();  // built before the assigns: the old values
+  a.assign(new_a);                                  // {1 + 7, 2 + 7}
+  b.assign(new_b);                                  // {3 * 3, 4 * 3}
+  Tensor::realize_all({&a, &b});
+  EXPECT_EQ(a.to_vector<float>(), (std::vector<float>{8, 9}));
+  EXPECT_EQ(b.to_vector<float>(), (std::vector<float>{9, 12}));
+  EXPECT_EQ(buffer_under(a), a_buf);  // still updated in place
+  EXPECT_EQ(buffer_under(b), b_buf);
+}
+
 TEST(Assign, OldAndNewValueInOneKernelIsAnError) {
   Tensor w = w23();
   Tensor old_value = w * 1.0f;  // lazy: reads the buffer as it is before the assign

@@ -211,7 +211,8 @@ bool shares_factor(const UPtr& x, const UPtr& c) {
   const int64_t d = c->as_int();
   if (d < 2) return false;
   std::optional<LinearForm> f = linear_form(x);
-  return f && std::any_of(f->terms.begin(), f->terms.end(), [&](const Term& t) { return t.second != INT64_MIN && std::gcd(t.second, d) > 1; });
+  return f && std::any_of(f->terms.begin(), f->terms.end(),
+                          [&](const Term& t) { return t.second != INT64_MIN && std::gcd(t.second, d) > 1; });
 }
 
 UPtr divide_common_factor(const UPtr& root) {

@@ -322,8 +322,8 @@ TEST(Symbolic, SymbolicDivisors) {
   UPtr d0 = var("d0", 0, 16), an = var("an", -2, 9), b4 = var("b4", 0, 4), m = var("m", 1, 64);
   for (const UPtr& e : {(d0 * a + b3) % d0, (d * an + b3) % d, b4 % d, (d0 * a + b3) / d0, r / m, r % m}) {
     Simplified s = simplify(e);
-    for (const char* rule : {"mod_sum_of_symbolic_multiple", "mod_below_symbolic_divisor", "div_sum_of_symbolic_multiple",
-                             "range_div_own_end", "range_mod_own_end"})
+    for (const char* rule : {"mod_sum_of_symbolic_multiple", "mod_below_symbolic_divisor",
+                             "div_sum_of_symbolic_multiple", "range_div_own_end", "range_mod_own_end"})
       EXPECT_FALSE(s.fired_rule(rule)) << render_expr(e) << " => " << s.out << ": " << joined(s.fired);
   }
 }

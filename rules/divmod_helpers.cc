@@ -55,6 +55,29 @@ bool sum_bounds(const std::vector<Term>& terms, int64_t constant, int64_t& lo, i
   return true;
 }
 
+// Calls term(base, coefficient) for each term of the sum x and constant(value) for each constant, without
+// building a LinearForm (these helpers run on every division: most decline after one look).
+template <class Term, class Const>
+void each_term(const UPtr& x, Term&& term, Const&& constant) {
+  thread_local std::vector<const UOp*> stack;
+  const size_t base = stack.size();  // reentrant: a nested walk keeps the outer one's entries
+  stack.push_back(x.get());
+  while (stack.size() > base) {
+    const UOp* n = stack.back();
+    stack.pop_back();
+    if (n->op == Op::ADD && n->dtype.is_index()) {
+      stack.push_back(n->src[1].get());
+      stack.push_back(n->src[0].get());
+    } else if (n->op == Op::CONST) {
+      constant(n->as_int());
+    } else if (n->op == Op::MUL && n->src[1]->is_const() && !n->src[0]->is_const()) {
+      term(*n->src[0], n->src[1]->as_int());
+    } else {
+      term(*n, int64_t(1));
+    }
+  }
+}
+
 // ----- recombination
 
 // A quotient node Q of q by c: Q is q/c, or x/(a*c) for q = x/a (same op, positive constants).
@@ -203,16 +226,22 @@ bool congruent_mod(const UPtr& a, const UPtr& b, int64_t c) {
 
 UPtr recombine_divmod(const UPtr& x, const UPtr& y) {
   if (!x->dtype.is_index() || is_index_add(y) || y->is_const() || !divmod_base(y)) return {};
+  // A quotient's term pairs only with a coefficient c*k, |c| >= 2; a term with coefficient 1 or -1 pairs only
+  // as a remainder (cheap to rule out: most sums of quotients have none).
+  const Term t = as_term(y);
+  const Op o = t.first->op;
+  if ((o == Op::DIV || o == Op::FLOORDIV) && (t.second == 1 || t.second == -1)) return {};
   int budget = kLikeTermReach;
-  return replace_pairing(x, as_term(y), budget);
+  return replace_pairing(x, t, budget);
 }
 
 bool shares_factor(const UPtr& x, const UPtr& c) {
   const int64_t d = c->as_int();
+  bool shares = false;
   if (d < 2) return false;
-  std::optional<LinearForm> f = linear_form(x);
-  return f && std::any_of(f->terms.begin(), f->terms.end(),
-                          [&](const Term& t) { return t.second != INT64_MIN && std::gcd(t.second, d) > 1; });
+  each_term(
+      x, [&](const UOp&, int64_t k) { shares |= k != INT64_MIN && std::gcd(k, d) > 1; }, [](int64_t) {});
+  return shares;
 }
 
 UPtr divide_common_factor(const UPtr& root) {
@@ -245,21 +274,38 @@ UPtr divide_common_factor(const UPtr& root) {
 UPtr divmod_by_remainder(const UPtr& root) {
   int64_t c;
   if (!applies(root, c)) return {};
-  std::optional<LinearForm> f = linear_form(root->src[0]);
-  if (!f || f->terms.empty()) return {};
-  Split rem, quo;
-  rem.constant = floor_mod_of(f->constant, c);
-  quo.constant = floor_div_of(f->constant, c);
-  bool same = rem.constant == f->constant;
-  for (const auto& [b, k] : f->terms) {
+  // First the bounds of x' (no allocation): most divisions are declined here.
+  __int128 lo = 0, hi = 0, constant = 0;
+  bool same = true, any = false;
+  auto reduced = [c](int64_t k) {
     int64_t r = floor_mod_of(k, c);
-    if (r > c / 2) r -= c;
-    same &= r == k;
+    return r > c / 2 ? r - c : r;
+  };
+  each_term(
+      root->src[0],
+      [&](const UOp& b, int64_t k) {
+        int64_t r = reduced(k);
+        __int128 p = __int128(b.vmin) * r, q = __int128(b.vmax) * r;
+        lo += std::min(p, q);
+        hi += std::max(p, q);
+        same &= r == k;
+        any = true;
+      },
+      [&](int64_t v) { constant += v; });
+  if (!any || constant < INT64_MIN || constant > INT64_MAX) return {};
+  const int64_t r0 = floor_mod_of(int64_t(constant), c);
+  same &= r0 == constant;
+  if (same || lo + r0 < 0 || hi + r0 >= c) return {};
+  std::optional<LinearForm> f = linear_form(root->src[0]);
+  if (!f) return {};
+  Split rem, quo;
+  rem.constant = r0;
+  quo.constant = floor_div_of(f->constant, c);
+  for (const auto& [b, k] : f->terms) {
+    int64_t r = reduced(k);
     if (r != 0) rem.terms.push_back({b, r});
     if (int64_t q = (k - r) / c; q != 0) quo.terms.push_back({b, q});
   }
-  int64_t lo, hi;
-  if (same || !sum_bounds(rem.terms, rem.constant, lo, hi) || lo < 0 || hi >= c) return {};
   if (root->op == Op::MOD || root->op == Op::FLOORMOD) return sum_of(rem.terms, rem.constant);
   // x - x' = c * quo, and 0 <= x' < c: quo is the floor quotient.
   return sum_of(quo.terms, quo.constant);

@@ -1,8 +1,9 @@
 // An index simplified under its valid gate: the helper on hand-worked cases, and the rule in a graph.
+#include "rules/valid.h"
+
 #include "compiler/ir/rewrite.h"
 #include "gtest/gtest.h"
 #include "rules/symbolic.h"
-#include "rules/valid.h"
 #include "rules/valid_helpers.h"
 
 namespace rg {
@@ -24,10 +25,10 @@ TEST(Valid, GateBounds) {
 }
 
 TEST(Valid, IndexGivenValid) {
-  EXPECT_EQ(text(index_given_valid(r < 5, r % 5 + s)), "r0+r1");            // r in [0, 4]
-  EXPECT_EQ(text(index_given_valid(r < 5, (r + 3) / 8 + s)), "r1");         // r + 3 in [3, 7]
+  EXPECT_EQ(text(index_given_valid(r < 5, r % 5 + s)), "r0+r1");              // r in [0, 4]
+  EXPECT_EQ(text(index_given_valid(r < 5, (r + 3) / 8 + s)), "r1");           // r + 3 in [3, 7]
   EXPECT_EQ(text(index_given_valid(I(0) < r, (r + -1) % 9 * 3)), "r0*3+-3");  // r - 1 in [0, 8]
-  EXPECT_EQ(text(index_given_valid(r < 1, r * 7 + 3 + s)), "r1+3");          // r is 0
+  EXPECT_EQ(text(index_given_valid(r < 1, r * 7 + 3 + s)), "r1+3");           // r is 0
   EXPECT_EQ(text(index_given_valid(s * 4 + t < 8, (s * 4 + t) / 8 * 5 + t)), "r2");
   // Not simplified: no bound (r < 10 is what r is anyway), a clause of another shape, a node x does not use,
   // bounds that do not decide the division, a never-valid gate, a load inside the index.

@@ -1,5 +1,5 @@
-// bazel run -c opt //tools:bench -- rewrite | index | seed [DEVICE] | compile [reps] | lanes | devices | alloc | kernels
-// rewrite: per workload, input nodes, output nodes, seconds, input nodes per
+// bazel run -c opt //tools:bench -- rewrite | index | seed [DEVICE] | compile [reps] | lanes | devices | alloc |
+// kernels rewrite: per workload, input nodes, output nodes, seconds, input nodes per
 //   second, and the reference time (tinygrad's simplifier, measured on the same
 //   expressions on this class of machine) with our speed-up over it.
 // index: per kernel of the seed example, two matmuls and a padded sum, as the CPU device lowers them: its

@@ -280,8 +280,7 @@ std::vector<double> run(const std::string& expr, std::ostream& out, const std::s
 
     std::string ptext = program_text(p);
     out << "\n--- kernel " << i << " (" << p.name << "): program, " << p.uops.size() << " instructions, "
-        << count_index_ops(p.uops) << " index ops, optimizer "
-        << to_string(p.opts) << "\n"
+        << count_index_ops(p.uops) << " index ops, optimizer " << to_string(p.opts) << "\n"
         << ptext;
     capture::Stage ps = w.stage("kernel_program");
     ps.set_kernel(int(i));

@@ -61,8 +61,8 @@ TEST(Linearize, CountIndexOps) {
   RowSum k;
   EXPECT_EQ(count_index_ops(linearize(k.sink)), 2u);
   UPtr f = cnst(dtypes::float32, 1), gate = (k.r0 < 2) & (k.r1 < 3);
-  std::vector<UPtr> prog = {k.r0, k.r1, k.r0 < 2, k.r1 < 3, gate, where(gate, k.r0 * 4, cnst_int(dtypes::index, 0)),
-                            k.r0 * 4, f < f, f + f};
+  std::vector<UPtr> prog = {
+      k.r0, k.r1, k.r0 < 2, k.r1 < 3, gate, where(gate, k.r0 * 4, cnst_int(dtypes::index, 0)), k.r0 * 4, f < f, f + f};
   EXPECT_EQ(count_index_ops(prog), 5u);  // two comparisons, the AND, the where, the multiply
 }
 

@@ -2,7 +2,8 @@
 // kernels rewrite: per workload, input nodes, output nodes, seconds, input nodes per
 //   second, and the reference time (tinygrad's simplifier, measured on the same
 //   expressions on this class of machine) with our speed-up over it.
-// index: per kernel of the seed example, two matmuls and a padded sum, as the CPU device lowers them: its
+// index: per kernel of the seed example, two matmuls, a padded sum, reshapes and a pooling sum, as the CPU
+//   device lowers them: its
 //   instructions and index ops (compiler/codegen/linearize.h count_index_ops).
 // seed: the seed-004 example realized three times in one process on DEVICE (CPU
 //   by default; LLVM), each split into schedule, codegen, compile and run (the
@@ -116,6 +117,10 @@ int bench_index() {
   // A padded convolution-like gather: the index under its valid gate.
   Tensor im = Tensor::from_vector(std::vector<float>(64 * 64, 1.0f), {64, 64}).realize();
   index_rows("pad+sum 64", im.pad({{2, 2}, {2, 2}}).sum(1));
+  // Reshapes across a pad and a transpose: division and modulo in the index, under the pad's gate.
+  index_rows("pad+reshape", im.pad({{2, 2}, {2, 2}}).reshape({136, 34}).sum(1));
+  index_rows("T+reshape", im.T().reshape({32, 128}).sum(1));
+  index_rows("pool 2x2", im.reshape({32, 2, 32, 2}).sum({1, 3}));
   return 0;
 }
 

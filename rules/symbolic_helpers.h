@@ -13,6 +13,11 @@ inline bool is_add_of_const(const UPtr& x) { return x->op == Op::ADD && x->src[1
 inline bool nonneg(const UPtr& x) { return x->vmin >= 0; }
 // d divides n, both constants, d > 0.
 inline bool divides(const UPtr& d, const UPtr& n) { return d->as_int() > 0 && n->as_int() % d->as_int() == 0; }
+// a * b == p, constants, without overflow.
+inline bool product_is(const UPtr& a, const UPtr& b, const UPtr& p) {
+  int64_t v;
+  return !__builtin_mul_overflow(a->as_int(), b->as_int(), &v) && v == p->as_int();
+}
 // x % c == x for every value x can take: |x| < c (C's modulo keeps x's sign).
 inline bool in_mod_range(const UPtr& x, const UPtr& c) {
   int64_t m = c->as_int();

@@ -199,6 +199,8 @@ class Prover {
       z3::expr cc = names_.at(m[2]);
       return cc != num(0) && fdiv(bound(m[1], false), cc) == fdiv(bound(m[1], true), cc);
     }
+    if (std::regex_match(a, m, std::regex(R"(product_is\((\w+), (\w+), (\w+)\))")))
+      return names_.at(m[1]) * names_.at(m[2]) == names_.at(m[3]);
     // Every bit set: -1 in the two's complement model (the unsigned maximum is the same bits).
     if (std::regex_match(a, m, std::regex(R"(all_ones\((\w+)\))"))) return names_.at(m[1]) == num(-1);
     if (std::regex_match(a, m, std::regex(R"(in_mod_range\((\w+), (\w+)\))"))) {

@@ -247,6 +247,87 @@ TEST(Symbolic, BooleanNegation) {
   EXPECT_EQ(simplify(c & ne(d, t)).out, "c&d!=true");  // another condition
 }
 
+// Family 2: a quotient and its remainder recombine: q/c*c + q%c == q for every q (C's and floor's).
+TEST(Symbolic, DivModRecombine) {
+  UPtr a = var("a", 0, 9), bb = var("b", 0, 7), n = var("n", 0, 1000);
+  EXPECT_SIMPLIFIES(x / 4 * 4 + x % 4, "x", "div_mod_recombine");
+  EXPECT_SIMPLIFIES(z / 4 * 4 + z % 4, "z", "div_mod_recombine");  // any sign: C's / and % agree with each other
+  EXPECT_SIMPLIFIES(x / 4 * 12 + x % 4 * 3, "x*3", "div_mod_recombine_scaled");
+  EXPECT_SIMPLIFIES(fd(z, I(4)) * 4 + fm(z, I(4)), "z", "floordiv_mod_recombine");
+  EXPECT_SIMPLIFIES(x / 3 % 4 * 3 + x % 3, "x%12", "mod_div_mod_recombine");
+  // Other terms between the halves.
+  EXPECT_SIMPLIFIES(x % 4 + y + x / 4 * 4, "x+y", "recombine_divmod_in_sum");
+  EXPECT_SIMPLIFIES(x / 4 * 4 + a + y * 7 + x % 4, "y*7+(x+a)", "recombine_divmod_in_sum");
+  // The dividend a sum: (a*8+b)/4 is a*2 + b/4 first, so the quotient's term sits inside (a*2 + b/4)*4.
+  EXPECT_SIMPLIFIES((a * 8 + bb) / 4 * 4 + (a * 8 + bb) % 4, "b+a*8", "recombine_divmod_in_sum");
+  // x//3%224*3 + x%3 + x//672*672: x%672 first, then x; x//672 is (x//3)//224.
+  EXPECT_SIMPLIFIES(n / 3 % 224 * 3 + n % 3 + n / 672 * 672, "n", "mod_div_mod_recombine");
+  EXPECT_SIMPLIFIES(fd(n, I(3)) % 224 * 3 + fm(n, I(3)) + fd(n, I(672)) * 672, "n", "div_mod_recombine");
+  EXPECT_SIMPLIFIES(n / 3 % 224 * 3 + a + n % 3 + y + n / 672 * 672, "y+(a+n)", "recombine_divmod_in_sum");
+  // x//3%4*2 + x//12%5*8 == (x//3 % 20)*2.
+  EXPECT_SIMPLIFIES(n / 3 % 4 * 2 + n / 12 % 5 * 8, "n/3%20*2", "recombine_divmod_in_sum");
+  // (b*19+3)%7 becomes (b*5+3)%7 first; the pair still meets: b*19+3 and b*5+3 are congruent modulo 7.
+  UPtr b19 = a * 19 + 3;
+  EXPECT_SIMPLIFIES(b19 % 7 + b19 / 7 * 7, "a*19+3", "recombine_divmod_in_sum");
+  EXPECT_SIMPLIFIES(fm(b19, I(7)) + fd(b19, I(7)) * 7, "a*19+3", "recombine_divmod_in_sum");
+  // Not fired: different dividends, a coefficient that is not c*k, different divisors, a zero divisor,
+  // congruent dividends of different signs under C's % ((z*8+1)%4 is -3 at z = -1, (z*4+1)%4 is 1 there).
+  for (const UPtr& e : {x / 4 * 4 + y % 4, x / 4 * 8 + x % 4, x / 4 * 4 + x % 3, x / I(0) * 0 + x % I(0),
+                        (z * 8 + 1) / 4 * 4 + (z * 4 + 1) % 4 + a}) {
+    Simplified s = simplify(e);
+    for (const char* r : {"div_mod_recombine", "div_mod_recombine_scaled", "recombine_divmod_in_sum"})
+      EXPECT_FALSE(s.fired_rule(r)) << render_expr(e) << " => " << s.out;
+  }
+}
+
+// Family 3: a sum over a common factor of its coefficients and the divisor; a remainder the bounds decide.
+TEST(Symbolic, CommonFactorAndGcd) {
+  UPtr g = var("g", 0, 2), l2 = var("l2", 0, 50), l3 = var("l3", 0, 50), a = var("a", 0, 3);
+  // g*3 is in [0, 6], below 19 = gcd(19, 38, 57): it drops out, and 57/19 = 3 is left.
+  EXPECT_SIMPLIFIES((g * 3 + l2 * 19 + l3 * 38) / 57, "(l2+l3*2)/3", "divmod_common_factor");
+  EXPECT_SIMPLIFIES(fd(g * 3 + l2 * 19 + l3 * 38, I(57)), "(l2+l3*2)/3", "divmod_common_factor");
+  EXPECT_SIMPLIFIES((g * 3 + l2 * 19 + l3 * 38) % 57, "(l2+l3*2)%3*19+g*3", "divmod_common_factor");
+  EXPECT_SIMPLIFIES((x * 4 + y) / 8, "x/2", "divmod_common_factor");
+  // A dividend of either sign under floor division: (z*6 + 1) // 4 = (z*3) // 2 for the remainder 1 < 2.
+  EXPECT_SIMPLIFIES(fd(z * 6 + 1, I(4)), "floordiv(z*3, 2)", "floor_divmod_common_factor");
+  // (3 + a*3) / 4 with a in [0, 3]: 3 + a*3 = a*4 + (3 - a), and 3 - a is in [0, 3].
+  EXPECT_SIMPLIFIES((a * 3 + 3) / 4, "a", "divmod_by_remainder");
+  EXPECT_SIMPLIFIES((a * 3 + 3) % 4, "a*-1+3", "divmod_by_remainder");
+  // a in [0, 2]: -3a - 3 = -4(a + 1) + (a + 1), and a + 1 is in [1, 3].
+  EXPECT_SIMPLIFIES(fd(var("a", 0, 2) * -3 - 3, I(4)), "a*-1+-1", "floor_divmod_by_remainder");
+  // Not fired: g reaching 19 (19 + 19 = 38 would carry), a negative dividend under C's division, a in [0, 4]
+  // (3 - a reaches -1), the divisor 1.
+  UPtr g19 = var("g", 0, 19);
+  for (const UPtr& e : {(g19 + l2 * 19 + l3 * 38) / 57, (z * 4 + y) / 8, (var("a", 0, 4) * 3 + 3) / 4, (x * 4) / 1}) {
+    Simplified s = simplify(e);
+    for (const char* r : {"divmod_common_factor", "divmod_by_remainder"})
+      EXPECT_FALSE(s.fired_rule(r)) << render_expr(e) << " => " << s.out;
+  }
+}
+
+// A symbolic divisor d >= 1, and a range divided by its own end.
+TEST(Symbolic, SymbolicDivisors) {
+  UPtr d = var("d", 4, 16), a = var("a", 0, 9), b3 = var("b", 0, 3);
+  EXPECT_SIMPLIFIES((d * a + b3) % d, "b", "mod_sum_of_symbolic_multiple");
+  EXPECT_SIMPLIFIES(b3 % d, "b", "mod_below_symbolic_divisor");
+  EXPECT_SIMPLIFIES((d * a + b3) / d, "a", "div_sum_of_symbolic_multiple");
+  EXPECT_SIMPLIFIES(b3 / d, "0", "div_below_symbolic_divisor");
+  EXPECT_SIMPLIFIES((d * a + var("b4", 0, 4)) / d, "a+b4/d", "div_sum_of_symbolic_multiple");
+  UPtr n = var("n", 1, 64), r = UOp::make(Op::RANGE, dtypes::index, {n}, to_arg(RangeArg{0, AxisType::Loop}));
+  EXPECT_SIMPLIFIES(r / n, "0", "range_div_own_end");
+  EXPECT_SIMPLIFIES(fd(r, n), "0", "range_div_own_end");
+  EXPECT_EQ(simplify(r % n).out, render_expr(r));
+  EXPECT_TRUE(simplify(r % n).fired_rule("range_mod_own_end"));
+  // Not fired: d may be 0 ([0, 16]), a may be negative, b reaches d's minimum, another range's end.
+  UPtr d0 = var("d0", 0, 16), an = var("an", -2, 9), b4 = var("b4", 0, 4), m = var("m", 1, 64);
+  for (const UPtr& e : {(d0 * a + b3) % d0, (d * an + b3) % d, b4 % d, (d0 * a + b3) / d0, r / m, r % m}) {
+    Simplified s = simplify(e);
+    for (const char* rule : {"mod_sum_of_symbolic_multiple", "mod_below_symbolic_divisor",
+                             "div_sum_of_symbolic_multiple", "range_div_own_end", "range_mod_own_end"})
+      EXPECT_FALSE(s.fired_rule(rule)) << render_expr(e) << " => " << s.out << ": " << joined(s.fired);
+  }
+}
+
 TEST(Symbolic, BenchmarkTermsFold) {
   UPtr v = var("v", 0, 255);
   // v in [0, 255]: (v*256 + v) % 256 = v, and v*4/4 = v.

@@ -1,7 +1,11 @@
-// bazel run -c opt //tools:bench -- rewrite | seed [DEVICE] | compile [reps] | lanes | devices | alloc | kernels |
-// train rewrite: per workload, input nodes, output nodes, seconds, input nodes per
+// bazel run -c opt //tools:bench -- rewrite | index | seed [DEVICE] | compile [reps] | lanes | devices | alloc |
+// kernels | train
+// rewrite: per workload, input nodes, output nodes, seconds, input nodes per
 //   second, and the reference time (tinygrad's simplifier, measured on the same
 //   expressions on this class of machine) with our speed-up over it.
+// index: per kernel of the seed example, two matmuls, a padded sum, reshapes and a pooling sum, as the CPU
+//   device lowers them: its
+//   instructions and index ops (compiler/codegen/linearize.h count_index_ops).
 // seed: the seed-004 example realized three times in one process on DEVICE (CPU
 //   by default; LLVM), each split into schedule, codegen, compile and run (the
 //   first pass compiles unless the kernel is in the disk cache, which the LLVM
@@ -16,9 +20,13 @@
 #include <random>
 #include <string>
 
+#include "compiler/codegen/codegen.h"
+#include "compiler/codegen/linearize.h"
 #include "compiler/ir/rewrite.h"
+#include "compiler/schedule/schedule.h"
 #include "compiler/tensor/tensor.h"
 #include "rules/symbolic.h"
+#include "runtime/device.h"
 #include "runtime/executor.h"
 
 namespace rg {
@@ -86,6 +94,37 @@ int bench_rewrite() {
   return 0;
 }
 
+// Each kernel of t's schedule lowered as its device lowers it (the optimizer's tiles included): its
+// instructions and index ops (count_index_ops).
+void index_rows(const std::string& workload, const Tensor& t) {
+  ScheduleResult s = schedule({t.uop()});
+  for (const UPtr& call : s.linear->src) {
+    const std::string dev = call->src[1]->src[0]->arg_str();
+    Program p = lower(call->src[0], get_device(dev).lower_options());
+    std::printf("%-12s %-16s %12zu %10zu  %s\n", workload.c_str(), p.name.c_str(), p.uops.size(),
+                count_index_ops(p.uops), to_string(p.opts).c_str());
+  }
+}
+
+int bench_index() {
+  std::printf("%-12s %-16s %12s %10s  %s\n", "workload", "kernel", "instructions", "index ops", "optimizer");
+  Tensor x = Tensor::from_vector(std::vector<float>{1, 2, 3, 4, 5, 6}, {2, 3}).realize();
+  index_rows("seed004", (x.T().pad({{1, 1}, {1, 1}}) + 10.0f).sum(1));
+  for (int64_t n : {256, 1024}) {
+    Tensor a = Tensor::from_vector(std::vector<float>(n * n, 1.0f), {n, n}).realize();
+    Tensor b = Tensor::from_vector(std::vector<float>(n * n, 2.0f), {n, n}).realize();
+    index_rows("matmul " + std::to_string(n), a.matmul(b));
+  }
+  // A padded convolution-like gather: the index under its valid gate.
+  Tensor im = Tensor::from_vector(std::vector<float>(64 * 64, 1.0f), {64, 64}).realize();
+  index_rows("pad+sum 64", im.pad({{2, 2}, {2, 2}}).sum(1));
+  // Reshapes across a pad and a transpose: division and modulo in the index, under the pad's gate.
+  index_rows("pad+reshape", im.pad({{2, 2}, {2, 2}}).reshape({136, 34}).sum(1));
+  index_rows("T+reshape", im.T().reshape({32, 128}).sum(1));
+  index_rows("pool 2x2", im.reshape({32, 2, 32, 2}).sum({1, 3}));
+  return 0;
+}
+
 int bench_seed(const std::string& device) {
   Tensor x = Tensor::from_vector(std::vector<float>{1, 2, 3, 4, 5, 6}, {2, 3}, device).realize();
   std::printf("%-6s %12s %12s %12s %12s %12s  %s\n", "pass", "schedule ms", "codegen ms", "compile ms", "run ms",
@@ -109,6 +148,7 @@ int main(int argc, char** argv) {
   std::string what = argc > 1 ? argv[1] : "";
   if (what == "rewrite") return rg::bench_rewrite();
   if (what == "seed") return rg::bench_seed(argc > 2 ? argv[2] : "CPU");
+  if (what == "index") return rg::bench_index();
   if (what == "lanes") return rg::bench_lanes();
   if (what == "devices") return rg::bench_devices();
   if (what == "alloc") return rg::bench_alloc();
@@ -116,7 +156,7 @@ int main(int argc, char** argv) {
   if (what == "train") return rg::bench_train();
   if (what == "compile") return rg::bench_compile(argc > 2 ? std::max(1, std::atoi(argv[2])) : 5);
   std::fprintf(stderr,
-               "usage: bench rewrite | seed [DEVICE] | compile [reps] | lanes | devices | alloc |\n"
+               "usage: bench rewrite | index | seed [DEVICE] | compile [reps] | lanes | devices | alloc |\n"
                "       kernels [--threads N] [--device CPU|LLVM] | train\n");
   return 2;
 }

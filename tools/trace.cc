@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "compiler/codegen/codegen.h"
+#include "compiler/codegen/linearize.h"
 #include "compiler/ir/shape.h"
 #include "compiler/schedule/schedule.h"
 #include "runtime/buffer.h"
@@ -278,8 +279,8 @@ std::vector<double> run(const std::string& expr, std::ostream& out, const std::s
     lower(kernel, get_device(dev).lower_options(), &passes);
 
     std::string ptext = program_text(p);
-    out << "\n--- kernel " << i << " (" << p.name << "): program, " << p.uops.size() << " instructions, optimizer "
-        << to_string(p.opts) << "\n"
+    out << "\n--- kernel " << i << " (" << p.name << "): program, " << p.uops.size() << " instructions, "
+        << count_index_ops(p.uops) << " index ops, optimizer " << to_string(p.opts) << "\n"
         << ptext;
     capture::Stage ps = w.stage("kernel_program");
     ps.set_kernel(int(i));

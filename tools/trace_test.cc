@@ -121,6 +121,7 @@ TEST(Trace, PassTablesListEveryPassInOrder) {
                         "  simplify ",
                         "  invalid ",
                         "  simplify_invalid",
+                        "  valid_gate          always: valid_gate",
                         "  gpu_threads         GPU targets: choose_threads (ThreadPlan)",
                         "  upcast",
                         "  unroll",

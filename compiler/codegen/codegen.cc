@@ -18,6 +18,7 @@
 #include "rules/invalid.h"
 #include "rules/opt.h"
 #include "rules/symbolic.h"
+#include "rules/valid.h"
 
 namespace rg {
 
@@ -90,6 +91,9 @@ const std::vector<Pass<Lowering>>& lower_passes() {
       // Before accumulators: REDUCE(where(c, x, Invalid)) needs the REDUCE.
       {"invalid", {}, rewrite<L>({&rules::invalid})},
       {"simplify_invalid", {}, rewrite<L>({&rules::symbolic})},
+      // Each gated index simplified under the bounds its gate sets (r < 5 narrows r to [0, 4]), before
+      // unrolls and lanes copy it.
+      {"valid_gate", {}, rewrite<L>({&rules::valid_gate})},
       // Output ranges become thread axes first (GLOBAL/LOCAL, the innermost split into blocks, the threads
       // past a split that is not exact gated off), so the unroll plan only unrolls what stays a loop.
       {"gpu_threads", kOnGpu,

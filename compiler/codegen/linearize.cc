@@ -169,4 +169,12 @@ class Linearizer {
 
 std::vector<UPtr> linearize(const UPtr& sink) { return Linearizer(sink).run(); }
 
+size_t count_index_ops(const std::vector<UPtr>& program) {
+  return std::count_if(program.begin(), program.end(), [](const UPtr& u) {
+    if (!is(u->op, kALU) || u->dtype.ptr) return false;
+    // A condition counts when it compares integers or joins conditions (a gate), not when it compares floats.
+    return u->dtype.is_int() || (u->dtype.is_bool() && (u->src[0]->dtype.is_int() || u->src[0]->dtype.is_bool()));
+  });
+}
+
 }  // namespace rg

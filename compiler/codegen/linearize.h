@@ -14,4 +14,9 @@ namespace rg {
 // each. Throws rg::Error when ranges cannot nest.
 std::vector<UPtr> linearize(const UPtr& sink);
 
+// The index arithmetic of a program: its ALU ops on integers (addresses, lane offsets, loop-derived values)
+// and on conditions (gates), each counted once, vector ops too. A measure of what each element costs
+// beyond its loads, stores and float math (`bazel run -c opt //tools:bench -- index`, the trace's program line).
+size_t count_index_ops(const std::vector<UPtr>& program);
+
 }  // namespace rg

@@ -55,6 +55,17 @@ TEST(Linearize, LoopsNestAndInvariantsHoist) {
   for (size_t i = at(l, k.end1) + 1; i < l.size(); ++i) EXPECT_NE(l[i], k.x);
 }
 
+// The row sum's index arithmetic is r0*4 and r0*4 + r1: two ops. The float multiply-add is not counted, nor
+// a comparison of floats; a gate over the ranges is (its comparisons and their AND).
+TEST(Linearize, CountIndexOps) {
+  RowSum k;
+  EXPECT_EQ(count_index_ops(linearize(k.sink)), 2u);
+  UPtr f = cnst(dtypes::float32, 1), gate = (k.r0 < 2) & (k.r1 < 3);
+  std::vector<UPtr> prog = {
+      k.r0, k.r1, k.r0 < 2, k.r1 < 3, gate, where(gate, k.r0 * 4, cnst_int(dtypes::index, 0)), k.r0 * 4, f < f, f + f};
+  EXPECT_EQ(count_index_ops(prog), 5u);  // two comparisons, the AND, the where, the multiply
+}
+
 TEST(Linearize, SiblingLoopsRunOneAfterTheOther) {
   UPtr out = UOp::make(Op::PARAM, dtypes::int32.ptr_to(4), {}, int64_t(0));
   UPtr r0 = range(4, 0), r1 = range(4, 1);

@@ -1,0 +1,314 @@
+#include "rules/divmod_helpers.h"
+
+#include <algorithm>
+#include <functional>
+#include <numeric>
+
+#include "rules/symbolic_helpers.h"
+
+namespace rg {
+
+namespace {
+
+using Term = std::pair<UPtr, int64_t>;  // base, coefficient
+
+Term as_term(const UPtr& t) {
+  if (t->op == Op::MUL && t->src[1]->is_const() && !t->src[0]->is_const()) return {t->src[0], t->src[1]->as_int()};
+  return {t, 1};
+}
+
+bool is_index_add(const UPtr& n) { return n->op == Op::ADD && n->dtype.is_index(); }
+
+bool const_divisor(const UPtr& n, int64_t& c) {
+  if (n->src.size() != 2 || !n->src[1]->is_const() || !n->src[1]->dtype.is_index()) return false;
+  c = n->src[1]->as_int();
+  return true;
+}
+
+// Floor quotient and remainder of a by b > 0.
+int64_t floor_div_of(int64_t a, int64_t b) { return a / b - (a % b != 0 && a < 0); }
+int64_t floor_mod_of(int64_t a, int64_t b) { return a - b * floor_div_of(a, b); }
+
+UPtr idx(int64_t v) { return cnst_int(dtypes::index, v); }
+
+// base * k, without the multiplication when k is 1.
+UPtr scaled(const UPtr& base, int64_t k) { return k == 1 ? base : base * idx(k); }
+
+UPtr sum_of(const std::vector<Term>& terms, int64_t constant) {
+  UPtr s;
+  for (const auto& [b, k] : terms) s = s ? s + scaled(b, k) : scaled(b, k);
+  if (!s) return idx(constant);
+  return constant == 0 ? s : s + idx(constant);
+}
+
+// [lo, hi] of sum k_i * v_i + constant over the terms' bounds; false when it leaves int64.
+bool sum_bounds(const std::vector<Term>& terms, int64_t constant, int64_t& lo, int64_t& hi) {
+  __int128 l = constant, h = constant;
+  for (const auto& [b, k] : terms) {
+    __int128 p = __int128(b->vmin) * k, q = __int128(b->vmax) * k;
+    l += std::min(p, q);
+    h += std::max(p, q);
+  }
+  if (l < INT64_MIN || h > INT64_MAX) return false;
+  lo = int64_t(l);
+  hi = int64_t(h);
+  return true;
+}
+
+// Calls term(base, coefficient) for each term of the sum x and constant(value) for each constant, without
+// building a LinearForm (these helpers run on every division: most decline after one look).
+template <class Term, class Const>
+void each_term(const UPtr& x, Term&& term, Const&& constant) {
+  thread_local std::vector<const UOp*> stack;
+  const size_t base = stack.size();  // reentrant: a nested walk keeps the outer one's entries
+  stack.push_back(x.get());
+  while (stack.size() > base) {
+    const UOp* n = stack.back();
+    stack.pop_back();
+    if (n->op == Op::ADD && n->dtype.is_index()) {
+      stack.push_back(n->src[1].get());
+      stack.push_back(n->src[0].get());
+    } else if (n->op == Op::CONST) {
+      constant(n->as_int());
+    } else if (n->op == Op::MUL && n->src[1]->is_const() && !n->src[0]->is_const()) {
+      term(*n->src[0], n->src[1]->as_int());
+    } else {
+      term(*n, int64_t(1));
+    }
+  }
+}
+
+// ----- recombination
+
+// A quotient node Q of q by c: Q is q/c, or x/(a*c) for q = x/a (same op, positive constants).
+bool is_quotient(const UPtr& Q, Op div, const UPtr& q, int64_t c) {
+  int64_t d;
+  if (Q->op != div || !const_divisor(Q, d)) return false;
+  if (d == c) return true;  // q is Q's dividend (checked by the caller, which may accept a congruent one)
+  int64_t a;
+  return q->op == div && const_divisor(q, a) && a > 0 && q->src[0] == Q->src[0] && __int128(a) * c == d;
+}
+
+// The dividend q that Q = q/c stands for, given the remainder's operand m: Q's own dividend when it divides
+// by c (then it must be m or congruent to m), else m when Q is m's dividend over a*c.
+UPtr dividend_of(const UPtr& Q, Op div, const UPtr& m, int64_t c) {
+  if (!is_quotient(Q, div, m, c)) return {};
+  if (Q->src[1]->as_int() != c) return m;
+  const UPtr& q = Q->src[0];
+  if (q == m) return q;
+  // Congruent operands leave the same remainder when both have one sign (C's %) or always (floor's).
+  bool same_remainder = div == Op::FLOORDIV || (nonneg(q) && nonneg(m));
+  return same_remainder && congruent_mod(q, m, c) ? q : UPtr();
+}
+
+// Term a (m % c, coefficient k) with term b: q/c*(c*k) gives q*k, (q/c % e)*(c*k) gives (q % (c*e))*k.
+UPtr pair_mod_with(const Term& a, const Term& b) {
+  const auto& [mod, k] = a;
+  const auto& [base, f] = b;
+  int64_t c;
+  if ((mod->op != Op::MOD && mod->op != Op::FLOORMOD) || !mod->dtype.is_index() || !const_divisor(mod, c) || c < 2)
+    return {};
+  __int128 ck = __int128(c) * k;
+  if (ck != f) return {};
+  const Op div = mod->op == Op::MOD ? Op::DIV : Op::FLOORDIV;
+  const UPtr& m = mod->src[0];
+  if (UPtr q = dividend_of(base, div, m, c)) return scaled(q, k);
+  int64_t e;
+  if (base->op == mod->op && const_divisor(base, e) && e > 0 && __int128(c) * e <= INT64_MAX)
+    if (UPtr q = dividend_of(base->src[0], div, m, c)) return scaled(alu(mod->op, {q, idx(c * e)}), k);
+  return {};
+}
+
+UPtr pair_terms(const Term& a, const Term& b) {
+  if (UPtr r = pair_mod_with(a, b)) return r;
+  return pair_mod_with(b, a);
+}
+
+bool divmod_base(const UPtr& n) {
+  Op o = as_term(n).first->op;
+  return o == Op::DIV || o == Op::MOD || o == Op::FLOORDIV || o == Op::FLOORMOD;
+}
+
+// n (a sum, searched from its last term, `budget` terms at most) with one term t replaced by the
+// node `pair_of(t)` builds; null when no term pairs. A term that is a sum S times a constant m is looked
+// into: its term u pairs as u*m, and S*m becomes (S without u)*m.
+UPtr replace_pairing(const UPtr& n, const Term& y, int& budget) {
+  if (--budget < 0) return {};
+  if (is_index_add(n)) {
+    if (UPtr r = replace_pairing(n->src[1], y, budget)) return n->src[0] + r;
+    if (UPtr r = replace_pairing(n->src[0], y, budget)) return r + n->src[1];
+    return {};
+  }
+  const Term t = as_term(n);
+  if (UPtr r = pair_terms(t, y)) return r;
+  if (!is_index_add(t.first) || t.second == 1) return {};
+  // Inside S*m: each term u of S with its coefficient times m.
+  const int64_t m = t.second;
+  std::function<UPtr(const UPtr&, UPtr&)> inner = [&](const UPtr& s, UPtr& rest) -> UPtr {
+    if (--budget < 0) return {};
+    if (is_index_add(s)) {
+      UPtr r;
+      if (UPtr p = inner(s->src[1], r)) {
+        rest = r ? s->src[0] + r : s->src[0];
+        return p;
+      }
+      if (UPtr p = inner(s->src[0], r)) {
+        rest = r ? r + s->src[1] : s->src[1];
+        return p;
+      }
+      return {};
+    }
+    Term u = as_term(s);
+    __int128 um = __int128(u.second) * m;
+    if (um < INT64_MIN || um > INT64_MAX) return {};
+    rest = UPtr();  // the whole of s pairs: nothing of it is left
+    return pair_terms({u.first, int64_t(um)}, y);
+  };
+  UPtr rest;
+  UPtr p = inner(t.first, rest);
+  if (!p) return {};
+  return rest ? rest * idx(m) + p : p;
+}
+
+// ----- division of a sum
+
+struct Split {
+  std::vector<Term> terms;
+  int64_t constant = 0;
+};
+
+UPtr divmod_result(Op op, const UPtr& quotient_or_rest, int64_t divisor) {
+  return divisor == 1 ? quotient_or_rest : alu(op, {quotient_or_rest, idx(divisor)});
+}
+
+bool applies(const UPtr& root, int64_t& c) {
+  if (!root->dtype.is_index() || !const_divisor(root, c) || c < 2) return false;
+  if (root->op == Op::DIV || root->op == Op::MOD) return nonneg(root->src[0]);
+  return root->op == Op::FLOORDIV || root->op == Op::FLOORMOD;
+}
+
+}  // namespace
+
+std::optional<LinearForm> linear_form(const UPtr& x) {
+  LinearForm f;
+  std::vector<const UPtr*> stack = {&x};
+  while (!stack.empty()) {
+    const UPtr& n = *stack.back();
+    stack.pop_back();
+    if (is_index_add(n)) {
+      stack.push_back(&n->src[1]);
+      stack.push_back(&n->src[0]);
+    } else if (n->is_const()) {
+      if (__builtin_add_overflow(f.constant, n->as_int(), &f.constant)) return std::nullopt;
+    } else {
+      f.terms.push_back(as_term(n));
+    }
+  }
+  return f;
+}
+
+bool congruent_mod(const UPtr& a, const UPtr& b, int64_t c) {
+  std::optional<LinearForm> fa = linear_form(a), fb = linear_form(b);
+  if (!fa || !fb || c < 1) return false;
+  std::vector<Term> diff = fa->terms;
+  for (const auto& [base, k] : fb->terms) {
+    auto it = std::find_if(diff.begin(), diff.end(), [&](const Term& t) { return t.first == base; });
+    if (it == diff.end()) {
+      diff.push_back({base, -k});
+    } else if (__builtin_sub_overflow(it->second, k, &it->second)) {
+      return false;
+    }
+  }
+  int64_t dc;
+  if (__builtin_sub_overflow(fa->constant, fb->constant, &dc) || dc % c != 0) return false;
+  return std::all_of(diff.begin(), diff.end(), [&](const Term& t) { return t.second % c == 0; });
+}
+
+UPtr recombine_divmod(const UPtr& x, const UPtr& y) {
+  if (!x->dtype.is_index() || is_index_add(y) || y->is_const() || !divmod_base(y)) return {};
+  // A quotient's term pairs only with a coefficient c*k, |c| >= 2; a term with coefficient 1 or -1 pairs only
+  // as a remainder (cheap to rule out: most sums of quotients have none).
+  const Term t = as_term(y);
+  const Op o = t.first->op;
+  if ((o == Op::DIV || o == Op::FLOORDIV) && (t.second == 1 || t.second == -1)) return {};
+  int budget = kLikeTermReach;
+  return replace_pairing(x, t, budget);
+}
+
+bool shares_factor(const UPtr& x, const UPtr& c) {
+  const int64_t d = c->as_int();
+  bool shares = false;
+  if (d < 2) return false;
+  each_term(
+      x, [&](const UOp&, int64_t k) { shares |= k != INT64_MIN && std::gcd(k, d) > 1; }, [](int64_t) {});
+  return shares;
+}
+
+UPtr divide_common_factor(const UPtr& root) {
+  int64_t c;
+  if (!applies(root, c)) return {};
+  std::optional<LinearForm> f = linear_form(root->src[0]);
+  if (!f || f->terms.empty()) return {};
+  std::vector<int64_t> gs;
+  for (const auto& [b, k] : f->terms)
+    if (int64_t g = k == INT64_MIN ? 0 : std::gcd(k, c); g > 1) gs.push_back(g);
+  std::sort(gs.rbegin(), gs.rend());
+  const bool is_div = root->op == Op::DIV || root->op == Op::FLOORDIV;
+  for (size_t i = 0; i < gs.size(); ++i) {
+    const int64_t g = gs[i];
+    if (i > 0 && g == gs[i - 1]) continue;
+    Split a, r;
+    a.constant = floor_div_of(f->constant, g);
+    r.constant = floor_mod_of(f->constant, g);
+    for (const auto& [b, k] : f->terms) (k % g == 0 ? a.terms.push_back({b, k / g}) : r.terms.push_back({b, k}));
+    int64_t lo, hi;
+    if (a.terms.empty() || !sum_bounds(r.terms, r.constant, lo, hi) || lo < 0 || hi >= g) continue;
+    UPtr q = sum_of(a.terms, a.constant);
+    if (is_div) return divmod_result(root->op, q, c / g);
+    UPtr rest = sum_of(r.terms, r.constant);
+    return c / g == 1 ? rest : divmod_result(root->op, q, c / g) * idx(g) + rest;
+  }
+  return {};
+}
+
+UPtr divmod_by_remainder(const UPtr& root) {
+  int64_t c;
+  if (!applies(root, c)) return {};
+  // First the bounds of x' (no allocation): most divisions are declined here.
+  __int128 lo = 0, hi = 0, constant = 0;
+  bool same = true, any = false;
+  auto reduced = [c](int64_t k) {
+    int64_t r = floor_mod_of(k, c);
+    return r > c / 2 ? r - c : r;
+  };
+  each_term(
+      root->src[0],
+      [&](const UOp& b, int64_t k) {
+        int64_t r = reduced(k);
+        __int128 p = __int128(b.vmin) * r, q = __int128(b.vmax) * r;
+        lo += std::min(p, q);
+        hi += std::max(p, q);
+        same &= r == k;
+        any = true;
+      },
+      [&](int64_t v) { constant += v; });
+  if (!any || constant < INT64_MIN || constant > INT64_MAX) return {};
+  const int64_t r0 = floor_mod_of(int64_t(constant), c);
+  same &= r0 == constant;
+  if (same || lo + r0 < 0 || hi + r0 >= c) return {};
+  std::optional<LinearForm> f = linear_form(root->src[0]);
+  if (!f) return {};
+  Split rem, quo;
+  rem.constant = r0;
+  quo.constant = floor_div_of(f->constant, c);
+  for (const auto& [b, k] : f->terms) {
+    int64_t r = reduced(k);
+    if (r != 0) rem.terms.push_back({b, r});
+    if (int64_t q = (k - r) / c; q != 0) quo.terms.push_back({b, q});
+  }
+  if (root->op == Op::MOD || root->op == Op::FLOORMOD) return sum_of(rem.terms, rem.constant);
+  // x - x' = c * quo, and 0 <= x' < c: quo is the floor quotient.
+  return sum_of(quo.terms, quo.constant);
+}
+
+}  // namespace rg

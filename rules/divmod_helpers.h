@@ -1,0 +1,49 @@
+// C++ helpers for the rules of rules/symbolic.rules that read a whole index sum: a division and its
+// remainder recombined anywhere in a sum, a sum divided by a common factor of its coefficients and the
+// divisor, and a division whose remainder the bounds decide. Each is unit-tested in divmod_helpers_test.cc.
+#pragma once
+
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "compiler/ir/uop.h"
+
+namespace rg {
+
+// An index sum as terms base*coefficient plus a constant: a*8 + b + 3 is {(a, 8), (b, 1)} and 3.
+struct LinearForm {
+  std::vector<std::pair<UPtr, int64_t>> terms;
+  int64_t constant = 0;
+};
+// The form of x; nullopt when a coefficient or the constant leaves int64.
+std::optional<LinearForm> linear_form(const UPtr& x);
+
+// a - b is a sum of multiples of c (each coefficient and the constant), so a and b are congruent
+// modulo c for every value of their terms.
+bool congruent_mod(const UPtr& a, const UPtr& b, int64_t c);
+
+// x + y where y and one term of x are the two halves of a division by a constant c (floor ops likewise):
+//   q/c * (c*k) + m%c * k  =>  q*k
+//   (q/c % b) * (c*k) + m%c * k  =>  (q % (c*b)) * k
+// with m == q, or m congruent to q modulo c (both non-negative for C's %: a rule that rewrote one copy of q
+// does not block the pair). q/c may stand as x/(a*c) when q is x/a (C's division of x/a by c folds so).
+// The term of x is searched kLikeTermReach terms back, also inside a term that is a sum times a constant.
+// Null when there is no such pair.
+UPtr recombine_divmod(const UPtr& x, const UPtr& y);
+
+// Some coefficient of the sum x has a factor > 1 in common with the constant c > 1.
+bool shares_factor(const UPtr& x, const UPtr& c);
+
+// root is x / c or x % c (C's, x >= 0; or floor's) with c > 1. x = A*g + R where g > 1 divides c and
+// every coefficient of A, and 0 <= R < g for every value: x / c is A / (c/g), x % c is (A % (c/g))*g + R.
+// The largest such g; null when there is none.
+UPtr divide_common_factor(const UPtr& root);
+
+// root is x / c or x % c (C's, x >= 0; or floor's) with c > 1. With each coefficient of x reduced modulo
+// c into (-c/2, c/2] and the constant into [0, c), x is congruent to x' = sum r_i*v_i + r_0. When
+// 0 <= x' < c for every value, x % c is x' and x / c is (x - x') / c, a sum with exact coefficients.
+// Null when the bounds do not allow it, or when x' is x (then x is within [0, c) already).
+UPtr divmod_by_remainder(const UPtr& root);
+
+}  // namespace rg

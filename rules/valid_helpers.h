@@ -1,0 +1,26 @@
+// C++ helpers for rules/valid.rules: an index simplified under the bounds its valid gate sets
+// (tinygrad's uop_given_valid idea). Unit-tested in valid_test.cc.
+#pragma once
+
+#include <vector>
+
+#include "compiler/ir/uop.h"
+
+namespace rg {
+
+// A bound a gate's clause sets on a node: X < c gives X <= c - 1, c < X gives X >= c + 1.
+struct GateBound {
+  UPtr node;
+  int64_t lo, hi;  // within the node's own bounds
+};
+
+// The bounds that the clauses of `valid` (comparisons of index values with constants, joined by &) set,
+// one per node, tightest first-to-last; clauses of other shapes set none.
+std::vector<GateBound> gate_bounds(const UPtr& valid);
+
+// The index x where `valid` holds: each node the gate bounds that x uses is replaced by a variable with
+// the narrowed bounds, x simplified (rules::symbolic), and the node put back. Null when that leaves x no
+// smaller (no fewer nodes), or when x holds anything other than index arithmetic (a load keeps its own gate).
+UPtr index_given_valid(const UPtr& valid, const UPtr& x);
+
+}  // namespace rg

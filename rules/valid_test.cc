@@ -1,0 +1,62 @@
+// An index simplified under its valid gate: the helper on hand-worked cases, and the rule in a graph.
+#include "rules/valid.h"
+
+#include "compiler/ir/rewrite.h"
+#include "gtest/gtest.h"
+#include "rules/symbolic.h"
+#include "rules/valid_helpers.h"
+
+namespace rg {
+namespace {
+
+UPtr I(int64_t v) { return cnst_int(dtypes::index, v); }
+std::string text(const UPtr& u) { return u ? render_expr(u) : "null"; }
+const UPtr r = range(10, 0), s = range(4, 1), t = range(4, 2);
+
+TEST(Valid, GateBounds) {
+  std::vector<GateBound> b = gate_bounds((I(0) < r) & (r < 5) & (s * 4 + t < 8) & ne(t, I(2)));
+  ASSERT_EQ(b.size(), 2u);  // r in [1, 4], s*4 + t in [0, 7]; t != 2 sets no bound
+  EXPECT_EQ(b[0].node, r);
+  EXPECT_EQ(b[0].lo, 1);
+  EXPECT_EQ(b[0].hi, 4);
+  EXPECT_EQ(text(b[1].node), "r1*4+r2");
+  EXPECT_EQ(b[1].lo, 0);
+  EXPECT_EQ(b[1].hi, 7);
+}
+
+TEST(Valid, IndexGivenValid) {
+  EXPECT_EQ(text(index_given_valid(r < 5, r % 5 + s)), "r0+r1");              // r in [0, 4]
+  EXPECT_EQ(text(index_given_valid(r < 5, (r + 3) / 8 + s)), "r1");           // r + 3 in [3, 7]
+  EXPECT_EQ(text(index_given_valid(I(0) < r, (r + -1) % 9 * 3)), "r0*3+-3");  // r - 1 in [0, 8]
+  EXPECT_EQ(text(index_given_valid(r < 1, r * 7 + 3 + s)), "r1+3");           // r is 0
+  EXPECT_EQ(text(index_given_valid(s * 4 + t < 8, (s * 4 + t) / 8 * 5 + t)), "r2");
+  // Not simplified: no bound (r < 10 is what r is anyway), a clause of another shape, a node x does not use,
+  // bounds that do not decide the division, a never-valid gate, a load inside the index.
+  EXPECT_EQ(index_given_valid(r < 10, r % 5), UPtr());
+  EXPECT_EQ(index_given_valid(ne(r, I(7)), r % 7), UPtr());
+  EXPECT_EQ(index_given_valid(s < 2, r % 5), UPtr());
+  EXPECT_EQ(index_given_valid(r < 7, r % 5), UPtr());
+  EXPECT_EQ(index_given_valid((r < 2) & (I(5) < r), r % 5), UPtr());
+  UPtr buf = UOp::make(Op::PARAM, dtypes::index.ptr_to(), {}, int64_t(0));
+  UPtr load = UOp::make(Op::INDEX, dtypes::index, {buf, r});
+  EXPECT_EQ(index_given_valid(r < 5, load + r % 5), UPtr());
+}
+
+// The rule: where(valid, x, Invalid) keeps its gate and gets the simpler index.
+TEST(Valid, RuleRewritesTheGatedIndex) {
+  UPtr valid = (I(0) < r) & (r < 5);
+  UPtr e = where(valid, (r + -1) % 9 + s * 4, invalid(dtypes::index));
+  std::string fired;
+  set_trace_hook([&](const RuleInfo& ri, const UPtr&, const UPtr&) { fired += std::string(ri.name) + " "; });
+  UPtr out = graph_rewrite(e, rules::valid_gate);
+  set_trace_hook({});
+  EXPECT_EQ(text(out), text(where(valid, graph_rewrite(r + -1 + s * 4, rules::symbolic), invalid(dtypes::index))));
+  // The rule fired last (the helper's own simplification fires symbolic rules first).
+  EXPECT_EQ(fired.substr(fired.size() - std::string("index_given_valid ").size()), "index_given_valid ") << fired;
+  // A gate with nothing to add: no rewrite.
+  UPtr same = where(r < 10, r % 5, invalid(dtypes::index));
+  EXPECT_EQ(graph_rewrite(same, rules::valid_gate), same);
+}
+
+}  // namespace
+}  // namespace rg

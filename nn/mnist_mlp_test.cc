@@ -94,9 +94,9 @@ TEST(MnistMlp, LearnsASliceOfFashionMnist) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf(
       "MLP 784-128-10, Adam 1e-3, %lld steps of %lld: loss %.3f -> %.3f, accuracy train %.2f%%, held-out "
-      "%.2f%% (before %.2f%%), %.2f s\n",
+      "%.2f%% (before %.2f%%), %.2f s; a step replays %zu launches\n",
       (long long)kSteps, (long long)kBatch, first_loss, last_loss, 100 * train_acc, 100 * held_acc, 100 * before,
-      seconds);
+      seconds, step.launches());
   // Measured with this seed and order: train 85.30%, held-out 79.70% (from 6.10% before training).
   EXPECT_LT(before, 0.2);
   EXPECT_GE(train_acc, 0.83);

@@ -254,8 +254,9 @@ TEST(State, LoadErrorsNameTheKeyAndAssignNothing) {
   auto dict = [&] {
     std::map<std::string, Tensor> d;
     for (auto& [name, t] : nn::get_state_dict(m))
-      d.emplace(name, t.dtype() == dtypes::int64 ? Tensor::from_vector(std::vector<int64_t>{7}, Shape{})
-                                                 : Tensor::zeros(t.shape()).contiguous());
+      d.emplace(name, t.dtype() == dtypes::int64
+                          ? Tensor::from_vector(std::vector<int64_t>{7}, Shape{}, kDev)
+                          : Tensor::from_vector(std::vector<float>(size_t(t.numel()), 0.0f), t.shape(), kDev));
     return d;
   };
   auto missing = dict();

@@ -60,9 +60,7 @@ TEST(MnistMlp, LearnsASliceOfFashionMnist) {
     Tensor loss = model(in[0]).sparse_categorical_crossentropy(in[1]);
     opt.zero_grad();
     loss.backward();
-    std::vector<Tensor> todo = opt.schedule_step();
-    todo.push_back(loss);
-    Tensor::realize_all(todo);
+    opt.step({loss});  // forward, backward and the updates: one schedule
     return std::vector<Tensor>{loss};
   });
   // 300 steps of 40 examples: 6 passes over the slice, in an order fixed by a small LCG.

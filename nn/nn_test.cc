@@ -118,8 +118,7 @@ TEST(BatchNorm, TrainingUsesTheBatchAndUpdatesRunningStatistics) {
   {
     Training on(true);
     Tensor y = bn(xt);
-    std::vector<Tensor> todo = {y, *bn.running_mean, *bn.running_var, bn.num_batches_tracked};
-    Tensor::realize_all(todo);
+    Tensor::realize_all({&y, &*bn.running_mean, &*bn.running_var, &bn.num_batches_tracked});
     expect_near(y.to_vector<float>(), want, "training output");
   }
   std::vector<double> rm(C), rv(C);

@@ -84,7 +84,13 @@ std::vector<Tensor> Optimizer::schedule_step() {
   return out;
 }
 
-void Optimizer::step() { Tensor::realize_all(schedule_step()); }
+void Optimizer::step(std::vector<Tensor> with) {
+  std::vector<Tensor> todo = schedule_step();
+  todo.insert(todo.end(), with.begin(), with.end());
+  std::vector<Tensor*> ptrs;  // handles share their value: realizing these realizes the caller's tensors
+  for (Tensor& t : todo) ptrs.push_back(&t);
+  Tensor::realize_all(ptrs);
+}
 
 LARS::LARS(std::vector<Tensor> params, double lr, double momentum, double weight_decay, bool nesterov, bool classic,
            double tcoef, const std::string& who)

@@ -1,11 +1,8 @@
 // rg::optim: tinygrad's optimizers (nn/optim.py) with its update rules. SGD is LARS without the trust ratio,
 // Adam and AdamW are LAMB without it. A step assigns every parameter and every piece of optimizer state in
-// place (lazily): realize schedule_step() together with the loss to run the forward pass, the backward pass
-// and all the updates as one schedule,
-//   std::vector<Tensor> todo = opt.schedule_step();
-//   todo.push_back(loss);
-//   Tensor::realize_all(todo);
-// which also works under rg::Jit (the state lives in realized buffers, the learning rate in a tensor).
+// place (lazily): opt.step({loss}) realizes them with the loss, so the forward pass, the backward pass and all
+// the updates run as one schedule (Tensor::realize_all of schedule_step() and the loss is the same). This
+// also works under rg::Jit: the state lives in realized buffers, the learning rate in a tensor.
 #pragma once
 
 #include <string>
@@ -24,8 +21,9 @@ class Optimizer {
   // the parameters. Every parameter must have a gradient (backward() called): an rg::Error naming the
   // parameter's position and shape otherwise, raised before anything is assigned.
   std::vector<Tensor> schedule_step();
-  // Realizes schedule_step().
-  void step();
+  // Realizes schedule_step() and `with` (the loss; a model's buffers, such as BatchNorm's running statistics)
+  // in one schedule.
+  void step(std::vector<Tensor> with = {});
 
   const std::vector<Tensor>& params() const { return params_; }
   // The learning rate: a float32 0-d tensor read by the step's kernels, so changing it rebuilds nothing.

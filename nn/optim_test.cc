@@ -77,6 +77,26 @@ TEST(Sgd, PlainStepByHand) {
   expect_near(train(opt, w, 2), sgd_ref(3, 0.1, 0, 0, false), "plain, 3 steps");
 }
 
+TEST(Sgd, ANewLearningRateIsReadByReplays) {
+  Tensor w = param({1, -2, 3});
+  auto opt = optim::SGD({w}, 0.1);
+  Jit step([&](const std::vector<Tensor>& in) {
+    Tensor loss = loss_of(w) * in[0];
+    opt.zero_grad();
+    loss.backward();
+    opt.step();
+    return std::vector<Tensor>{loss};
+  });
+  Tensor one = Tensor::from_vector(std::vector<float>{1}, Shape{}, kDev);
+  step({one});
+  step({one});  // captured: w *= 1 - 0.1 * 2k = (0.8, 0.9, 0.6) per step
+  expect_near(w.to_vector<float>(), {0.64, -1.62, 1.08}, "lr 0.1");
+  opt.set_lr(0.05);
+  step({one});  // replayed: w *= (0.9, 0.95, 0.8)
+  EXPECT_TRUE(step.captured());
+  expect_near(w.to_vector<float>(), {0.576, -1.539, 0.864}, "lr 0.05");
+}
+
 TEST(Sgd, MomentumNesterovWeightDecay) {
   struct Case {
     double momentum, wd;
@@ -182,7 +202,9 @@ TEST(Optimizer, LossAndUpdatesInOneSchedule) {
   std::vector<Tensor> todo = opt.schedule_step();
   EXPECT_EQ(todo.size(), 2u + 2 + 2 + 2);  // b1_t, b2_t, m, v, then the parameters
   todo.push_back(loss);
-  Tensor::realize_all(todo);
+  std::vector<Tensor*> ptrs;
+  for (Tensor& x : todo) ptrs.push_back(&x);
+  Tensor::realize_all(ptrs);
   const Timings t = last_timings();
   for (const Tensor& x : todo) EXPECT_TRUE(realized(x));  // one call realized the loss and every update
   EXPECT_GT(t.kernels, 0);
@@ -195,9 +217,7 @@ TEST(Optimizer, LossAndUpdatesInOneSchedule) {
   opt.zero_grad();
   Tensor loss2 = loss_of(w) + (u * w).sum();
   loss2.backward();
-  todo = opt.schedule_step();
-  todo.push_back(loss2);
-  Tensor::realize_all(todo);
+  opt.step({loss2});
   EXPECT_EQ(last_timings().programs_built, 0);
   EXPECT_EQ(last_timings().kernels, t.kernels);
 }
@@ -273,10 +293,9 @@ TEST(Optimizer, TrainingStepUnderJitMatchesPlainSteps) {
     Tensor loss = net(x).sparse_categorical_crossentropy(y);
     opt.zero_grad();
     loss.backward();
-    std::vector<Tensor> todo = opt.schedule_step();
-    for (const Tensor& b : nn::get_buffers(net)) todo.push_back(b);
-    todo.push_back(loss);
-    Tensor::realize_all(todo);
+    std::vector<Tensor> with = nn::get_buffers(net);  // BatchNorm's running statistics
+    with.push_back(loss);
+    opt.step(with);
     return loss;
   };
   Jit step([&](const std::vector<Tensor>& in) { return std::vector<Tensor>{step_of(jitted, opt_jit, in[0], in[1])}; });

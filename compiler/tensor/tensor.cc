@@ -106,12 +106,6 @@ void Tensor::realize_all(std::vector<Tensor*> tensors) {
   }
 }
 
-void Tensor::realize_all(std::vector<Tensor> tensors) {
-  std::vector<Tensor*> ptrs;
-  for (Tensor& t : tensors) ptrs.push_back(&t);
-  realize_all(std::move(ptrs));
-}
-
 void Tensor::read_bytes(void* out, size_t bytes, DType want, const char* type_name) const {
   if (dtype() != want)
     fail("to_vector", "tensor of shape " + shape_str(shape()) + " is " + dtype().name() + ", asked for " + type_name);

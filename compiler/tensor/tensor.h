@@ -107,7 +107,6 @@ class Tensor {
   // Computes the value (once; copies of this Tensor share it) and returns this.
   Tensor& realize();
   static void realize_all(std::vector<Tensor*> tensors);  // one schedule for several tensors
-  static void realize_all(std::vector<Tensor> tensors);   // the same for handles (copies share the value)
   // Flat, row-major; E must be the tensor's dtype (bool, float, double, int32_t, int64_t, uint8_t, ...).
   template <class E>
   std::vector<E> to_vector() const;

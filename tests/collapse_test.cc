@@ -62,5 +62,21 @@ TEST(Collapse, OneHotGatherReadsTheRows) {
     }
 }
 
+TEST(Collapse, IndexingBytesByARandomIndexReadsTheRows) {
+  // The example's batch: x[samples] on uint8 images (summed in uint32, then cast back) with a computed index.
+  const int64_t rows = 2000, cols = 12, b = 64;
+  std::vector<uint8_t> x(rows * cols);
+  for (int64_t i = 0; i < rows * cols; ++i) x[i] = uint8_t(i * 7 % 251);
+  Tensor X = Tensor::from_vector(x, {rows, cols});
+  Tensor samples = Tensor::arange(b) * 29 + 5;  // computed, as randint's are
+  Tensor got = X[samples];
+  std::vector<UPtr> ks = kernels(got);
+  ASSERT_EQ(ks.size(), 1u);
+  EXPECT_LE(loops(ks[0]), 2u) << source_of(*get_program(ks[0]));
+  std::vector<uint8_t> v = got.to_vector<uint8_t>();
+  for (int64_t i = 0; i < b; ++i)
+    for (int64_t j = 0; j < cols; ++j) ASSERT_EQ(v[i * cols + j], x[(i * 29 + 5) * cols + j]) << i << ", " << j;
+}
+
 }  // namespace
 }  // namespace rg

@@ -126,6 +126,9 @@ TEST(Collapse, OneHotGatherBecomesAGatedRead) {
       sum(where(eq(i, cast(r, dtypes::int32)), cast(r * 3 + w, dtypes::int32), cnst_int(dtypes::int32, 0)), r), {i, w},
       "gather_by_cast_index");
   expect_collapses(sum(where(ne(cast(i, dtypes::index), r), I(0), r + w), r), {i, w}, "gather_by_not_index");
+  // Bytes summed in a wider dtype: the cast sits between the sum and the select.
+  expect_collapses(sum(cast(where(eq(cast(i, dtypes::index), r), r + w, I(0)), dtypes::int64), r), {i, w},
+                   "cast_into_where");
   // The arange's own form: i == cast(r + 1) - 1 in int32.
   UPtr shifted = cast(r + 1, dtypes::int32) - cnst_int(dtypes::int32, 1);
   expect_collapses(sum(where(eq(i, shifted), cast(r, dtypes::int32), cnst_int(dtypes::int32, 0)), r), {i},

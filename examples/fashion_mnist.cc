@@ -84,8 +84,8 @@ int run(const Args& a) {
     Tensor::training = true;
     opt.zero_grad();
     Tensor samples = Tensor::randint({a.batch}, 0, in[0].shape()[0], dtypes::int32, a.device);
-    Tensor loss = model(in[0][samples].cast(dtypes::float32))
-                      .sparse_categorical_crossentropy(in[1][samples].cast(dtypes::int32));
+    Tensor loss =
+        model(in[0][samples].cast(dtypes::float32)).sparse_categorical_crossentropy(in[1][samples].cast(dtypes::int32));
     loss.backward();
     std::vector<Tensor> with = buffers;
     with.push_back(loss);

@@ -10,14 +10,14 @@ namespace rg {
 
 namespace {
 
-// The inputs realized, each a single-device tensor; rg::Error naming the one that is not.
-void realize_inputs(std::vector<Tensor>& inputs) {
+// The tensors realized, each a single-device tensor; rg::Error naming the one that is not (`what`: "input").
+void realize_single_device(std::vector<Tensor>& tensors, const char* what) {
   std::vector<Tensor*> ptrs;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    if (!inputs[i].devices().empty())
-      throw Error("Jit: input " + std::to_string(i) + " is on " + inputs[i].device() +
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    if (!tensors[i].devices().empty())
+      throw Error(std::string("Jit: ") + what + " " + std::to_string(i) + " is on " + tensors[i].device() +
                   "; sharded tensors are not supported by the JIT yet");
-    ptrs.push_back(&inputs[i]);
+    ptrs.push_back(&tensors[i]);
   }
   Tensor::realize_all(ptrs);
 }
@@ -41,12 +41,10 @@ void Jit::reset() {
 
 std::vector<Tensor> Jit::operator()(const std::vector<Tensor>& given) {
   std::vector<Tensor> inputs = given;
-  realize_inputs(inputs);
+  realize_single_device(inputs, "input");
   if (calls_ == 0) {  // a plain run: first-use work (compiling, realizing constants) stays out of the capture
     std::vector<Tensor> out = fn_(inputs);
-    std::vector<Tensor*> ptrs;
-    for (Tensor& t : out) ptrs.push_back(&t);
-    Tensor::realize_all(ptrs);
+    realize_single_device(out, "output");
     ++calls_;
     return out;
   }
@@ -55,14 +53,7 @@ std::vector<Tensor> Jit::operator()(const std::vector<Tensor>& given) {
     {
       ScheduleCapture capture;
       out = fn_(inputs);
-      std::vector<Tensor*> ptrs;
-      for (size_t i = 0; i < out.size(); ++i) {
-        if (!out[i].devices().empty())
-          throw Error("Jit: output " + std::to_string(i) + " is on " + out[i].device() +
-                      "; sharded tensors are not supported by the JIT yet");
-        ptrs.push_back(&out[i]);
-      }
-      Tensor::realize_all(ptrs);
+      realize_single_device(out, "output");
       items_ = capture.take();
     }
     inputs_ = inputs;

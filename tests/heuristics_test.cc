@@ -14,14 +14,14 @@
 namespace rg {
 namespace {
 
-// The actions lower() chooses for the one kernel of `t` on an AVX-512 CPU target.
-std::string avx512_opts(const Tensor& t) {
+// The actions lower() chooses for kernel `k` of `t`'s schedule (of `kernels`) on an AVX-512 CPU target.
+std::string avx512_opts(const Tensor& t, size_t k = 0, size_t kernels = 1) {
   const ScheduleResult s = schedule({t.uop()});
-  EXPECT_EQ(s.linear->src.size(), 1u);
+  EXPECT_EQ(s.linear->src.size(), kernels);
   LowerOptions avx512;
   avx512.fold_widths = {16, 8, 4, 2};
   avx512.optimize = true;
-  return to_string(lower(s.linear->src.at(0)->src[0], avx512).opts);
+  return to_string(lower(s.linear->src.at(k)->src[0], avx512).opts);
 }
 
 // n small values with a pattern: ((i * mul) % mod - mod / 2) * scale.
@@ -75,6 +75,33 @@ TEST(Heuristics, WeightGradientAccumulatesVectorsInATile) {
               for (int64_t j = 0; j < out; ++j)
                 want += double(dy[((b * F + f) * out + i) * out + j]) * x[((b * C + c) * side + i + u) * side + j + v];
           ASSERT_NEAR(got[((f * C + c) * K + u) * K + v], want, 1e-4) << f << " " << c << " " << u << " " << v;
+        }
+}
+
+TEST(Heuristics, InputGradientGetsAScalarTile) {
+  // dX of a convolution is two kernels: each window position's contribution, a sum over filters of
+  // dY[b, f, i, j] * W[f, c, u, v], then the windows added where they overlap. No axis of the first walks
+  // memory in 4s (its windows are 5 wide), so it gets 4 x 4 scalar accumulators: 4 columns (the weights
+  // stay) by 4 channels (dY stays).
+  const int64_t B = 2, C = 8, F = 8, side = 12, K = 5, out = side - K + 1;
+  const std::vector<float> dy = pattern(B * F * out * out, 3, 7, 0.25f), w = pattern(F * C * K * K, 5, 11, 1 / 16.0f);
+  Tensor X = Tensor::from_vector(std::vector<float>(B * C * side * side, 1.0f), {B, C, side, side});
+  X.requires_grad(true);
+  Tensor dX = gradient(
+      (X.conv2d(Tensor::from_vector(w, {F, C, K, K})) * Tensor::from_vector(dy, {B, F, out, out})).sum(), {X})[0];
+  EXPECT_EQ(avx512_opts(dX, 0, 2), "UPCAST(3, 4) UPCAST(1, 4)");
+  std::vector<float> got = dX.to_vector<float>();
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t p = 0; p < side; ++p)
+        for (int64_t q = 0; q < side; ++q) {
+          double want = 0;
+          for (int64_t f = 0; f < F; ++f)
+            for (int64_t u = 0; u < K; ++u)
+              for (int64_t v = 0; v < K; ++v)
+                if (p - u >= 0 && p - u < out && q - v >= 0 && q - v < out)
+                  want += double(dy[((b * F + f) * out + p - u) * out + q - v]) * w[((f * C + c) * K + u) * K + v];
+          ASSERT_NEAR(got[((b * C + c) * side + p) * side + q], want, 1e-4) << b << " " << c << " " << p << " " << q;
         }
 }
 

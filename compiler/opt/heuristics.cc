@@ -116,6 +116,30 @@ std::vector<Opt> hand_coded_opts(const UPtr& kernel, const OptTarget& t) {
           opts.push_back({OptOp::UPCAST, int(i), 4});
           budget /= 4;
         }
+      // Without lanes (no axis walks memory contiguously in 4s): a 4 x 4 tile of scalar accumulators over two
+      // output axes along which different operands stay the same (a convolution's input gradient: its window
+      // contributions by 4 columns, where the weights stay, and by 4 channels, where the output gradient stays),
+      // each loaded value used 4 times. Axes whose varying operand is contiguous
+      // first, so the 4 values load as one vector.
+      if (!lanes) {
+        auto constant_loads = [&](size_t i) {
+          std::vector<const UOp*> c;
+          for (const UPtr& l : reduced)
+            if (stride(l, ax.axes[i]) == 0) c.push_back(l.get());
+          return c;
+        };
+        std::vector<size_t> order;
+        for (bool contiguous : {true, false})
+          for (size_t i = 0; i < ax.first_reduce; ++i)
+            if (any_stride(reduced, ax.axes[i], 1) == contiguous) order.push_back(i);
+        std::vector<size_t> chosen;
+        for (size_t i : order)
+          if (chosen.size() < 2 && divides(int(i), 4) && !constant_loads(i).empty() &&
+              (chosen.empty() || constant_loads(i) != constant_loads(chosen[0])))
+            chosen.push_back(i);
+        if (chosen.size() == 2)  // one axis alone would share one operand only
+          for (size_t i : chosen) opts.push_back({OptOp::UPCAST, int(i), 4});
+      }
     }
   }
 

@@ -10,7 +10,6 @@
 #include "nn/datasets/datasets.h"
 #include "nn/nn.h"
 #include "nn/optim.h"
-#include "runtime/executor.h"  // jit.h declares ExecItem only
 
 namespace rg {
 namespace {

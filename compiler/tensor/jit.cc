@@ -30,6 +30,8 @@ Jit::Jit(Fn fn) : fn_(std::move(fn)) {
 
 Jit::~Jit() = default;
 
+size_t Jit::launches() const { return items_.size(); }
+
 void Jit::reset() {
   calls_ = 0;
   items_.clear();

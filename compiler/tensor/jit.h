@@ -32,7 +32,7 @@ class Jit {
   int calls() const { return calls_; }
   bool captured() const { return calls_ >= 2; }
   // Launches (kernels and copies) one replay makes.
-  size_t launches() const { return items_.size(); }
+  size_t launches() const;  // out of line: ExecItem is complete only in the runtime's header
   // Forgets the capture: the next call runs the function again.
   void reset();
 

@@ -1,5 +1,7 @@
 #include "compiler/schedule/realize.h"
 
+#include <algorithm>
+
 namespace rg {
 
 const UPtr& RealizePlan::value(const UPtr& k) const {
@@ -8,6 +10,46 @@ const UPtr& RealizePlan::value(const UPtr& k) const {
 }
 
 namespace {
+
+// What computing `n` inline costs per element, in simple ALU ops (a division or transcendental counts
+// 4), down to what its kernel reads from buffers; counting stops at `enough`. Free: casts, what is
+// computed from constants alone, and a WHERE on such a mask (a pad's fill: codegen gates the read).
+// 0 when it reads an arange (a reduction of constants): codegen collapses that only where it is inlined.
+int inline_cost(const RealizePlan& plan, const std::unordered_set<const UOp*>& generated, const UOp* n, int enough) {
+  std::vector<const UOp*> stack{n};
+  std::unordered_set<const UOp*> seen;
+  int cost = 0;
+  while (!stack.empty() && cost < enough) {
+    const UOp* u = stack.back();
+    stack.pop_back();
+    if (!seen.insert(u).second || (u != n && plan.is_realized(u))) continue;
+    const bool constant = generated.count(u) != 0;
+    if (u->op == Op::REDUCE_AXIS) {
+      if (constant) return 0;
+      continue;
+    }
+    if (!constant && is(u->op, kALU) && !(u->op == Op::WHERE && generated.count(u->src[0].get()))) {
+      const bool slow = u->op == Op::DIV || u->op == Op::POW || (is(u->op, kUnary) && u->op != Op::NEG);
+      cost += slow ? 4 : 1;
+    }
+    for (const UPtr& s : u->src) stack.push_back(s.get());
+  }
+  return cost;
+}
+
+// Below a broadcasting EXPAND, an elementwise computation is redone for every element it is broadcast
+// to (a convolution's input repeated over output channels and window positions, a gradient chain over
+// the kernel's window). It gets a buffer when that recomputation outweighs writing and reading it once:
+// its cost per element times the broadcast factor reaches this.
+constexpr int64_t kRecomputeLimit = 16;
+
+// The elementwise node an EXPAND broadcasts, through movement ops; null when it broadcasts a buffer, a
+// reduction or a constant.
+const UOp* broadcast_source(const UOp* expand) {
+  const UOp* n = expand->src[0].get();
+  while (is(n->op, kMovement)) n = n->src[0].get();
+  return is(n->op, kElementwise) ? n : nullptr;
+}
 
 // One round: every realized node's kernel walked from the value it stores down to realized nodes.
 // Returns the reductions to realize after the round (a round sees the plan as it was when it began).
@@ -38,6 +80,11 @@ std::unordered_set<const UOp*> inline_round(const RealizePlan& plan, const std::
         deep = true;
       } else if (n->op == Op::EXPAND && n->shape != n->src[0]->shape) {
         deep = true;  // each element of the source is read many times
+        const UOp* source = broadcast_source(n);
+        const int64_t factor = int64_t(n->numel()) / std::max<int64_t>(1, int64_t(n->src[0]->numel()));
+        if (source && !plan.is_realized(source) && !generated.count(source) &&
+            inline_cost(plan, generated, source, kRecomputeLimit) * factor >= kRecomputeLimit)
+          marked.insert(source);
       }
       for (const UPtr& s : n->src) stack.push_back({s.get(), deep});
     }

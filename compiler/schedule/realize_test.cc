@@ -115,6 +115,22 @@ TEST(Realize, ARealizedReductionIsWalkedAsAKernelInTheNextRound) {
   EXPECT_EQ(p.order, (std::vector<UPtr>{r1, s, y}));
 }
 
+TEST(Realize, ElementwiseWorkBelowABroadcastIsRealizedWhenRedoingItCostsMore) {
+  // Inlined, a broadcast source is computed once per element it is broadcast to: a chain of slow ops
+  // (two square roots: 8 simple ops) broadcast 3 times gets a buffer, one add broadcast 3 times does not,
+  // and one add broadcast 32 times does.
+  UPtr x = data(1, {2, 3});
+  auto unary = [](Op op, const UPtr& v) { return UOp::make(op, v->dtype, {v}); };
+  UPtr a = data(2, {2}), slow = unary(Op::SQRT, unary(Op::SQRT, a)), y = broadcast(slow) * x;
+  RealizePlan p = plan({y});
+  EXPECT_EQ(p.realized, (Nodes{slow.get(), y.get()}));
+  EXPECT_EQ(p.order, (std::vector<UPtr>{slow, y}));
+  UPtr cheap = a + a, z = broadcast(cheap) * x;
+  EXPECT_EQ(plan({z}).realized, Nodes{z.get()});
+  UPtr wide = mv(Op::EXPAND, mv(Op::RESHAPE, cheap, {2, 1}), {2, 32}), w = wide * data(3, {2, 32});
+  EXPECT_EQ(plan({w}).realized, (Nodes{cheap.get(), w.get()}));
+}
+
 TEST(Realize, BroadcastWithoutReductionRealizesNothing) {
   UPtr x = data(1, {2, 1});
   UPtr e = mv(Op::EXPAND, x, {2, 3}), y = e + e;

@@ -157,6 +157,15 @@ TEST(GradientNumeric, Composites) {
                  {A, Input{{3, 4}}, Input{{4, 2}}});
 }
 
+TEST(GradientNumeric, ConvolutionAndPooling) {
+  // Overlapping windows (a 3x3 convolution, padded; a 3x3 average pool with stride 2) and disjoint ones
+  // (2x2 max pooling: blocks of the stride, no repeat).
+  check_gradient("conv2d", [](auto& t) { return t[0].conv2d(t[1], std::nullopt, 1, 1, 1, 1); },
+                 {Input{{1, 2, 5, 5}}, Input{{3, 2, 3, 3}}});
+  check_gradient("avg_pool2d", [](auto& t) { return t[0].avg_pool2d(3, 2); }, {Input{{1, 2, 5, 6}}});
+  check_gradient("max_pool2d", [](auto& t) { return t[0].max_pool2d(); }, {Input{{1, 2, 4, 5}}});
+}
+
 // --- closed forms ---
 
 std::vector<float> grad_of(const Tensor& loss, const Tensor& p) { return gradient(loss, {p})[0].to_vector<float>(); }

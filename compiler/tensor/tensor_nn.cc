@@ -71,7 +71,8 @@ Tensor shrink_to(const Tensor& x, const Shape& ends) {
 // tinygrad's _pool: the sliding windows of the last k.size() axes (sizes i) as (..., *o, *k) with
 // o = ceil((i - d*(k - 1)) / s), by movement ops only. Along one axis: repeat x enough times that the flat run of
 // k rows of length i*f + d starts row j at offset j*d modulo i; row j then reads x[j*d + t], and taking every s-th
-// t of the first o*s gives the windows, dilated by d.
+// t of the first o*s gives the windows, dilated by d. Windows that do not overlap (k <= s, no dilation: the
+// usual max pooling) are blocks of s instead, cut to k: no repeat, so no broadcast for the gradient to sum.
 Tensor pool(const Tensor& x, const std::vector<int64_t>& k, const std::vector<int64_t>& s,
             const std::vector<int64_t>& d, const char* who) {
   const size_t n = k.size(), lead = x.ndim() - n;
@@ -93,6 +94,20 @@ Tensor pool(const Tensor& x, const std::vector<int64_t>& k, const std::vector<in
       for (int64_t v : per_axis_dims(a)) r.push_back(v);
     return r;
   };
+  bool disjoint = true;  // windows that neither overlap nor skip: blocks of s, no repeat needed
+  for (size_t a = 0; a < n; ++a) disjoint &= k[a] <= s[a] && d[a] == 1;
+  if (disjoint) {  // along one axis: (o*s) -> (o, s) -> (o, k), then the window axes last
+    Pairs pads;
+    for (size_t a = 0; a < n; ++a) pads.push_back({0, std::max<int64_t>(0, o[a] * s[a] - i[a])});
+    Tensor y = shrink_to(pad_last(x, pads, 0), with([&](size_t a) { return std::vector<int64_t>{o[a] * s[a]}; }));
+    y = y.reshape(with([&](size_t a) { return std::vector<int64_t>{o[a], s[a]}; }));
+    y = shrink_to(y, with([&](size_t a) { return std::vector<int64_t>{o[a], k[a]}; }));
+    std::vector<int64_t> windows_last(lead);
+    std::iota(windows_last.begin(), windows_last.end(), 0);
+    for (size_t a = 0; a < n; ++a) windows_last.push_back(int64_t(lead + 2 * a));
+    for (size_t a = 0; a < n; ++a) windows_last.push_back(int64_t(lead + 2 * a + 1));
+    return y.permute(windows_last);
+  }
   std::vector<int64_t> reps(lead, 1);
   for (size_t a = 0; a < n; ++a) reps.push_back(ceildiv(k[a] * (i[a] * f[a] + d[a]), i[a]));
   Tensor y = repeat(x, reps);

@@ -205,6 +205,19 @@ TEST(Pool2d, MatchesLoops) {
     expect_near(x.max_pool2d().to_vector<float>(), pool_ref(in, 2, 2, 2, 2, 1, 1, 0, 0, Pool::max).v);
   }
   {
+    // Windows that do not overlap are blocks of the stride cut to the kernel; the last block runs past the
+    // input's 6 columns (2 windows of stride 4) without reading it.
+    SCOPED_TRACE("max, 2x1 kernel, stride (3, 4)");
+    Tensor y = x.max_pool2d({2, 1}, {3, 4});
+    Array4 want = pool_ref(in, 2, 1, 3, 4, 1, 1, 0, 0, Pool::max);
+    EXPECT_EQ(y.shape(), (Shape{want.n, want.c, want.h, want.w}));
+    expect_near(y.to_vector<float>(), want.v);
+  }
+  {
+    SCOPED_TRACE("avg, 2x2 kernel, stride 2, padding 1");
+    expect_near(x.avg_pool2d(2, 2, 1, 1).to_vector<float>(), pool_ref(in, 2, 2, 2, 2, 1, 1, 1, 1, Pool::avg).v);
+  }
+  {
     SCOPED_TRACE("max, 3x2 kernel, stride (2, 1), dilation (1, 2), padding 1");
     Tensor y = x.max_pool2d({3, 2}, {2, 1}, {1, 2}, 1);
     Array4 want = pool_ref(in, 3, 2, 2, 1, 1, 2, 1, 1, Pool::max);

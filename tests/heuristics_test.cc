@@ -31,14 +31,14 @@ std::vector<float> pattern(size_t n, int mul, int mod, float scale) {
   return v;
 }
 
-TEST(Heuristics, ConvolutionTilesColumnsByRowsOfFilters) {
-  const int64_t B = 2, C = 32, side = 24, K = 5, out = side - K + 1;
+// A convolution of B x C x side x side by C filters of K x K: the actions lower() chooses, and its values
+// against a reference loop.
+void expect_convolution(int64_t B, int64_t C, int64_t side, int64_t K, const std::string& opts) {
+  const int64_t out = side - K + 1;
   const std::vector<float> x = pattern(B * C * side * side, 7, 13, 1 / 8.0f),
                            w = pattern(C * C * K * K, 5, 11, 1 / 16.0f);
   Tensor y = Tensor::from_vector(x, {B, C, side, side}).conv2d(Tensor::from_vector(w, {C, C, K, K}));
-  // Axes (batch, filter, row, column | channel, ky, kx). The 20 columns take 4-wide vectors (16 does not
-  // divide 20); 16 filters are the rows: their weights are one broadcast each, shared by the column vector.
-  EXPECT_EQ(avx512_opts(y), "UPCAST(3, 4) UPCAST(1, 16) SWAP(1, 3)");
+  EXPECT_EQ(avx512_opts(y), opts);
   std::vector<float> got = y.to_vector<float>();
   for (int64_t b = 0; b < B; ++b)
     for (int64_t f = 0; f < C; ++f)
@@ -51,6 +51,17 @@ TEST(Heuristics, ConvolutionTilesColumnsByRowsOfFilters) {
                 want += double(x[((b * C + c) * side + i + u) * side + j + v]) * w[((f * C + c) * K + u) * K + v];
           ASSERT_NEAR(got[((b * C + f) * out + i) * out + j], want, 1e-4) << b << " " << f << " " << i << " " << j;
         }
+}
+
+TEST(Heuristics, ConvolutionTilesColumnsByRowsOfFilters) {
+  // Axes (batch, filter, row, column | channel, ky, kx). The 20 columns take 4-wide vectors (16 does not
+  // divide 20); 16 filters are the rows: their weights are one broadcast each, shared by the column vector.
+  expect_convolution(2, 32, 24, 5, "UPCAST(3, 4) UPCAST(1, 16) SWAP(1, 3)");
+}
+
+TEST(Heuristics, ColumnsNoWidthDividesArePadded) {
+  // 6 columns (an 8 x 8 input, 3 x 3 filters): padded to one 8-wide vector, 2 lanes idle, rather than a scalar tile.
+  expect_convolution(2, 32, 8, 3, "PADTO(3, 8) UPCAST(3, 8) UPCAST(1, 16) SWAP(1, 3)");
 }
 
 TEST(Heuristics, WeightGradientAccumulatesVectorsInATile) {

@@ -69,10 +69,21 @@ std::vector<Opt> hand_coded_opts(const UPtr& kernel, const OptTarget& t) {
     const int64_t accumulators = t.vector_width >= 16 ? 16 : 8;
     std::optional<int> tile;
     int w = 0;  // the tile's vector width: the machine's, or a narrower one that divides the axis
+    auto columns = [&](size_t i) {
+      return all_strides(acc.stores, ax.axes[i], 1) && any_stride(reduced, ax.axes[i], 1);
+    };
     for (int width = t.vector_width; width >= 4 && !tile; width /= 2)
       for (size_t i = 0; i < ax.first_reduce; ++i)
-        if (divides(int(i), width) && all_strides(acc.stores, ax.axes[i], 1) && any_stride(reduced, ax.axes[i], 1))
+        if (divides(int(i), width) && columns(i)) tile = int(i), w = width;
+    // Columns no width divides (a small convolution's 6): padded up to one when at most a quarter of the lanes idle.
+    for (int width = t.vector_width; width >= 4 && !tile; width /= 2)
+      for (size_t i = 0; i < ax.first_reduce && !tile; ++i) {
+        const int64_t n = bound_of(ax.axes[i]), padded = (n + width - 1) / width * width;
+        if (n > width / 2 && n % width != 0 && 4 * n >= 3 * padded && columns(i)) {
+          opts.push_back({OptOp::PADTO, int(i), width});
           tile = int(i), w = width;
+        }
+      }
     if (tile) {
       opts.push_back({OptOp::UPCAST, *tile, w});
       // Rows of the tile: as many as the accumulators allow (two vectors per row when the columns allow). Best an axis

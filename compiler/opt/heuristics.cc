@@ -75,8 +75,9 @@ std::vector<Opt> hand_coded_opts(const UPtr& kernel, const OptTarget& t) {
     for (int width = t.vector_width; width >= 4 && !tile; width /= 2)
       for (size_t i = 0; i < ax.first_reduce; ++i)
         if (divides(int(i), width) && columns(i)) tile = int(i), w = width;
-    // Columns no width divides (a small convolution's 6): padded up to one when at most a quarter of the lanes idle.
-    for (int width = t.vector_width; width >= 4 && !tile; width /= 2)
+    // Columns no width divides (a small convolution's 6): padded up to one of 8 or more lanes when at most a quarter
+    // of them idle (narrower padded vectors lose to their gates: a window's 3 columns stay scalar).
+    for (int width = t.vector_width; width >= 8 && !tile; width /= 2)
       for (size_t i = 0; i < ax.first_reduce && !tile; ++i) {
         const int64_t n = bound_of(ax.axes[i]), padded = (n + width - 1) / width * width;
         if (n > width / 2 && n % width != 0 && 4 * n >= 3 * padded && columns(i)) {

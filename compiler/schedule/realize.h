@@ -5,7 +5,8 @@
 // assign of the schedule is first stored in a buffer of its own, so no assign must precede another).
 // Then rounds over every kernel's inlined graph realize the reductions inlining would recompute:
 // one below a broadcast or inside another reduction of the same kernel (`x.sum(1) + x`), and one
-// that two kernels would inline. A reduction of constants alone (an arange's running sum) is inlined
+// that two kernels would inline; also an elementwise computation below a broadcast when redoing it per
+// broadcast element costs more than a buffer. A reduction of constants alone (an arange's running sum) is inlined
 // wherever it is read: codegen collapses it to a closed form (compiler/codegen/collapse.h). Each realized node cuts the
 // graphs of the kernels that read it, so rounds repeat until one realizes nothing new.
 #pragma once

@@ -52,7 +52,8 @@ const UOp* broadcast_source(const UOp* expand) {
 }
 
 // One round: every realized node's kernel walked from the value it stores down to realized nodes.
-// Returns the reductions to realize after the round (a round sees the plan as it was when it began).
+// Returns the nodes to realize after the round (reductions, and elementwise work below a broadcast); a
+// round sees the plan as it was when it began.
 std::unordered_set<const UOp*> inline_round(const RealizePlan& plan, const std::vector<UPtr>& nodes,
                                             const std::unordered_set<const UOp*>& generated) {
   std::unordered_set<const UOp*> marked;

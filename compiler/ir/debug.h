@@ -30,8 +30,8 @@ struct PassReport;
 class Recorder {
  public:
   virtual ~Recorder() = default;
-  virtual void kernel(const std::string& name, const UPtr& graph) {}  // codegen of a kernel begins
-  virtual void pass(const PassReport& report) {}                      // a pass of any pipeline ran
+  virtual void kernel(const std::string& name, const UPtr& graph) {}                   // codegen of a kernel begins
+  virtual void pass(const PassReport& report) {}                                       // a pass of any pipeline ran
   virtual void linear(const std::string& kernel, const std::vector<UPtr>& program) {}  // codegen ended
   virtual void source(const std::string& kernel, const std::string& device, const std::string& text) {}
   virtual void ran(const std::string& kernel, const std::string& device, double ms) {}

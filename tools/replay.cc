@@ -29,14 +29,30 @@ Tensor random_program(uint32_t seed) {
   for (int step = 0; step < 4; ++step) {
     const int64_t axis = pick(2);
     switch (pick(8)) {
-      case 0: x = x + y; break;
-      case 1: x = x * float(pick(5) + 2); break;
-      case 2: x = x.T(); break;
-      case 3: x = x.flip(axis); break;
-      case 4: x = x.pad({{1, 1}, {1, 1}}).shrink({{0, 4}, {2, 6}}); break;
-      case 5: x = x.sum(axis, true).expand({4, 4}) + y; break;
-      case 6: x = x.max(axis, true).expand({4, 4}) - x; break;
-      default: x = x.relu().maximum(y); break;
+      case 0:
+        x = x + y;
+        break;
+      case 1:
+        x = x * float(pick(5) + 2);
+        break;
+      case 2:
+        x = x.T();
+        break;
+      case 3:
+        x = x.flip(axis);
+        break;
+      case 4:
+        x = x.pad({{1, 1}, {1, 1}}).shrink({{0, 4}, {2, 6}});
+        break;
+      case 5:
+        x = x.sum(axis, true).expand({4, 4}) + y;
+        break;
+      case 6:
+        x = x.max(axis, true).expand({4, 4}) - x;
+        break;
+      default:
+        x = x.relu().maximum(y);
+        break;
     }
   }
   return x.sum(pick(2));
@@ -86,7 +102,8 @@ std::vector<KernelRecord> record() {
 std::string serialize(const std::vector<KernelRecord>& kernels) {
   std::string s;
   for (const KernelRecord& k : kernels)
-    s += kHeader + k.key + "\n" + kGraph + "\n" + ending_in_newline(k.graph) + kSource + "\n" + ending_in_newline(k.source);
+    s += kHeader + k.key + "\n" + kGraph + "\n" + ending_in_newline(k.graph) + kSource + "\n" +
+         ending_in_newline(k.source);
   return s;
 }
 

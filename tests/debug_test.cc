@@ -1,15 +1,19 @@
 // RG_DEBUG through the Tensor API: what each level writes to stderr (kernel names and counts; not the
 // timings' values), the closing summary table, and the FLOP estimate of its GFLOP/s.
+#include "compiler/ir/debug.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
 #include "compiler/codegen/codegen.h"
-#include "compiler/ir/debug.h"
+#include "compiler/ir/error_of.h"
 #include "compiler/ir/kernel_builders.h"
 #include "compiler/tensor/tensor.h"
 #include "runtime/debug.h"
+#include "runtime/device.h"
+#include "runtime/executor.h"
 
 namespace rg {
 namespace {
@@ -104,7 +108,8 @@ TEST(Debug, LevelsThreeToSix) {
   const std::string five = stderr_of(5, seed(7));
   // Every codegen pass that runs on the CPU is listed once, in the table's order.
   size_t at = 0;
-  for (const char* pass : {"pass collapse_reduces", "pass simplify ", "pass unroll ", "pass add_loads ", "pass index_dtype"}) {
+  for (const char* pass :
+       {"pass collapse_reduces", "pass simplify ", "pass unroll ", "pass add_loads ", "pass index_dtype"}) {
     size_t next = five.find(pass, at);
     EXPECT_NE(next, std::string::npos) << pass << "\n" << five;
     at = next == std::string::npos ? at : next;
@@ -125,6 +130,47 @@ TEST(Debug, EstimatedFlops) {
   EXPECT_EQ(estimate_flops(lower(testk::row_sum(8, 100), no_unroll)), 800);         // one add per input
   // Unrolled, the same adds are copies instead of trips.
   EXPECT_EQ(estimate_flops(lower(testk::elementwise_add(8))), 8);
+}
+
+// Errors from inside the pipeline name the kernel and the pass; at RG_DEBUG>=1 the graph they failed on
+// goes to stderr.
+TEST(Debug, PipelineErrorsNameTheKernelAndThePass) {
+  LowerOptions bad;
+  bad.opts = std::vector<Opt>{{OptOp::UPCAST, 5, 4}};  // elementwise_add has one axis
+  const UPtr k = testk::elementwise_add(1000);
+  EXPECT_EQ(error_of([&] { lower(k, bad); }).rfind("lower: kernel E_1000, pass optimize: opt UPCAST(5, 4)", 0), 0u)
+      << error_of([&] { lower(k, bad); });
+  testing::internal::CaptureStderr();
+  set_debug(1);
+  const std::string e = error_of([&] { lower(k, bad); });
+  set_debug(0);
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(err.rfind("pass optimize failed on this graph:\n", 0), 0u) << err;
+  EXPECT_NE(err.find("sink("), std::string::npos) << err;
+}
+
+// A device whose compiler always fails: the error names the kernel and the device.
+struct NoCompiler : Device {
+  using Device::Device;
+  std::unique_ptr<Allocation> alloc(size_t, bool) override { throw Error("no memory"); }
+  void copy_in(Allocation&, const void*, size_t) override {}
+  void copy_out(void*, Allocation&, size_t) override {}
+  std::string render(const Program& p) const override { return "kernel " + p.name; }
+  std::shared_ptr<const Runner> compile(const Program&, const std::string&) override {
+    throw Error("syntax error at line 1");
+  }
+};
+
+TEST(Debug, CompileErrorsNameTheKernel) {
+  register_device("NOCC", [](const std::string& name, int, std::string*) -> std::unique_ptr<Device> {
+    return std::make_unique<NoCompiler>(name, "NOCC");
+  });
+  const UPtr k = testk::elementwise_add(1000);
+  testing::internal::CaptureStderr();
+  set_debug(1);
+  EXPECT_EQ(error_of([&] { get_program(k, "NOCC"); }), "compile: kernel E_1000 on NOCC: syntax error at line 1");
+  set_debug(0);
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "kernel E_1000 failed to compile:\nkernel E_1000\n");
 }
 
 }  // namespace

@@ -16,21 +16,25 @@
 namespace rg::viz {
 
 void Recording::kernel(const std::string& name, const UPtr& graph) {
+  std::lock_guard<std::mutex> lock(mu_);
   kernels.push_back({name, graph, {}, {}, "", "", 0, 0});
-  lowering_ = &kernels.back();
+  lowering_ = int(kernels.size()) - 1;
 }
 
 void Recording::pass(const PassReport& r) {
+  std::lock_guard<std::mutex> lock(mu_);
   Step s{r.name, r.rules, r.context, r.before, r.after, r.fired};
-  (lowering_ ? lowering_->passes : schedule).push_back(std::move(s));
+  (lowering_ >= 0 ? kernels[lowering_].passes : schedule).push_back(std::move(s));
 }
 
 void Recording::linear(const std::string&, const std::vector<UPtr>& program) {
-  if (lowering_) lowering_->program = program;
-  lowering_ = nullptr;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (lowering_ >= 0) kernels[lowering_].program = program;
+  lowering_ = -1;
 }
 
 void Recording::source(const std::string& kernel, const std::string& device, const std::string& text) {
+  std::lock_guard<std::mutex> lock(mu_);
   for (auto k = kernels.rbegin(); k != kernels.rend(); ++k)
     if (k->name == kernel && k->source.empty()) {
       k->device = device;
@@ -40,6 +44,7 @@ void Recording::source(const std::string& kernel, const std::string& device, con
 }
 
 void Recording::ran(const std::string& kernel, const std::string&, double ms) {
+  std::lock_guard<std::mutex> lock(mu_);
   for (auto k = kernels.rbegin(); k != kernels.rend(); ++k)
     if (k->name == kernel) {
       ++k->runs;
@@ -99,11 +104,16 @@ const char* fill_of(const char* cls) {
 std::string escape_html(const std::string& s) {
   std::string out;
   for (char c : s) {
-    if (c == '&') out += "&amp;";
-    else if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else if (c == '"') out += "&quot;";
-    else out += c;
+    if (c == '&')
+      out += "&amp;";
+    else if (c == '<')
+      out += "&lt;";
+    else if (c == '>')
+      out += "&gt;";
+    else if (c == '"')
+      out += "&quot;";
+    else
+      out += c;
   }
   return out;
 }
@@ -201,6 +211,12 @@ function show(k, s) {
   s = s || sec.querySelector('.step').id;
   sec.querySelectorAll('.step').forEach(e => e.hidden = e.id != s);
   sec.querySelectorAll('.passes li').forEach(e => e.classList.toggle('active', e.dataset.s == s));
+  history.replaceState(null, '', '#' + s);
+}
+// The step named by the address (#k0-p3: kernel 0 after pass 3), so that a view can be shared; else `k`.
+function start(k) {
+  const e = location.hash && document.getElementById(location.hash.slice(1));
+  if (e && e.classList.contains('step')) show(e.closest('.kernel').id, e.id); else show(k);
 }
 )";
 
@@ -285,7 +301,7 @@ std::string html(const Recording& r, const std::string& title) {
   const std::string first = r.kernels.empty() ? (r.schedule.empty() ? "" : "sched") : "k0";
   return "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>" + escape_html(title) + "</title>\n<style>" +
          kStyle + "</style>\n<script>" + kScript + "</script></head>\n<body>\n" + nav + "<main>\n" + main +
-         "</main>\n" + (first.empty() ? "" : "<script>show('" + first + "')</script>\n") + "</body></html>\n";
+         "</main>\n" + (first.empty() ? "" : "<script>start('" + first + "')</script>\n") + "</body></html>\n";
 }
 
 namespace {

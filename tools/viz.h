@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <mutex>
 #include <string>
 #include <unordered_set>
 #include <utility>
@@ -31,7 +32,8 @@ struct Kernel {
   double ms = 0;  // all runs
 };
 
-// What the pipeline did while installed (set_recorder): the schedule's passes, then each kernel.
+// What the pipeline did while installed (set_recorder): the schedule's passes, then each kernel. Kernels
+// lowered on several threads at once (a BEAM search's candidates) are recorded safely but may interleave.
 class Recording : public Recorder {
  public:
   std::vector<Step> schedule;
@@ -44,7 +46,8 @@ class Recording : public Recorder {
   void ran(const std::string& kernel, const std::string& device, double ms) override;
 
  private:
-  Kernel* lowering_ = nullptr;  // the kernel whose codegen passes arrive now
+  std::mutex mu_;
+  int lowering_ = -1;  // the kernel whose codegen passes arrive now
 };
 
 // The nodes of `after` that `before` does not have: what a pass made (nodes are hash-consed).

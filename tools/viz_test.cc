@@ -3,11 +3,10 @@
 #include "tools/viz.h"
 
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <future>
 #include <thread>
@@ -96,7 +95,10 @@ std::string get(int port, const std::string& path) {
 
 TEST(Viz, Serves) {
   std::promise<int> port;
-  std::thread server([&] { serve("<p>page</p>", 0, [&](int p) { port.set_value(p); }, 2); });
+  std::thread server([&] {
+    serve(
+        "<p>page</p>", 0, [&](int p) { port.set_value(p); }, 2);
+  });
   const int p = port.get_future().get();
   EXPECT_GT(p, 0);
   const std::string page = get(p, "/");

@@ -86,8 +86,9 @@ void debug_kernel_run(const KernelRun& r) {
 }
 
 void debug_schedule(int kernels, int copies, int buffers, double ms) {
-  debug_write(debug_colour("schedule:", "33") + " " + std::to_string(kernels) + (kernels == 1 ? " kernel, " : " kernels, ") +
-              std::to_string(copies) + (copies == 1 ? " copy, " : " copies, ") + std::to_string(buffers) +
+  debug_write(debug_colour("schedule:", "33") + " " + std::to_string(kernels) +
+              (kernels == 1 ? " kernel, " : " kernels, ") + std::to_string(copies) +
+              (copies == 1 ? " copy, " : " copies, ") + std::to_string(buffers) +
               (buffers == 1 ? " buffer" : " buffers") + " in" + fmt(" %.3f ms", ms) + "\n");
 }
 
@@ -110,7 +111,8 @@ std::string kernel_summary() {
     s += line;
     calls += r.calls;
   }
-  std::snprintf(line, sizeof line, "%-6s %-28s %6d %s %6.1f%%\n", "", "total", calls, duration(t.total_ms).c_str(), 100.0);
+  std::snprintf(line, sizeof line, "%-6s %-28s %6d %s %6.1f%%\n", "", "total", calls, duration(t.total_ms).c_str(),
+                100.0);
   return s + line;
 }
 

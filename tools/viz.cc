@@ -200,7 +200,7 @@ nav h2 { font-size: 14px; }
 code, pre { font: 12px monospace; }
 pre { background: #f6f6f6; padding: 6px; overflow: auto; }
 .time { color: #777; float: right; }
-.legend span { padding: 1px 6px; margin-right: 4px; border: 1px solid #999; }
+.legend span { display: inline-block; padding: 1px 6px; margin: 2px; border: 1px solid #999; }
 )";
 
 constexpr const char* kScript = R"(

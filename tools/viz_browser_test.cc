@@ -2,9 +2,8 @@
 // Chromium; the DOM it builds has the kernel list, the kernel's graph with one SVG node per graph node, and
 // the text of a rule that fired. A screenshot is written as a test output. Skips, saying why, where
 // Chromium is missing or cannot start.
-#include <sys/stat.h>
-
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -77,8 +76,10 @@ TEST(VizBrowser, SeedExampleInChromium) {
 
   // Chromium's own sandbox needs user namespaces, which test sandboxes and containers often lack.
   const std::string profile = tmp_dir() + "/chromium-profile";
-  const std::string flags = "--headless --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run "
-                            "--user-data-dir=" + profile + " --window-size=1400,900 ";
+  const std::string flags =
+      "--headless --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run "
+      "--user-data-dir=" +
+      profile + " --window-size=1400,900 ";
   const std::string env = "HOME=" + tmp_dir() + " ";
   const std::string log = tmp_dir() + "/chromium.log";
   int rc = 0;
@@ -86,7 +87,8 @@ TEST(VizBrowser, SeedExampleInChromium) {
   if (rc != 0 || dom.find("<html") == std::string::npos) {
     std::ifstream f(log);
     std::string why((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    GTEST_SKIP() << "chromium cannot run here (exit " << rc << "): " << why.substr(why.size() > 2000 ? why.size() - 2000 : 0);
+    GTEST_SKIP() << "chromium cannot run here (exit " << rc
+                 << "): " << why.substr(why.size() > 2000 ? why.size() - 2000 : 0);
   }
 
   // The kernel list: the seed kernel and the schedule's passes.
@@ -98,7 +100,7 @@ TEST(VizBrowser, SeedExampleInChromium) {
   const std::string graph = step_of(dom, "k0-in");
   ASSERT_FALSE(graph.empty());
   EXPECT_EQ(graph.rfind("<div class=\"step\" id=\"k0-in\">", 0), 0u) << graph.substr(0, 100);  // not hidden
-  EXPECT_NE(dom.find("<div class=\"step\" id=\"k0-p0\" hidden=\"\">"), std::string::npos);       // the passes are
+  EXPECT_NE(dom.find("<div class=\"step\" id=\"k0-p0\" hidden=\"\">"), std::string::npos);     // the passes are
   EXPECT_EQ(size_t(count(graph, "class=\"node ")), nodes);
   EXPECT_GT(nodes, 20u);
   // A rule that fired, as rules/symbolic.rules:59 spells it, with its link.

@@ -38,9 +38,8 @@ void show_at_exit() {
   }
   const char* port = std::getenv("RG_VIZ_PORT");
   try {
-    serve(page, port ? std::atoi(port) : 8000, [](int p) {
-      std::fprintf(stderr, "RG_VIZ: serving http://127.0.0.1:%d/ (Ctrl-C stops)\n", p);
-    });
+    serve(page, port ? std::atoi(port) : 8000,
+          [](int p) { std::fprintf(stderr, "RG_VIZ: serving http://127.0.0.1:%d/ (Ctrl-C stops)\n", p); });
   } catch (const std::exception& e) {
     std::fprintf(stderr, "RG_VIZ: %s\n", e.what());
   }

@@ -243,13 +243,12 @@ bool output_needs_no_zeros(const CompiledProgram& p, const UPtr& call) {
   return true;
 }
 
-// RG_DEBUG=2's line of one kernel run, and the Recorder's timing.
-void debug_run(const CompiledProgram& p, Device& dev, const UPtr& call, double ms) {
+// RG_DEBUG=2's line of one kernel run on `buffers`, and the Recorder's timing.
+void debug_run(const CompiledProgram& p, Device& dev, const UPtr* buffers, size_t n, double ms) {
   if (Recorder* r = recorder()) r->ran(p.program.name, dev.name(), ms);
   if (debug_level() < kDebugKernels) return;
-  KernelRun run{dev.name(), p.program.name, int(call->src.size()) - 1, ms, estimate_flops(p.program), 0};
-  for (size_t i = 1; i < call->src.size(); ++i)
-    run.bytes += call->src[i]->buffer_arg().size * call->src[i]->dtype.itemsize();
+  KernelRun run{dev.name(), p.program.name, int(n), ms, estimate_flops(p.program), 0};
+  for (size_t i = 0; i < n; ++i) run.bytes += buffers[i]->buffer_arg().size * buffers[i]->dtype.itemsize();
   debug_kernel_run(run);
 }
 
@@ -282,7 +281,7 @@ void run_kernel(const UPtr& call, Device& dev, int shard, bool multi,
     const double ms = ms_since(t0);
     t.run_ms += ms;
     ++t.kernels;
-    if (debugging()) debug_run(*p, dev, call, ms);
+    if (debugging()) debug_run(*p, dev, call->src.data() + 1, call->src.size() - 1, ms);
     if (tl_capture)
       tl_capture->push_back(ExecItem{p, &dev, {call->src.begin() + 1, call->src.end()}, bufs, std::move(vars), shard});
   }
@@ -353,7 +352,13 @@ void replay(const std::vector<ExecItem>& items) {
       ++t.copies;
       continue;
     }
-    e.program->runner->run(*e.device, e.memory, e.vars);
+    if (debugging()) {  // each launch timed on its own for its line
+      auto t1 = Clock::now();
+      e.program->runner->run(*e.device, e.memory, e.vars);
+      debug_run(*e.program, *e.device, e.buffers.data(), e.buffers.size(), ms_since(t1));
+    } else {
+      e.program->runner->run(*e.device, e.memory, e.vars);
+    }
     ++t.kernels;
   }
   t.run_ms = ms_since(t0);

@@ -94,6 +94,27 @@ TEST(Debug, LevelTwoLinesAndTheSummaryTable) {
   EXPECT_EQ(kernel_summary(), "");  // printing clears it
 }
 
+// Launches replayed from a capture (what rg::Jit runs) print their lines too.
+TEST(Debug, LevelTwoSeesReplayedLaunches) {
+  std::vector<ExecItem> items;
+  {
+    ScheduleCapture capture;
+    seed(9).realize();
+    items = capture.take();
+  }
+  ASSERT_EQ(items.size(), 1u);
+  testing::internal::CaptureStderr();
+  set_debug(2);
+  replay(items);
+  replay(items);
+  set_debug(0);
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(lines_with(err, "*** CPU    r_5_4 ").size(), 2u) << err;
+  testing::internal::CaptureStderr();
+  replay(items);  // off: nothing
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+}
+
 TEST(Debug, LevelsThreeToSix) {
   const std::string three = stderr_of(3, seed(5));
   EXPECT_EQ(count(three, "kernel r_5_4: graph before codegen\n"), 1) << three;

@@ -34,6 +34,7 @@ def rulegrad_dependencies(rulegrad_path = "."):
     native.new_local_repository(name = "openblas", build_file = str(Label("//third_party:openblas.BUILD")), path = "/usr")
     native.new_local_repository(name = "nlohmann_json", build_file = str(Label("//third_party:nlohmann_json.BUILD")), path = "/usr")
     native.new_local_repository(name = "zlib", build_file = str(Label("//third_party:zlib.BUILD")), path = "/usr")
+    native.new_local_repository(name = "graphviz", build_file = str(Label("//third_party:graphviz.BUILD")), path = "/usr")
 
     # Named as the native proto_library / cc_proto_library expect.
     native.new_local_repository(

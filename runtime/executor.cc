@@ -6,10 +6,13 @@
 #include <mutex>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
+#include "compiler/ir/debug.h"
 #include "compiler/schedule/schedule.h"
 #include "runtime/beam.h"
 #include "runtime/buffer.h"
+#include "runtime/debug.h"
 #include "runtime/device.h"
 #include "runtime/thread_pool.h"
 
@@ -111,9 +114,21 @@ std::shared_ptr<const CompiledProgram> program_for(const UPtr& kernel, Device& d
   }
   p->program = lower(kernel, options);
   p->source = dev.render(p->program);
+  if (debugging()) {
+    if (debug_level() >= kDebugSource)
+      debug_write(debug_colour("kernel " + p->program.name + ": source for " + dev.name(), "36") + "\n" + p->source +
+                  (p->source.empty() || p->source.back() != '\n' ? "\n" : ""));
+    if (Recorder* r = recorder()) r->source(p->program.name, dev.name(), p->source);
+  }
   if (t) t->codegen_ms += ms_since(t0);
   t0 = Clock::now();
-  p->runner = dev.compile(p->program, p->source);
+  try {
+    p->runner = dev.compile(p->program, p->source);
+  } catch (const Error& e) {
+    if (debug_level() >= kDebugSchedule)
+      debug_write("kernel " + p->program.name + " failed to compile:\n" + p->source + "\n");
+    throw Error("compile: kernel " + p->program.name + " on " + dev.name() + ": " + e.what());
+  }
   p->stores_every_element = !p->program.params.empty() && stores_every_element(kernel, p->program.params[0].size);
   if (t) {
     t->compile_ms += ms_since(t0);
@@ -228,6 +243,15 @@ bool output_needs_no_zeros(const CompiledProgram& p, const UPtr& call) {
   return true;
 }
 
+// RG_DEBUG=2's line of one kernel run on `buffers`, and the Recorder's timing.
+void debug_run(const CompiledProgram& p, Device& dev, const UPtr* buffers, size_t n, double ms) {
+  if (Recorder* r = recorder()) r->ran(p.program.name, dev.name(), ms);
+  if (debug_level() < kDebugKernels) return;
+  KernelRun run{dev.name(), p.program.name, int(n), ms, estimate_flops(p.program), 0};
+  for (size_t i = 0; i < n; ++i) run.bytes += buffers[i]->buffer_arg().size * buffers[i]->dtype.itemsize();
+  debug_kernel_run(run);
+}
+
 void run_kernel(const UPtr& call, Device& dev, int shard, bool multi,
                 const std::vector<std::pair<std::string, int64_t>>& var_values, Timings& t) {
   {
@@ -254,8 +278,10 @@ void run_kernel(const UPtr& call, Device& dev, int shard, bool multi,
     std::vector<int64_t> vars = bind_vars(prog, bound, "run_linear");
     auto t0 = Clock::now();
     p->runner->run(dev, bufs, vars);
-    t.run_ms += ms_since(t0);
+    const double ms = ms_since(t0);
+    t.run_ms += ms;
     ++t.kernels;
+    if (debugging()) debug_run(*p, dev, call->src.data() + 1, call->src.size() - 1, ms);
     if (tl_capture)
       tl_capture->push_back(ExecItem{p, &dev, {call->src.begin() + 1, call->src.end()}, bufs, std::move(vars), shard});
   }
@@ -274,11 +300,25 @@ void run_linear(const UPtr& linear, const std::vector<std::pair<std::string, int
   tl_timings = t;
 }
 
+namespace {
+// RG_DEBUG=1's summary of a schedule: its kernels, copies and buffers.
+void debug_schedule_of(const UPtr& linear, double ms) {
+  int kernels = 0, copies = 0;
+  std::unordered_set<const UOp*> buffers;
+  for (const UPtr& call : linear->src) {
+    ++(call->src[0]->op == Op::COPY ? copies : kernels);
+    for (size_t i = 1; i < call->src.size(); ++i) buffers.insert(call->src[i].get());
+  }
+  debug_schedule(kernels, copies, int(buffers.size()), ms);
+}
+}  // namespace
+
 std::vector<UPtr> realize(const std::vector<UPtr>& roots) {
   Timings t;
   auto t0 = Clock::now();
   ScheduleResult s = schedule(roots);
   t.schedule_ms = ms_since(t0);
+  if (debug_level() >= kDebugSchedule) debug_schedule_of(s.linear, t.schedule_ms);
   run_linear_timed(s.linear, {}, t);
   tl_timings = t;
   return s.outputs;
@@ -312,7 +352,13 @@ void replay(const std::vector<ExecItem>& items) {
       ++t.copies;
       continue;
     }
-    e.program->runner->run(*e.device, e.memory, e.vars);
+    if (debugging()) {  // each launch timed on its own for its line
+      auto t1 = Clock::now();
+      e.program->runner->run(*e.device, e.memory, e.vars);
+      debug_run(*e.program, *e.device, e.buffers.data(), e.buffers.size(), ms_since(t1));
+    } else {
+      e.program->runner->run(*e.device, e.memory, e.vars);
+    }
     ++t.kernels;
   }
   t.run_ms = ms_since(t0);

@@ -43,28 +43,6 @@ capture::Graph to_graph(const std::vector<UPtr>& roots, const std::string& text)
   return g;
 }
 
-// One line per instruction of a linear program; sources by their line number.
-std::string program_text(const Program& p) {
-  std::unordered_map<const UOp*, size_t> at;
-  std::ostringstream s;
-  for (size_t i = 0; i < p.uops.size(); ++i) {
-    const UPtr& u = p.uops[i];
-    at[u.get()] = i;
-    s << "  " << i << ": " << name(u->op) << " " << u->dtype.name();
-    for (const UPtr& x : u->src) {
-      auto it = at.find(x.get());
-      if (it != at.end())
-        s << " %" << it->second;
-      else
-        s << " (" << render_expr(x) << ")";
-    }
-    std::string a = render_arg(u->op, u->arg);
-    if (!a.empty()) s << " [" << a << "]";
-    s << "\n";
-  }
-  return s.str();
-}
-
 capture::Buffer to_buffer(const UPtr& b) {
   capture::Buffer c;
   c.set_id(b->buffer_arg().id);
@@ -138,24 +116,9 @@ class Writer {
 
 std::string two(int i) { return (i < 10 ? "0" : "") + std::to_string(i); }
 
-// An observer that prints each pass: its name, rule sets and context, the rules that fired with
-// their counts, and the graph after it when the pass changed it.
+// An observer that prints each pass (pass_text).
 PassObserver pass_printer(std::ostream& out) {
-  return [&out](const PassReport& r) {
-    out << "pass " << r.name;
-    if (!r.rules.empty()) out << " [" << r.rules << "]";
-    if (!r.context.empty()) out << " (" << r.context << ")";
-    if (r.fired.empty()) out << ": no rule fired";
-    for (size_t i = 0; i < r.fired.size(); ++i) {
-      const RuleInfo& rule = *r.fired[i].first;
-      out << (i ? ", " : ": ") << (*rule.name ? rule.name : rule.text) << " x" << r.fired[i].second;
-    }
-    out << "\n";
-    if (r.after != r.before) {
-      const std::string g = render(r.after);
-      out << g << (g.empty() || g.back() != '\n' ? "\n" : "");
-    }
-  };
+  return [&out](const PassReport& r) { out << pass_text(r); };
 }
 
 template <class State>
@@ -278,7 +241,7 @@ std::vector<double> run(const std::string& expr, std::ostream& out, const std::s
     out << "\n--- kernel " << i << " (" << p.name << "): codegen passes\n";
     lower(kernel, get_device(dev).lower_options(), &passes);
 
-    std::string ptext = program_text(p);
+    std::string ptext = program_text(p.uops);
     out << "\n--- kernel " << i << " (" << p.name << "): program, " << p.uops.size() << " instructions, "
         << count_index_ops(p.uops) << " index ops, optimizer " << to_string(p.opts) << "\n"
         << ptext;

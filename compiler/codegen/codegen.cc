@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <unordered_map>
 
 #include "compiler/codegen/collapse.h"
 #include "compiler/codegen/index_dtype.h"
@@ -168,13 +169,45 @@ const std::vector<Pass<Lowering>>& lower_passes() {
   return kPasses;
 }
 
+std::string program_text(const std::vector<UPtr>& uops) {
+  std::unordered_map<const UOp*, size_t> at;
+  std::string s;
+  for (size_t i = 0; i < uops.size(); ++i) {
+    const UPtr& u = uops[i];
+    at[u.get()] = i;
+    s += "  " + std::to_string(i) + ": " + std::string(name(u->op)) + " " + u->dtype.name();
+    for (const UPtr& x : u->src) {
+      auto it = at.find(x.get());
+      s += it != at.end() ? " %" + std::to_string(it->second) : " (" + render_expr(x) + ")";
+    }
+    const std::string a = render_arg(u->op, u->arg);
+    if (!a.empty()) s += " [" + a + "]";
+    s += "\n";
+  }
+  return s;
+}
+
 Program lower(const UPtr& kernel, const LowerOptions& opts, const PassObserver* observer) {
   if (!kernel || kernel->op != Op::SINK) throw Error("lower: a kernel is a SINK");
   Program p;
   p.name = kernel_name(kernel);
   Lowering state{opts, false, {}};
-  p.uops = linearize(run_passes(lower_passes(), kernel, state, observer));
+  if (debugging()) {
+    if (debug_level() >= kDebugGraph)
+      debug_write(debug_colour("kernel " + p.name + ": graph before codegen", "36") + "\n" + render(kernel) + "\n");
+    if (Recorder* r = recorder()) r->kernel(p.name, kernel);
+  }
+  try {
+    p.uops = linearize(run_passes(lower_passes(), kernel, state, observer));
+  } catch (const Error& e) {
+    throw Error("lower: kernel " + p.name + ", " + e.what());
+  }
   p.opts = state.applied;
+  if (debugging()) {
+    if (debug_level() >= kDebugLinear)
+      debug_write(debug_colour("kernel " + p.name + ": linear program", "36") + "\n" + program_text(p.uops));
+    if (Recorder* r = recorder()) r->linear(p.name, p.uops);
+  }
 
   std::map<int64_t, DType> params;
   std::map<std::string, UPtr> vars;
@@ -183,7 +216,11 @@ Program lower(const UPtr& kernel, const LowerOptions& opts, const PassObserver* 
     if (u->op == Op::PARAM) params[u->arg_int()] = u->dtype;
   for (const UPtr& u : p.uops) {
     if (u->op == Op::DEFINE_VAR) vars[u->arg_var().name] = u;
-    if (u->is_invalid()) throw Error("lower: Invalid left in kernel " + p.name + " after codegen");
+    if (u->is_invalid()) {
+      if (debug_level() >= kDebugSchedule) debug_write("kernel " + p.name + " after codegen:\n" + program_text(p.uops));
+      throw Error("lower: kernel " + p.name + ", after pass " + lower_passes().back().name +
+                  " and linearize: Invalid left after codegen");
+    }
   }
   for (const auto& [slot, dt] : params) {
     if (slot != static_cast<int64_t>(p.params.size()))

@@ -61,7 +61,12 @@ struct Lowering {
 // The codegen pipeline: its only statement of the pass order.
 const std::vector<Pass<Lowering>>& lower_passes();
 
-// An observer sees every pass that runs (its name, rules fired, the graph after it).
+// An observer sees every pass that runs (its name, rules fired, the graph after it). An rg::Error from
+// a pass names the kernel and the pass ("lower: kernel r_5_4, pass simplify: ..."). RG_DEBUG=3 prints
+// the kernel's graph, 5 every pass, 6 the linear program (compiler/ir/debug.h).
 Program lower(const UPtr& kernel, const LowerOptions& opts = {}, const PassObserver* observer = nullptr);
+
+// One line per instruction of a linear program, sources by their line number: "  3: ADD float %1 %2".
+std::string program_text(const std::vector<UPtr>& uops);
 
 }  // namespace rg

@@ -1,7 +1,7 @@
 // Pipelines as data: a table of named passes, each a name, when it runs, and its step (the rule
 // sets it applies with the context they read, or a plain C++ function). A pipeline's order exists
 // only in its table; run_passes runs it and can show every pass (name, rules that fired with
-// their counts, the graph after it) to an observer.
+// their counts, the graph after it) to an observer, to the Recorder and at RG_DEBUG=5 on stderr.
 #pragma once
 
 #include <functional>
@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "compiler/ir/debug.h"
 #include "compiler/ir/rewrite.h"
 
 namespace rg {
@@ -47,6 +48,17 @@ struct PassReport {
   const std::vector<std::pair<const RuleInfo*, uint64_t>>& fired;  // rule, count; first firing first
 };
 using PassObserver = std::function<void(const PassReport&)>;
+
+// A pass as text: its name, rule sets and context, the rules that fired with their counts, then the
+// graph after it when the pass changed it.
+std::string pass_text(const PassReport& r);
+
+namespace detail {
+// Shows a pass to the observer, the Recorder and, at RG_DEBUG>=5, stderr.
+void report_pass(const PassReport& r, const PassObserver* observer);
+// Rethrows `e` as "pass NAME: ...", after printing the graph the pass failed on at RG_DEBUG>=1.
+[[noreturn]] void pass_failed(const std::string& pass, const UPtr& graph, const Error& e);
+}  // namespace detail
 
 // A fixed point of the context-free rule sets together (one joint rewrite).
 template <class State>
@@ -101,20 +113,26 @@ Step<State> cxx(std::function<UPtr(const UPtr&, State&)> fn) {
   return {"", "", std::move(fn)};
 }
 
-// Runs the table in order on `graph`; passes whose `when` is false are skipped.
+// Runs the table in order on `graph`; passes whose `when` is false are skipped. An rg::Error from a
+// pass is rethrown naming it ("pass simplify: ...").
 template <class State>
 UPtr run_passes(const std::vector<Pass<State>>& table, UPtr graph, State& state,
                 const PassObserver* observer = nullptr) {
+  const bool watched = observer || debugging();
   for (const Pass<State>& p : table) {
     if (p.when.holds && !p.when.holds(state)) continue;
-    if (!observer) {
-      graph = p.step.run(graph, state);
-      continue;
+    try {
+      if (!watched) {
+        graph = p.step.run(graph, state);
+        continue;
+      }
+      RuleFirings fired;
+      UPtr after = p.step.run(graph, state);
+      detail::report_pass({p.name, p.step.rules, p.step.context, graph, after, fired.counts()}, observer);
+      graph = after;
+    } catch (const Error& e) {
+      detail::pass_failed(p.name, graph, e);
     }
-    RuleFirings fired;
-    UPtr after = p.step.run(graph, state);
-    (*observer)({p.name, p.step.rules, p.step.context, graph, after, fired.counts()});
-    graph = after;
   }
   return graph;
 }

@@ -4,8 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 #include <vector>
+
+#include "compiler/ir/error_of.h"
 
 namespace rg {
 namespace {
@@ -82,6 +85,74 @@ TEST(Passes, RunInOrderWithConditionsPlansAndObserver) {
   none.amount = 0;
   EXPECT_EQ(run_passes(table, x * two, none), -shl(x, 0));
   EXPECT_EQ(none.planned, std::vector<std::string>{"shift"});
+}
+
+// A pass that throws is named in the error; at RG_DEBUG=1 the graph it failed on goes to stderr.
+TEST(Passes, ErrorsNameThePass) {
+  const std::vector<Pass<State>> table = {
+      {"drop_zero", {}, rewrite<State>({&kAddZeroSet})},
+      {"boom", {}, cxx<State>([](const UPtr&, State&) -> UPtr { throw Error("no fixed point"); })},
+  };
+  UPtr x = var("x", 0, 10);
+  State s;
+  testing::internal::CaptureStderr();
+  set_debug(0);
+  EXPECT_EQ(error_of([&] { run_passes(table, x + cnst_int(dtypes::index, 0), s); }), "pass boom: no fixed point");
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+
+  testing::internal::CaptureStderr();
+  set_debug(1);
+  EXPECT_EQ(error_of([&] { run_passes(table, x * cnst_int(dtypes::index, 3), s); }), "pass boom: no fixed point");
+  set_debug(0);
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("pass boom failed on this graph:\n"), std::string::npos) << err;
+  EXPECT_NE(err.find("x*3"), std::string::npos) << err;  // the graph the pass was given
+}
+
+// At RG_DEBUG=5 every pass is written to stderr (pass_text), and a Recorder sees every pass too.
+TEST(Passes, DebugLevelFiveAndRecorder) {
+  const std::vector<Pass<State>> table = {
+      {"drop_zero", {}, rewrite<State>({&kAddZeroSet})},
+      {"negate", {}, cxx<State>([](const UPtr& g, State&) { return -g; })},
+  };
+  struct Names : Recorder {
+    std::vector<std::string> passes;
+    void pass(const PassReport& r) override { passes.push_back(r.name); }
+  } names;
+  UPtr x = var("x", 0, 10);
+  State s;
+  set_recorder(&names);
+  testing::internal::CaptureStderr();
+  set_debug(5);
+  run_passes(table, x + cnst_int(dtypes::index, 0), s);
+  set_debug(0);
+  set_recorder(nullptr);
+  EXPECT_EQ(testing::internal::GetCapturedStderr(),
+            "pass drop_zero [add_zero]: add_zero x1\nx\npass negate: no rule fired\n-x\n");
+  EXPECT_EQ(names.passes, (std::vector<std::string>{"drop_zero", "negate"}));
+
+  // Neither: nothing printed, nothing recorded.
+  testing::internal::CaptureStderr();
+  run_passes(table, x + cnst_int(dtypes::index, 0), s);
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+  EXPECT_EQ(names.passes.size(), 2u);
+}
+
+TEST(Debug, Levels) {
+  EXPECT_EQ(error_of([] { set_debug(7); }), "set_debug: expected a level from 0 to 6, got 7");
+  set_debug(3);
+  EXPECT_EQ(debug_level(), 3);
+  EXPECT_TRUE(debugging());
+  set_debug(0);
+  EXPECT_FALSE(debugging());
+  // RG_DEBUG is read at first use; a bad value names the variable.
+  setenv("RG_DEBUG", "loud", 1);
+  detail::debug_state.store(-1);
+  EXPECT_EQ(error_of([] { debug_level(); }), "RG_DEBUG: expected a level from 0 to 6, got 'loud'");
+  setenv("RG_DEBUG", "4", 1);
+  EXPECT_EQ(debug_level(), 4);
+  unsetenv("RG_DEBUG");
+  set_debug(0);
 }
 
 }  // namespace

@@ -1,0 +1,232 @@
+// Sequences, optionals and control flow (If, Loop, Scan), and the op table that gathers every op.
+#include "compiler/ir/shape.h"
+#include "frontends/onnx/ops.h"
+
+namespace rg::onnx {
+
+namespace {
+
+using T = rg::Tensor;
+using Outs = std::vector<Value>;
+
+const Value& seq_in(OpContext& c, size_t i) {
+  if (!c.has(i) || c.in[i].kind != Value::Kind::Sequence) c.fail("input " + std::to_string(i) + " is not a sequence");
+  return c.in[i];
+}
+
+int64_t seq_pos(OpContext& c, size_t input, int64_t size, bool insert) {
+  int64_t p = int64_t(c.scalar_in(input));
+  if (p < 0) p += size;
+  if (p < 0 || p > size || (!insert && p == size)) c.fail("position out of range for a sequence of " + std::to_string(size));
+  return p;
+}
+
+Outs op_SequenceEmpty(OpContext& c) {
+  c.ignore("dtype");
+  return {Value::sequence({})};
+}
+Outs op_SequenceConstruct(OpContext& c) {
+  std::vector<Value> items;
+  for (size_t i = 0; i < c.n(); ++i) items.push_back(c.in[i]);
+  return {Value::sequence(items)};
+}
+Outs op_SequenceLength(OpContext& c) {
+  return {T::from_vector(std::vector<int64_t>{int64_t(seq_in(c, 0).items.size())}, Shape{}, c.device)};
+}
+Outs op_SequenceAt(OpContext& c) {
+  const Value& s = seq_in(c, 0);
+  return {s.items[seq_pos(c, 1, int64_t(s.items.size()), false)]};
+}
+Outs op_SequenceInsert(OpContext& c) {
+  Value s = seq_in(c, 0);
+  int64_t p = c.has(2) ? seq_pos(c, 2, int64_t(s.items.size()), true) : int64_t(s.items.size());
+  s.items.insert(s.items.begin() + p, c.in.at(1));
+  return {s};
+}
+Outs op_SequenceErase(OpContext& c) {
+  Value s = seq_in(c, 0);
+  int64_t p = c.has(1) ? seq_pos(c, 1, int64_t(s.items.size()), false) : int64_t(s.items.size()) - 1;
+  if (p < 0) c.fail("erasing from an empty sequence");
+  s.items.erase(s.items.begin() + p);
+  return {s};
+}
+Outs op_ConcatFromSequence(OpContext& c) {
+  const Value& s = seq_in(c, 0);
+  int64_t axis = c.i("axis", 0);
+  bool new_axis = c.i("new_axis", 0);
+  std::vector<T> ts;
+  for (auto& v : s.items) {
+    if (v.kind != Value::Kind::Tensor) c.fail("sequence items must be tensors");
+    ts.push_back(*v.tensor);
+  }
+  if (ts.empty()) c.fail("empty sequence");
+  if (new_axis) return {T::stack(ts, norm_axis(c, axis, ts[0].ndim() + 1))};
+  return {T::cat(ts, norm_axis(c, axis, ts[0].ndim()))};
+}
+Outs op_SplitToSequence(OpContext& c) {
+  const T& x = c.t(0);
+  int64_t axis = norm_axis(c, c.i("axis", 0), x.ndim());
+  bool keep = c.i("keepdims", 1);
+  const int64_t d = x.shape()[axis];
+  std::vector<int64_t> sizes;
+  bool scalar_split = false;
+  if (!c.has(1)) {
+    sizes.assign(d, 1);
+  } else {
+    std::vector<int64_t> sp = c.ints_in(1);
+    if (c.t(1).ndim() == 0) {
+      for (int64_t at = 0; at < d; at += sp[0]) sizes.push_back(std::min(sp[0], d - at));
+      scalar_split = true;
+    } else {
+      sizes = sp;
+    }
+  }
+  std::vector<Value> items;
+  int64_t at = 0;
+  for (int64_t s : sizes) {
+    Pairs b;
+    for (int64_t i = 0; i < x.ndim(); ++i) b.push_back(i == axis ? std::pair<int64_t, int64_t>{at, at + s} : std::pair<int64_t, int64_t>{0, x.shape()[i]});
+    T piece = x.shrink(b);
+    if (!c.has(1) && !keep) piece = piece.squeeze(axis);
+    items.push_back(piece);
+    at += s;
+  }
+  (void)scalar_split;
+  return {Value::sequence(items)};
+}
+
+Outs op_Optional(OpContext& c) {
+  c.ignore("type");
+  return {c.has(0) ? c.in[0] : Value()};
+}
+Outs op_OptionalHasElement(OpContext& c) {
+  return {T::from_vector(std::vector<bool>{c.has(0)}, Shape{}, c.device)};
+}
+Outs op_OptionalGetElement(OpContext& c) {
+  if (!c.has(0)) c.fail("the optional is empty");
+  return {c.in[0]};
+}
+
+const ::onnx::GraphProto& graph_attr(OpContext& c, const std::string& name) {
+  auto a = c.attr(name);
+  if (!a || !a->has_g()) c.fail("needs the graph attribute '" + name + "'");
+  return a->g();
+}
+
+Outs op_If(OpContext& c) {
+  bool cond = c.scalar_in(0) != 0;
+  const auto& then_g = graph_attr(c, "then_branch");
+  const auto& else_g = graph_attr(c, "else_branch");
+  return c.run_graph(cond ? then_g : else_g, {});
+}
+
+// Loop: the body maps (iteration, condition, carried...) to (condition, carried..., scan outputs...); scan
+// outputs are stacked on a new first axis. The trip count and conditions are read on the host.
+Outs op_Loop(OpContext& c) {
+  const auto& body = graph_attr(c, "body");
+  int64_t max_trip = c.has(0) ? c.ints_in(0).at(0) : INT64_MAX;
+  bool cond = c.has(1) ? c.scalar_in(1) != 0 : true;
+  std::vector<Value> carried(c.in.begin() + 2, c.in.end());
+  const size_t n_carried = carried.size();
+  const size_t n_scan = size_t(body.output_size()) - 1 - n_carried;
+  std::vector<std::vector<Value>> scans(n_scan);
+  for (int64_t i = 0; i < max_trip && cond; ++i) {
+    std::vector<Value> in{T::from_vector(std::vector<int64_t>{i}, Shape{}, c.device),
+                          T::from_vector(std::vector<bool>{cond}, Shape{}, c.device)};
+    in.insert(in.end(), carried.begin(), carried.end());
+    std::vector<Value> out = c.run_graph(body, in);
+    if (out.size() != 1 + n_carried + n_scan) c.fail("the body returns " + std::to_string(out.size()) + " values");
+    cond = out[0].kind == Value::Kind::Tensor ? host_doubles(*out[0].tensor).at(0) != 0 : true;
+    for (size_t j = 0; j < n_carried; ++j) carried[j] = out[1 + j];
+    for (size_t j = 0; j < n_scan; ++j) scans[j].push_back(out[1 + n_carried + j]);
+    if (i > 100000) c.fail("more than 100000 iterations");
+  }
+  Outs r = carried;
+  for (size_t j = 0; j < n_scan; ++j) {
+    if (scans[j].empty()) c.fail("a scan output of zero iterations has no known shape");
+    std::vector<T> ts;
+    for (auto& v : scans[j]) {
+      if (v.kind != Value::Kind::Tensor) c.fail("scan outputs must be tensors");
+      ts.push_back(*v.tensor);
+    }
+    r.push_back(T::stack(ts, 0));
+  }
+  return r;
+}
+
+// Scan (opset 9+): state variables carried, scan inputs sliced along their axes, scan outputs stacked.
+Outs op_Scan(OpContext& c) {
+  const auto& body = graph_attr(c, "body");
+  int64_t n_scan_in = c.i("num_scan_inputs", 0);
+  if (c.opset < 9) c.fail("Scan before opset 9 (with sequence_lens) is not supported");
+  const size_t n_state = c.n() - size_t(n_scan_in);
+  std::vector<int64_t> in_axes = c.ints("scan_input_axes", std::vector<int64_t>(n_scan_in, 0));
+  std::vector<int64_t> in_dirs = c.ints("scan_input_directions", std::vector<int64_t>(n_scan_in, 0));
+  const size_t n_scan_out = size_t(body.output_size()) - n_state;
+  std::vector<int64_t> out_axes = c.ints("scan_output_axes", std::vector<int64_t>(n_scan_out, 0));
+  std::vector<int64_t> out_dirs = c.ints("scan_output_directions", std::vector<int64_t>(n_scan_out, 0));
+  std::vector<Value> state(c.in.begin(), c.in.begin() + n_state);
+  std::vector<T> xs;
+  int64_t len = -1;
+  for (int64_t j = 0; j < n_scan_in; ++j) {
+    T x = c.t(n_state + j);
+    int64_t a = norm_axis(c, in_axes[j], x.ndim());
+    x = x.transpose(0, a);
+    if (in_dirs[j]) x = x.flip(0);
+    if (len >= 0 && x.shape()[0] != len) c.fail("scan inputs differ in length");
+    len = x.shape()[0];
+    xs.push_back(x);
+  }
+  std::vector<std::vector<T>> outs(n_scan_out);
+  for (int64_t i = 0; i < len; ++i) {
+    std::vector<Value> in = state;
+    for (auto& x : xs) {
+      Pairs b;
+      for (int64_t k = 0; k < x.ndim(); ++k) b.push_back(k == 0 ? std::pair<int64_t, int64_t>{i, i + 1} : std::pair<int64_t, int64_t>{0, x.shape()[k]});
+      in.push_back(x.shrink(b).squeeze(0));
+    }
+    std::vector<Value> out = c.run_graph(body, in);
+    for (size_t j = 0; j < n_state; ++j) state[j] = out[j];
+    for (size_t j = 0; j < n_scan_out; ++j) outs[j].push_back(*out[n_state + j].tensor);
+  }
+  Outs r = state;
+  for (size_t j = 0; j < n_scan_out; ++j) {
+    if (outs[j].empty()) c.fail("zero iterations");
+    T s = T::stack(outs[j], 0);
+    if (out_dirs[j]) s = s.flip(0);
+    int64_t a = norm_axis(c, out_axes[j], s.ndim());
+    if (a != 0) {
+      std::vector<int64_t> perm;
+      for (int64_t k = 1; k <= a; ++k) perm.push_back(k);
+      perm.push_back(0);
+      for (int64_t k = a + 1; k < s.ndim(); ++k) perm.push_back(k);
+      s = s.permute(perm);
+    }
+    r.push_back(s);
+  }
+  return r;
+}
+
+}  // namespace
+
+void add_sequence_ops(OpTable& t) {
+#define REG(NAME) t[":" #NAME] = op_##NAME;
+  REG(SequenceEmpty) REG(SequenceConstruct) REG(SequenceLength) REG(SequenceAt) REG(SequenceInsert) REG(SequenceErase)
+  REG(ConcatFromSequence) REG(SplitToSequence) REG(Optional) REG(OptionalHasElement) REG(OptionalGetElement) REG(If)
+  REG(Loop) REG(Scan)
+#undef REG
+}
+
+const OpTable& op_table() {
+  static const OpTable table = [] {
+    OpTable t;
+    add_elementwise_ops(t);
+    add_shape_ops(t);
+    add_nn_ops(t);
+    add_sequence_ops(t);
+    return t;
+  }();
+  return table;
+}
+
+}  // namespace rg::onnx

@@ -32,7 +32,11 @@ Tensor Tensor::round() const {
 Tensor Tensor::idiv(const Tensor& o) const {
   if (!dtype().is_int() || !o.dtype().is_int())
     fail("idiv", "needs integer tensors, got " + dtype().name() + " and " + o.dtype().name());
-  return binary(Op::DIV, o, "idiv");
+  // FLOORDIV rounds down; a quotient with a remainder and operands of different signs is one higher.
+  Tensor q = binary(Op::FLOORDIV, o, "idiv");
+  if (q.dtype().is_unsigned()) return q;
+  Tensor r = binary(Op::FLOORMOD, o, "idiv");
+  return q + ((r != 0) & ((*this < 0) != (o < 0))).cast(q.dtype());
 }
 Tensor Tensor::mod(const Tensor& o) const {
   if (dtype().is_bool() || o.dtype().is_bool())

@@ -57,6 +57,7 @@ ValueInfo info_of(const ::onnx::ValueInfoProto& v) {
   if (t.has_tensor_type()) {
     i.kind = ValueInfo::Kind::Tensor;
     int e = t.tensor_type().elem_type();
+    i.elem_type = e;
     if (e == kOnnxString) i.is_string = true;
     else if (e != 0) {
       try {
@@ -254,6 +255,8 @@ std::map<std::string, Value> Model::run(const std::map<std::string, Value>& inpu
     for (const auto& i : impl_->inputs)
       if (i.name == name) info = &i;
     if (!info && !impl_->initializers.count(name)) throw Error("onnx: the model has no input '" + name + "'");
+    if (info && info->kind == ValueInfo::Kind::Tensor && !info->is_string && info->elem_type && !info->dtype)
+      dtype_of_onnx(info->elem_type, "input '" + name + "'");  // an element type rulegrad has no dtype for: its error
     if (info && info->dtype && v.kind == Value::Kind::Tensor && v.tensor->dtype() != *info->dtype)
       throw Error("onnx: input '" + name + "' is " + v.tensor->dtype().name() + ", the model declares " +
                   info->dtype->name());
@@ -264,7 +267,12 @@ std::map<std::string, Value> Model::run(const std::map<std::string, Value>& inpu
   Runner r(*impl_);
   std::vector<Value> outs = r.run(impl_->proto.graph(), nullptr, nullptr, &s);
   std::map<std::string, Value> result;
-  for (size_t i = 0; i < outs.size(); ++i) result[impl_->outputs[i].name] = outs[i];
+  for (size_t i = 0; i < outs.size(); ++i) {
+    // Outputs made of constants alone belong to no device: computed on the model's, like the rest.
+    if (outs[i].kind == Value::Kind::Tensor && outs[i].tensor->device() != impl_->device)
+      outs[i].tensor = outs[i].tensor->to(impl_->device);
+    result[impl_->outputs[i].name] = outs[i];
+  }
   return result;
 }
 

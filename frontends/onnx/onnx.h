@@ -56,6 +56,7 @@ struct ValueInfo {
   enum class Kind { Tensor, Sequence, Optional, Other } kind = Kind::Tensor;
   std::optional<DType> dtype;  // tensors' element type; nullopt for strings or unknown
   bool is_string = false;
+  int elem_type = 0;  // as the file declares it (TensorProto.DataType; 0: not given)
 };
 
 class Model {

@@ -56,6 +56,8 @@ void add_elementwise_ops(OpTable& t);
 void add_shape_ops(OpTable& t);
 void add_nn_ops(OpTable& t);
 void add_sequence_ops(OpTable& t);
+void add_resize_ops(OpTable& t);
+void add_rnn_ops(OpTable& t);
 
 // Host reads of small tensors (shapes, indices, conditions).
 std::vector<int64_t> host_ints(const rg::Tensor& t);

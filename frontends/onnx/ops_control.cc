@@ -224,6 +224,8 @@ const OpTable& op_table() {
     add_shape_ops(t);
     add_nn_ops(t);
     add_sequence_ops(t);
+    add_resize_ops(t);
+    add_rnn_ops(t);
     return t;
   }();
   return table;

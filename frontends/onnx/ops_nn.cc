@@ -122,13 +122,25 @@ std::vector<std::pair<int64_t, int64_t>> pool_pads(OpContext& c, const Window& w
   return pads;
 }
 
+// Pools of one spatial axis run as two, (1, L): the Tensor pools read a single size as one for two axes.
+T as_2d(const T& x) { return x.ndim() == 3 ? x.unsqueeze(2) : x; }
+Window as_2d(Window w) {
+  if (w.k.size() != 1) return w;
+  w.k.insert(w.k.begin(), 1), w.s.insert(w.s.begin(), 1), w.d.insert(w.d.begin(), 1);
+  w.pads.insert(w.pads.begin(), {0, 0});
+  return w;
+}
+T from_2d(const T& y, const T& x) { return x.ndim() == 3 ? y.squeeze(2) : y; }
+
 Outs op_MaxPool(OpContext& c) {
   const T& x = c.t(0);
   if (c.node.output_size() > 1 && !c.node.output(1).empty()) c.fail("the Indices output is not supported");
   if (c.i("storage_order", 0) != 0) c.fail("storage_order=1 is not supported");
   Window w = window(c, spatial_of(x), c.ints("kernel_shape"));
   auto pads = pool_pads(c, w, spatial_of(x), c.i("ceil_mode", 0));
-  return {x.max_pool2d(w.k, w.s, w.d, flat_pads(pads))};
+  w.pads = pads;
+  w = as_2d(w);
+  return {from_2d(as_2d(x).max_pool2d(w.k, w.s, w.d, flat_pads(w.pads)), x)};
 }
 
 Outs op_AveragePool(OpContext& c) {
@@ -152,9 +164,10 @@ Outs op_AveragePool(OpContext& c) {
   ones = ones.pad(inner, include ? 1 : 0).pad(cp, 0);
   double cells = 1;
   for (int64_t k : w.k) cells *= double(k);
-  T sums = xs.avg_pool2d(w.k, w.s, w.d, 0) * cells;
-  T counts = ones.avg_pool2d(w.k, w.s, w.d, 0) * cells;
-  return {(sums / counts).cast(x.dtype())};
+  Window w2 = as_2d(w);
+  T sums = as_2d(xs).avg_pool2d(w2.k, w2.s, w2.d, 0) * cells;
+  T counts = as_2d(ones).avg_pool2d(w2.k, w2.s, w2.d, 0) * cells;
+  return {from_2d((sums / counts).cast(x.dtype()), x)};
 }
 
 Outs op_LpPool(OpContext& c) {
@@ -167,8 +180,9 @@ Outs op_LpPool(OpContext& c) {
   for (auto& q : w.pads) xp.push_back(q);
   double cells = 1;
   for (int64_t k : w.k) cells *= double(k);
-  T s = x.abs().pow(p).pad(xp).avg_pool2d(w.k, w.s, w.d, 0) * cells;
-  return {s.pow(1.0 / p)};
+  Window w2 = as_2d(w);
+  T s = as_2d(x.abs().pow(p).pad(xp)).avg_pool2d(w2.k, w2.s, w2.d, 0) * cells;
+  return {from_2d(s.pow(1.0 / p), x)};
 }
 
 std::vector<int64_t> spatial_axes(const T& x) {
@@ -335,6 +349,8 @@ Outs op_Momentum(OpContext& c) {
 
 Outs op_Adam(OpContext& c) {
   double lr = c.scalar_in(0), step = c.scalar_in(1);
+  // The spec's default epsilon (1e-6) and the suite's reference (1e-2) disagree: refuse to pick one.
+  if (!c.has_attr("epsilon")) c.fail("epsilon must be given (the spec's default and its reference implementation differ)");
   double alpha = c.f("alpha", 0.9), beta = c.f("beta", 0.999), eps = c.f("epsilon", 1e-6);
   double norm = c.f("norm_coefficient", 0), post = c.f("norm_coefficient_post", 0);
   size_t n = (c.n() - 2) / 4;

@@ -58,6 +58,9 @@ void add_nn_ops(OpTable& t);
 void add_sequence_ops(OpTable& t);
 void add_resize_ops(OpTable& t);
 void add_rnn_ops(OpTable& t);
+void add_extra_ops(OpTable& t);
+// Cast and CastLike where strings are involved (ops_extra.cc).
+std::vector<Value> cast_with_strings(OpContext& c, int to);
 
 // Host reads of small tensors (shapes, indices, conditions).
 std::vector<int64_t> host_ints(const rg::Tensor& t);

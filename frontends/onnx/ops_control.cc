@@ -107,6 +107,26 @@ Outs op_OptionalGetElement(OpContext& c) {
   return {c.in[0]};
 }
 
+const ::onnx::GraphProto& graph_attr(OpContext& c, const std::string& name);
+
+// SequenceMap: the body once per item of the first sequence; other sequences give their item, tensors themselves.
+Outs op_SequenceMap(OpContext& c) {
+  const auto& body = graph_attr(c, "body");
+  const size_t n = seq_in(c, 0).items.size();
+  for (size_t j = 1; j < c.n(); ++j)
+    if (c.in[j].kind == Value::Kind::Sequence && c.in[j].items.size() != n) c.fail("sequences differ in length");
+  std::vector<std::vector<Value>> outs(size_t(body.output_size()));
+  for (size_t i = 0; i < n; ++i) {
+    std::vector<Value> in;
+    for (size_t j = 0; j < c.n(); ++j) in.push_back(c.in[j].kind == Value::Kind::Sequence ? c.in[j].items[i] : c.in[j]);
+    std::vector<Value> out = c.run_graph(body, in);
+    for (size_t k = 0; k < out.size(); ++k) outs[k].push_back(out[k]);
+  }
+  Outs r;
+  for (auto& o : outs) r.push_back(Value::sequence(o));
+  return r;
+}
+
 const ::onnx::GraphProto& graph_attr(OpContext& c, const std::string& name) {
   auto a = c.attr(name);
   if (!a || !a->has_g()) c.fail("needs the graph attribute '" + name + "'");
@@ -213,7 +233,7 @@ void add_sequence_ops(OpTable& t) {
 #define REG(NAME) t[":" #NAME] = op_##NAME;
   REG(SequenceEmpty) REG(SequenceConstruct) REG(SequenceLength) REG(SequenceAt) REG(SequenceInsert) REG(SequenceErase)
   REG(ConcatFromSequence) REG(SplitToSequence) REG(Optional) REG(OptionalHasElement) REG(OptionalGetElement) REG(If)
-  REG(Loop) REG(Scan)
+  REG(Loop) REG(Scan) REG(SequenceMap)
 #undef REG
 }
 
@@ -226,6 +246,7 @@ const OpTable& op_table() {
     add_sequence_ops(t);
     add_resize_ops(t);
     add_rnn_ops(t);
+    add_extra_ops(t);
     return t;
   }();
   return table;

@@ -161,34 +161,45 @@ Outs op_Clip(OpContext& c) {
 
 // ---------------------------------------------------------------- binary
 
-void read_legacy_broadcast(OpContext& c) {
-  if (c.opset < 7) {
-    if (c.i("broadcast", 0) && c.has_attr("axis")) c.fail("legacy broadcast with an axis is not supported");
-    c.ignore("axis");
+// Before opset 7, broadcasting was asked for (broadcast=1) and B's axes line up with A's from `axis` (default:
+// the trailing axes, numpy's rule); B is reshaped to that alignment.
+T legacy_b(OpContext& c) {
+  const T &a = c.t(0), &b = c.t(1);
+  if (c.opset >= 7) return b;
+  bool bc = c.i("broadcast", 0);
+  int64_t axis = c.i("axis", a.ndim() - b.ndim());
+  if (!bc) {
+    if (a.shape() != b.shape()) c.fail("shapes " + shape_str(a.shape()) + " and " + shape_str(b.shape()) + " differ without broadcast=1");
+    return b;
   }
+  if (axis < 0) axis += a.ndim();
+  if (axis < 0 || axis + b.ndim() > a.ndim()) c.fail("broadcast axis out of range");
+  Shape s(a.ndim(), 1);
+  for (int64_t i = 0; i < b.ndim(); ++i) s[axis + i] = b.shape()[i];
+  return b.reshape(s);
 }
 
 Outs op_Add(OpContext& c) {
-  read_legacy_broadcast(c);
-  return {c.t(0) + c.t(1)};
+  T b = legacy_b(c);
+  return {c.t(0) + b};
 }
 Outs op_Sub(OpContext& c) {
-  read_legacy_broadcast(c);
-  return {c.t(0) - c.t(1)};
+  T b = legacy_b(c);
+  return {c.t(0) - b};
 }
 Outs op_Mul(OpContext& c) {
-  read_legacy_broadcast(c);
-  return {c.t(0) * c.t(1)};
+  T b = legacy_b(c);
+  return {c.t(0) * b};
 }
 Outs op_Div(OpContext& c) {
-  read_legacy_broadcast(c);
-  const T &a = c.t(0), &b = c.t(1);
+  const T& a = c.t(0);
+  T b = legacy_b(c);
   if (a.dtype().is_int()) return {a.idiv(b)};
   return {a / b};
 }
 Outs op_Pow(OpContext& c) {
-  read_legacy_broadcast(c);
-  const T &x = c.t(0), &y = c.t(1);
+  const T& x = c.t(0);
+  T y = legacy_b(c);
   if (x.dtype().is_int()) return {x.cast(dtypes::float64).pow(y.cast(dtypes::float64)).round().cast(x.dtype())};
   if (!x.dtype().is_float()) c.fail("needs a numeric base, got " + x.dtype().name());
   return {x.pow(y.cast(x.dtype()))};
@@ -242,17 +253,15 @@ Outs op_Min(OpContext& c) { return variadic(c, min2, false); }
 Outs op_Cast(OpContext& c) {
   int to = int(c.i("to", 0));
   c.ignore("saturate");
-  if (c.has(0) && c.in[0].kind == Value::Kind::Strings) {
-    if (to == kOnnxString) return {c.in[0]};
-    c.fail("casting strings to numbers is not supported");
-  }
+  if ((c.has(0) && c.in[0].kind == Value::Kind::Strings) || to == kOnnxString) return cast_with_strings(c, to);
   const T& x = c.t(0);
-  if (to == kOnnxString) c.fail("casting numbers to strings is not supported");
   DType dt = dtype_of_onnx(to, "Cast");
   if (x.dtype().is_float() && dt.is_int()) return {x.trunc().cast(dt)};
   return {x.cast(dt)};
 }
 Outs op_CastLike(OpContext& c) {
+  if (c.has(1) && c.in[1].kind == Value::Kind::Strings) return cast_with_strings(c, kOnnxString);
+  if (c.has(0) && c.in[0].kind == Value::Kind::Strings) return cast_with_strings(c, onnx_of_dtype(c.t(1).dtype()));
   const T& x = c.t(0);
   DType dt = c.t(1).dtype();
   if (x.dtype().is_float() && dt.is_int()) return {x.trunc().cast(dt)};

@@ -14,12 +14,14 @@
 #include "frontends/onnx/tensor_proto.h"
 #include "runtime/executor.h"
 
-using namespace rg;
+using rg::Error;
+using rg::Tensor;
+namespace ox = rg::onnx;  // ::onnx is the protobuf package
 
 namespace {
 
-void print_value(const std::string& name, const onnx::Value& v) {
-  using K = onnx::Value::Kind;
+void print_value(const std::string& name, const ox::Value& v) {
+  using K = ox::Value::Kind;
   if (v.kind == K::None) return (void)std::printf("%s: none\n", name.c_str());
   if (v.kind == K::Sequence) {
     std::printf("%s: sequence of %zu\n", name.c_str(), v.items.size());
@@ -27,12 +29,12 @@ void print_value(const std::string& name, const onnx::Value& v) {
     return;
   }
   if (v.kind == K::Strings) {
-    std::printf("%s: %s string:", name.c_str(), shape_str(v.strings.shape).c_str());
+    std::printf("%s: %s string:", name.c_str(), rg::shape_str(v.strings.shape).c_str());
     for (size_t i = 0; i < v.strings.data.size() && i < 8; ++i) std::printf(" \"%s\"", v.strings.data[i].c_str());
     return (void)std::printf("\n");
   }
-  onnx::HostTensor h = onnx::to_host(*v.tensor);
-  std::printf("%s: %s %s:", name.c_str(), shape_str(h.shape).c_str(), h.dtype.name().c_str());
+  ox::HostTensor h = ox::to_host(*v.tensor);
+  std::printf("%s: %s %s:", name.c_str(), rg::shape_str(h.shape).c_str(), h.dtype.name().c_str());
   for (int64_t i = 0; i < h.numel() && i < 8; ++i) std::printf(" %.6g", h.as_double(i));
   std::printf("%s\n", h.numel() > 8 ? " ..." : "");
 }
@@ -62,18 +64,18 @@ int main(int argc, char** argv) {
   }
   if (path.empty()) return std::fprintf(stderr, "usage: onnx MODEL.onnx [--input name=file.pb ...]\n"), 2;
   try {
-    onnx::Model m = onnx::load(path, device);
-    std::map<std::string, onnx::Value> in;
+    ox::Model m = ox::load(path, device);
+    std::map<std::string, ox::Value> in;
     for (const auto& i : m.inputs()) {
       auto f = files.find(i.name);
       if (f == files.end()) throw Error("input '" + i.name + "' needs --input " + i.name + "=file.pb");
-      in[i.name] = onnx::read_value_file(f->second, i.kind, device);
+      in[i.name] = ox::read_value_file(f->second, i.kind, device);
     }
     auto run_once = [&] {
       auto out = m.run(in);
       std::vector<Tensor*> ts;
       for (auto& [k, v] : out)
-        if (v.kind == onnx::Value::Kind::Tensor) ts.push_back(&*v.tensor);
+        if (v.kind == ox::Value::Kind::Tensor) ts.push_back(&*v.tensor);
       Tensor::realize_all(ts);
       return out;
     };
@@ -86,7 +88,7 @@ int main(int argc, char** argv) {
         auto t0 = std::chrono::steady_clock::now();
         run_once();
         total += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-        run_ms += last_timings().run_ms, kernels = last_timings().kernels;
+        run_ms += rg::last_timings().run_ms, kernels = rg::last_timings().kernels;
       }
       std::printf("bench: %.3f ms per run (graph build, schedule and kernels), %.3f ms in %d kernels, %.4f ms per kernel\n",
                   total / bench, run_ms / bench, kernels, kernels ? run_ms / bench / kernels : 0.0);

@@ -112,8 +112,11 @@ HostTensor decode(const ::onnx::TensorProto& t, const std::string& dir) {
   const std::string who = "tensor '" + t.name() + "'";
   HostTensor h;
   h.name = t.name();
+  int64_t count = 1;
   for (int64_t d : t.dims()) {
     if (d < 0) fail(who, "negative dimension " + std::to_string(d));
+    if (d > 0 && count > (int64_t(1) << 40) / d) fail(who, "more than 2^40 elements");
+    count *= d;
     h.shape.push_back(d);
   }
   if (t.has_segment()) fail(who, "segmented tensors are not supported");
@@ -130,17 +133,26 @@ HostTensor decode(const ::onnx::TensorProto& t, const std::string& dir) {
   if (t.data_location() == ::onnx::TensorProto::EXTERNAL) {
     std::string location;
     int64_t offset = 0, length = -1;
+    auto number = [&](const std::string& key, const std::string& v) {
+      char* end = nullptr;
+      long long x = std::strtoll(v.c_str(), &end, 10);
+      if (v.empty() || *end) fail(who, "external data " + key + " '" + v + "' is not a number");
+      return int64_t(x);
+    };
     for (const auto& kv : t.external_data()) {
       if (kv.key() == "location") location = kv.value();
-      else if (kv.key() == "offset") offset = std::stoll(kv.value());
-      else if (kv.key() == "length") length = std::stoll(kv.value());
+      else if (kv.key() == "offset") offset = number("offset", kv.value());
+      else if (kv.key() == "length") length = number("length", kv.value());
     }
     if (location.empty()) fail(who, "external data without a location");
     if (location.find("..") != std::string::npos) fail(who, "external data location '" + location + "' leaves the model's folder");
-    std::ifstream f(dir + "/" + location, std::ios::binary);
+    std::ifstream f(dir + "/" + location, std::ios::binary | std::ios::ate);
     if (!f) fail(who, "cannot open external data file '" + location + "'");
-    f.seekg(offset);
+    const int64_t file_size = f.tellg();
     const int64_t want = length >= 0 ? length : n * int64_t(size);
+    if (offset < 0 || want < 0 || offset + want > file_size)
+      fail(who, "external data file '" + location + "' is too short");
+    f.seekg(offset);
     h.bytes.resize(want);
     if (!f.read(h.bytes.data(), want)) fail(who, "external data file '" + location + "' is too short");
   } else if (t.has_raw_data()) {

@@ -59,6 +59,11 @@ void add_sequence_ops(OpTable& t);
 void add_resize_ops(OpTable& t);
 void add_rnn_ops(OpTable& t);
 void add_extra_ops(OpTable& t);
+void add_sample_ops(OpTable& t);
+// MaxPool's values and Indices outputs (ops_sample.cc).
+std::vector<Value> maxpool_indices(OpContext& c, const rg::Tensor& x, const std::vector<int64_t>& k,
+                                   const std::vector<int64_t>& s, const std::vector<int64_t>& d,
+                                   const std::vector<std::pair<int64_t, int64_t>>& pads, bool col_major);
 // Cast and CastLike where strings are involved (ops_extra.cc).
 std::vector<Value> cast_with_strings(OpContext& c, int to);
 

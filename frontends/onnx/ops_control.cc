@@ -247,6 +247,7 @@ const OpTable& op_table() {
     add_resize_ops(t);
     add_rnn_ops(t);
     add_extra_ops(t);
+    add_sample_ops(t);
     return t;
   }();
   return table;

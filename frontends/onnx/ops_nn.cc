@@ -134,10 +134,10 @@ T from_2d(const T& y, const T& x) { return x.ndim() == 3 ? y.squeeze(2) : y; }
 
 Outs op_MaxPool(OpContext& c) {
   const T& x = c.t(0);
-  if (c.node.output_size() > 1 && !c.node.output(1).empty()) c.fail("the Indices output is not supported");
-  if (c.i("storage_order", 0) != 0) c.fail("storage_order=1 is not supported");
+  bool col_major = c.i("storage_order", 0);
   Window w = window(c, spatial_of(x), c.ints("kernel_shape"));
   auto pads = pool_pads(c, w, spatial_of(x), c.i("ceil_mode", 0));
+  if (c.node.output_size() > 1 && !c.node.output(1).empty()) return maxpool_indices(c, x, w.k, w.s, w.d, pads, col_major);
   w.pads = pads;
   w = as_2d(w);
   return {from_2d(as_2d(x).max_pool2d(w.k, w.s, w.d, flat_pads(w.pads)), x)};

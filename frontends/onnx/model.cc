@@ -214,6 +214,8 @@ std::vector<std::string> OpContext::strings(const std::string& name) {
   return a ? std::vector<std::string>(a->strings().begin(), a->strings().end()) : std::vector<std::string>{};
 }
 
+const Value* OpContext::lookup(const std::string& name) const { return scope.find(name); }
+
 std::vector<Value> OpContext::run_graph(const ::onnx::GraphProto& g, const std::vector<Value>& inputs) const {
   return runner.run(g, &scope, &inputs);
 }

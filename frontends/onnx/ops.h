@@ -44,6 +44,8 @@ struct OpContext {
   std::vector<std::string> strings(const std::string& name);
   void ignore(const std::string& name) { read.insert(name); }  // read and meaningless here
 
+  const Value* lookup(const std::string& name) const;  // a value of this node's scope by name (nullptr if none)
+
   // Runs a subgraph (If, Loop, Scan) with these inputs in this node's scope; returns its outputs in order.
   std::vector<Value> run_graph(const ::onnx::GraphProto& g, const std::vector<Value>& inputs) const;
 };

@@ -174,30 +174,13 @@ Outs op_Loop(OpContext& c) {
   return r;
 }
 
-// Scan (opset 9+): state variables carried, scan inputs sliced along their axes, scan outputs stacked.
-Outs op_Scan(OpContext& c) {
-  const auto& body = graph_attr(c, "body");
-  int64_t n_scan_in = c.i("num_scan_inputs", 0);
-  if (c.opset < 9) c.fail("Scan before opset 9 (with sequence_lens) is not supported");
-  const size_t n_state = c.n() - size_t(n_scan_in);
-  std::vector<int64_t> in_axes = c.ints("scan_input_axes", std::vector<int64_t>(n_scan_in, 0));
-  std::vector<int64_t> in_dirs = c.ints("scan_input_directions", std::vector<int64_t>(n_scan_in, 0));
-  const size_t n_scan_out = size_t(body.output_size()) - n_state;
-  std::vector<int64_t> out_axes = c.ints("scan_output_axes", std::vector<int64_t>(n_scan_out, 0));
-  std::vector<int64_t> out_dirs = c.ints("scan_output_directions", std::vector<int64_t>(n_scan_out, 0));
-  std::vector<Value> state(c.in.begin(), c.in.begin() + n_state);
-  std::vector<T> xs;
-  int64_t len = -1;
-  for (int64_t j = 0; j < n_scan_in; ++j) {
-    T x = c.t(n_state + j);
-    int64_t a = norm_axis(c, in_axes[j], x.ndim());
-    x = x.transpose(0, a);
-    if (in_dirs[j]) x = x.flip(0);
-    if (len >= 0 && x.shape()[0] != len) c.fail("scan inputs differ in length");
-    len = x.shape()[0];
-    xs.push_back(x);
-  }
-  std::vector<std::vector<T>> outs(n_scan_out);
+// The scan loop: states carried, scan inputs sliced along axis 0 (already in iteration order), the scan
+// outputs stacked on a new axis 0 (reversed where out_dirs asks). Returns states then scan outputs.
+Outs scan_loop(OpContext& c, const ::onnx::GraphProto& body, std::vector<Value> state, const std::vector<T>& xs,
+               const std::vector<int64_t>& out_dirs) {
+  const size_t n_state = state.size(), n_out = out_dirs.size();
+  const int64_t len = xs.empty() ? 0 : xs[0].shape()[0];
+  std::vector<std::vector<T>> outs(n_out);
   for (int64_t i = 0; i < len; ++i) {
     std::vector<Value> in = state;
     for (auto& x : xs) {
@@ -206,23 +189,85 @@ Outs op_Scan(OpContext& c) {
       in.push_back(x.shrink(b).squeeze(0));
     }
     std::vector<Value> out = c.run_graph(body, in);
+    if (out.size() != n_state + n_out) c.fail("the body returns " + std::to_string(out.size()) + " values");
     for (size_t j = 0; j < n_state; ++j) state[j] = out[j];
-    for (size_t j = 0; j < n_scan_out; ++j) outs[j].push_back(*out[n_state + j].tensor);
+    for (size_t j = 0; j < n_out; ++j) {
+      if (out[n_state + j].kind != Value::Kind::Tensor) c.fail("scan outputs must be tensors");
+      outs[j].push_back(*out[n_state + j].tensor);
+    }
   }
   Outs r = state;
-  for (size_t j = 0; j < n_scan_out; ++j) {
+  for (size_t j = 0; j < n_out; ++j) {
     if (outs[j].empty()) c.fail("zero iterations");
-    T s = T::stack(outs[j], 0);
-    if (out_dirs[j]) s = s.flip(0);
+    T st = T::stack(outs[j], 0);
+    r.push_back(out_dirs[j] ? st.flip(0) : st);
+  }
+  return r;
+}
+
+// Scan: opset 9+ takes state variables and scan inputs along their axes; opset 8 has a batch axis 0 on every
+// input and output and the scan axis 1 (sequence_lens, when given, must be the full length).
+Outs op_Scan(OpContext& c) {
+  const auto& body = graph_attr(c, "body");
+  int64_t n_scan_in = c.i("num_scan_inputs", 0);
+  const size_t first = c.opset < 9 ? 1 : 0;
+  if (c.n() < first + size_t(n_scan_in)) c.fail("fewer inputs than num_scan_inputs");
+  const size_t n_state = c.n() - first - size_t(n_scan_in);
+  const size_t n_scan_out = size_t(body.output_size()) - n_state;
+  if (c.opset < 9) {
+    std::vector<int64_t> dirs = c.ints("directions", std::vector<int64_t>(n_scan_in, 0));
+    const int64_t batch = c.t(first + n_state).shape()[0], len = c.t(first + n_state).shape()[1];
+    if (c.has(0))
+      for (int64_t l : c.ints_in(0))
+        if (l != len) c.fail("sequence_lens shorter than the sequence are not supported");
+    std::vector<std::vector<Value>> per_batch;
+    for (int64_t b = 0; b < batch; ++b) {
+      auto row = [&](const T& t) {
+        Pairs p;
+        for (int64_t k = 0; k < t.ndim(); ++k) p.push_back(k == 0 ? std::pair<int64_t, int64_t>{b, b + 1} : std::pair<int64_t, int64_t>{0, t.shape()[k]});
+        return t.shrink(p).squeeze(0);
+      };
+      std::vector<Value> state;
+      for (size_t j = 0; j < n_state; ++j) state.push_back(row(c.t(first + j)));
+      std::vector<T> xs;
+      for (int64_t j = 0; j < n_scan_in; ++j) {
+        T x = row(c.t(first + n_state + size_t(j)));
+        xs.push_back(dirs[size_t(j)] ? x.flip(0) : x);
+      }
+      per_batch.push_back(scan_loop(c, body, state, xs, std::vector<int64_t>(n_scan_out, 0)));
+    }
+    Outs r;
+    for (size_t j = 0; j < n_state + n_scan_out; ++j) {
+      std::vector<T> ts;
+      for (auto& pb : per_batch) ts.push_back(*pb[j].tensor);
+      r.push_back(T::stack(ts, 0));
+    }
+    return r;
+  }
+  std::vector<int64_t> in_axes = c.ints("scan_input_axes", std::vector<int64_t>(n_scan_in, 0));
+  std::vector<int64_t> in_dirs = c.ints("scan_input_directions", std::vector<int64_t>(n_scan_in, 0));
+  std::vector<int64_t> out_axes = c.ints("scan_output_axes", std::vector<int64_t>(n_scan_out, 0));
+  std::vector<int64_t> out_dirs = c.ints("scan_output_directions", std::vector<int64_t>(n_scan_out, 0));
+  std::vector<Value> state(c.in.begin(), c.in.begin() + n_state);
+  std::vector<T> xs;
+  for (int64_t j = 0; j < n_scan_in; ++j) {
+    T x = c.t(n_state + j);
+    x = x.transpose(0, norm_axis(c, in_axes[j], x.ndim()));
+    if (in_dirs[j]) x = x.flip(0);
+    if (!xs.empty() && x.shape()[0] != xs[0].shape()[0]) c.fail("scan inputs differ in length");
+    xs.push_back(x);
+  }
+  Outs r = scan_loop(c, body, state, xs, out_dirs);
+  for (size_t j = 0; j < n_scan_out; ++j) {
+    T s = *r[n_state + j].tensor;
     int64_t a = norm_axis(c, out_axes[j], s.ndim());
     if (a != 0) {
       std::vector<int64_t> perm;
       for (int64_t k = 1; k <= a; ++k) perm.push_back(k);
       perm.push_back(0);
       for (int64_t k = a + 1; k < s.ndim(); ++k) perm.push_back(k);
-      s = s.permute(perm);
+      r[n_state + j] = s.permute(perm);
     }
-    r.push_back(s);
   }
   return r;
 }

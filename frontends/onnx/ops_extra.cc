@@ -209,6 +209,36 @@ Outs window_op(OpContext& c, int kind) {
   }
   return {T::from_vector(v, Shape{n}, c.device).cast(dt)};
 }
+// The triangular mel filters of the ONNX reference: bin edges on the mel scale, mapped to DFT bins by integer
+// division; (dft_length / 2 + 1, num_mel_bins).
+Outs op_MelWeightMatrix(OpContext& c) {
+  int64_t mels = int64_t(c.scalar_in(0)), dft_len = int64_t(c.scalar_in(1)), rate = int64_t(c.scalar_in(2));
+  double lo = c.scalar_in(3), hi = c.scalar_in(4);
+  DType dt = dtype_of_onnx(int(c.i("output_datatype", 1)), "MelWeightMatrix");
+  const int64_t bins = dft_len / 2 + 1;
+  auto mel = [](double hz) { return 2595 * std::log10(1 + hz / 700); };
+  double lm = mel(lo), step = (mel(hi) - lm) / double(mels + 2);  // the reference divides by the edge count
+  std::vector<int64_t> edge(size_t(mels + 2));
+  for (int64_t i = 0; i < mels + 2; ++i) {
+    double hz = 700 * (std::pow(10, (double(i) * step + lm) / 2595) - 1);
+    edge[size_t(i)] = int64_t(std::floor(double(dft_len + 1) * hz / double(rate)));
+  }
+  std::vector<double> w(size_t(bins * mels), 0.0);
+  auto at = [&](int64_t j, int64_t i) -> double& {
+    if (j < 0 || j >= bins) c.fail("a filter edge falls outside the spectrum");
+    return w[size_t(j * mels + i)];
+  };
+  for (int64_t i = 0; i < mels; ++i) {
+    int64_t l = edge[size_t(i)], m = edge[size_t(i + 1)], h = edge[size_t(i + 2)];
+    if (m == l) at(m, i) = 1;
+    else
+      for (int64_t j = l; j <= m; ++j) at(j, i) = double(j - l) / double(m - l);
+    if (h > m)
+      for (int64_t j = m; j < h; ++j) at(j, i) = double(h - j) / double(h - m);
+  }
+  return {T::from_vector(w, Shape{bins, mels}, c.device).cast(dt)};
+}
+
 Outs op_HannWindow(OpContext& c) { return window_op(c, 0); }
 Outs op_HammingWindow(OpContext& c) { return window_op(c, 1); }
 Outs op_BlackmanWindow(OpContext& c) { return window_op(c, 2); }
@@ -362,7 +392,7 @@ Outs cast_with_strings(OpContext& c, int to) { return cast_strings(c, to); }
 void add_extra_ops(OpTable& t) {
 #define REG(NAME) t[":" #NAME] = op_##NAME;
   REG(StringNormalizer) REG(QuantizeLinear) REG(DequantizeLinear) REG(DynamicQuantizeLinear) REG(MatMulInteger)
-  REG(ConvInteger) REG(QLinearMatMul) REG(QLinearConv) REG(HannWindow) REG(HammingWindow) REG(BlackmanWindow) REG(ReverseSequence)
+  REG(ConvInteger) REG(QLinearMatMul) REG(QLinearConv) REG(HannWindow) REG(MelWeightMatrix) REG(HammingWindow) REG(BlackmanWindow) REG(ReverseSequence)
   REG(Det) REG(Unique) REG(NonMaxSuppression)
 #undef REG
 }

@@ -372,6 +372,24 @@ Outs op_Adam(OpContext& c) {
   return xs;
 }
 
+// Gradient: d(sum of y)/dx for each of xs, by the Tensor API's autograd over the graph already built.
+Outs op_Gradient(OpContext& c) {
+  std::vector<std::string> xs = c.strings("xs");
+  std::string yname = c.s("y", "");
+  const Value* y = c.lookup(yname);
+  if (!y || y->kind != Value::Kind::Tensor) c.fail("y '" + yname + "' is not a tensor of this graph");
+  std::vector<T> params;
+  for (const auto& name : xs) {
+    const Value* v = c.lookup(name);
+    if (!v || v->kind != Value::Kind::Tensor) c.fail("xs '" + name + "' is not a tensor of this graph");
+    if (!v->tensor->dtype().is_float()) c.fail("xs '" + name + "' is not a float tensor");
+    params.push_back(*v->tensor);
+  }
+  Outs out;
+  for (T& g : rg::gradient(*y->tensor, params, T::ones(y->tensor->shape(), y->tensor->dtype()))) out.push_back(g);
+  return out;
+}
+
 }  // namespace
 
 void add_nn_ops(OpTable& t) {
@@ -383,6 +401,7 @@ void add_nn_ops(OpTable& t) {
   t["ai.onnx.preview.training:Adagrad"] = op_Adagrad;
   t["ai.onnx.preview.training:Momentum"] = op_Momentum;
   t["ai.onnx.preview.training:Adam"] = op_Adam;
+  t["ai.onnx.preview.training:Gradient"] = op_Gradient;
 }
 
 }  // namespace rg::onnx

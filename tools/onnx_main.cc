@@ -59,7 +59,8 @@ int main(int argc, char** argv) {
     } else if (path.empty() && a[0] != '-') {
       path = a;
     } else {
-      return std::fprintf(stderr, "usage: onnx MODEL.onnx [--input name=file.pb ...] [--device D] [--bench [runs]]\n"), 2;
+      return std::fprintf(stderr, "usage: onnx MODEL.onnx [--input name=file.pb ...] [--device D] [--bench [runs]]\n"),
+             2;
     }
   }
   if (path.empty()) return std::fprintf(stderr, "usage: onnx MODEL.onnx [--input name=file.pb ...]\n"), 2;
@@ -90,8 +91,9 @@ int main(int argc, char** argv) {
         total += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
         run_ms += rg::last_timings().run_ms, kernels = rg::last_timings().kernels;
       }
-      std::printf("bench: %.3f ms per run (graph build, schedule and kernels), %.3f ms in %d kernels, %.4f ms per kernel\n",
-                  total / bench, run_ms / bench, kernels, kernels ? run_ms / bench / kernels : 0.0);
+      std::printf(
+          "bench: %.3f ms per run (graph build, schedule and kernels), %.3f ms in %d kernels, %.4f ms per kernel\n",
+          total / bench, run_ms / bench, kernels, kernels ? run_ms / bench / kernels : 0.0);
     }
   } catch (const Error& e) {
     std::fprintf(stderr, "%s\n", e.what());

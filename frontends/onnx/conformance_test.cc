@@ -4,6 +4,8 @@
 // any wrong answer, on a failure not on the list, and on a listed test that passes (the list only shrinks).
 //
 // Environment: RG_ONNX_FILTER=substring runs only matching tests; RG_ONNX_TIMEOUT=seconds (default 20).
+#include "frontends/onnx/conformance.h"
+
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -20,8 +22,6 @@
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include "frontends/onnx/conformance.h"
 
 namespace fs = std::filesystem;
 using rg::onnx::CaseResult;
@@ -113,7 +113,8 @@ std::vector<Outcome> run_all(const std::vector<std::string>& dirs, double timeou
     waitpid(pid, &status, 0);
     if (dead && next < dirs.size() && out[next].detail.empty() && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
       // The worker died inside test `next`.
-      out[next] = {Error, WIFSIGNALED(status) ? "crashed with signal " + std::to_string(WTERMSIG(status)) : "worker exited"};
+      out[next] = {Error,
+                   WIFSIGNALED(status) ? "crashed with signal " + std::to_string(WTERMSIG(status)) : "worker exited"};
       ++next;
     }
   }
@@ -144,7 +145,8 @@ int main(int argc, char** argv) {
     for (std::string line; std::getline(f, line);) {
       if (line.empty() || line[0] == '#') continue;
       size_t sp = line.find_first_of(" \t");
-      std::string name = line.substr(0, sp), reason = sp == std::string::npos ? "" : line.substr(line.find_first_not_of(" \t", sp));
+      std::string name = line.substr(0, sp),
+                  reason = sp == std::string::npos ? "" : line.substr(line.find_first_not_of(" \t", sp));
       expected[name] = reason;
     }
   }
@@ -157,7 +159,8 @@ int main(int argc, char** argv) {
   }
   std::vector<std::string> mine;
   for (size_t i = 0; i < names.size(); ++i)
-    if (int(i % size_t(shards)) == shard && (!filter || names[i].find(filter) != std::string::npos)) mine.push_back(names[i]);
+    if (int(i % size_t(shards)) == shard && (!filter || names[i].find(filter) != std::string::npos))
+      mine.push_back(names[i]);
   for (const auto& n : mine) dirs.push_back(root + "/" + n);
 
   auto t0 = std::chrono::steady_clock::now();

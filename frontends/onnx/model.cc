@@ -58,7 +58,8 @@ ValueInfo info_of(const ::onnx::ValueInfoProto& v) {
     i.kind = ValueInfo::Kind::Tensor;
     int e = t.tensor_type().elem_type();
     i.elem_type = e;
-    if (e == kOnnxString) i.is_string = true;
+    if (e == kOnnxString)
+      i.is_string = true;
     else if (e != 0) {
       try {
         i.dtype = dtype_of_onnx(e, "input '" + v.name() + "'");
@@ -77,13 +78,15 @@ ValueInfo info_of(const ::onnx::ValueInfoProto& v) {
 
 // Every node's op known for its domain, every input defined by an earlier node, an input, an initializer or an
 // enclosing graph (`known`): a graph out of order or with a cycle is an error naming the node.
-void check_graph(const ::onnx::GraphProto& g, std::set<std::string> known, const std::map<std::string, int64_t>& opsets) {
+void check_graph(const ::onnx::GraphProto& g, std::set<std::string> known,
+                 const std::map<std::string, int64_t>& opsets) {
   for (const auto& v : g.input()) known.insert(v.name());
   for (const auto& t : g.initializer()) known.insert(t.name());
   const OpTable& table = op_table();
   for (const auto& n : g.node()) {
     const std::string d = domain_of(n);
-    if (!opsets.count(d)) throw Error("onnx: " + node_name(n) + ": domain '" + n.domain() + "' is not imported by the model");
+    if (!opsets.count(d))
+      throw Error("onnx: " + node_name(n) + ": domain '" + n.domain() + "' is not imported by the model");
     if (!table.count(d + ":" + n.op_type()))
       throw Error("onnx: " + node_name(n) + ": unsupported op" + (d.empty() ? "" : " of domain '" + d + "'"));
     for (const auto& in : n.input())
@@ -160,8 +163,8 @@ void OpContext::fail(const std::string& why) const { throw Error("onnx: " + node
 const rg::Tensor& OpContext::t(size_t i) const {
   if (i >= in.size() || in[i].none()) fail("input " + std::to_string(i) + " is missing");
   if (in[i].kind != Value::Kind::Tensor)
-    fail("input " + std::to_string(i) + " is " + (in[i].kind == Value::Kind::Strings ? "a string tensor" : "a sequence") +
-         ", not a numeric tensor");
+    fail("input " + std::to_string(i) + " is " +
+         (in[i].kind == Value::Kind::Strings ? "a string tensor" : "a sequence") + ", not a numeric tensor");
   return *in[i].tensor;
 }
 

@@ -97,8 +97,9 @@ TEST(OnnxReader, CycleNamesTheNode) {
   b.node("Add", {"x", "c"}, {"b"});
   b.node("Relu", {"b"}, {"c"});
   b.output("c");
-  EXPECT_EQ(error_of([&] { b.load(); }),
-            "onnx: node 'b' (Add): input 'c' is not defined before the node (the graph is out of order or has a cycle)");
+  EXPECT_EQ(
+      error_of([&] { b.load(); }),
+      "onnx: node 'b' (Add): input 'c' is not defined before the node (the graph is out of order or has a cycle)");
 }
 
 TEST(OnnxReader, UnknownOpAndDomain) {
@@ -135,7 +136,9 @@ TEST(OnnxReader, UnsupportedAttributeRaisesAtRun) {
   attr_i(b.node("Relu", {"x"}, {"y"}), "frobnication", 3);
   b.output("y");
   Model m = b.load();
-  EXPECT_EQ(error_of([&] { m.run(std::map<std::string, Tensor>{{"x", f32({1}, {1})}}); }),
+  EXPECT_EQ(error_of([&] {
+              m.run(std::map<std::string, Tensor>{{"x", f32({1}, {1})}});
+            }),
             "onnx: node 'y' (Relu): unsupported attribute 'frobnication'");
 }
 
@@ -146,9 +149,13 @@ TEST(OnnxReader, InputsAreChecked) {
   b.output("y");
   Model m = b.load();
   EXPECT_EQ(error_of([&] { m.run(std::map<std::string, Tensor>{}); }), "onnx: input 'x' is not given");
-  EXPECT_EQ(error_of([&] { m.run(std::map<std::string, Tensor>{{"x", Tensor::from_vector(std::vector<int32_t>{1})}}); }),
+  EXPECT_EQ(error_of([&] {
+              m.run(std::map<std::string, Tensor>{{"x", Tensor::from_vector(std::vector<int32_t>{1})}});
+            }),
             "onnx: input 'x' is int32, the model declares float32");
-  EXPECT_EQ(error_of([&] { m.run(std::map<std::string, Tensor>{{"x", f32({1}, {1})}, {"z", f32({1}, {1})}}); }),
+  EXPECT_EQ(error_of([&] {
+              m.run(std::map<std::string, Tensor>{{"x", f32({1}, {1})}, {"z", f32({1}, {1})}});
+            }),
             "onnx: the model has no input 'z'");
 }
 
@@ -158,7 +165,9 @@ TEST(OnnxReader, OpErrorsNameTheNode) {
   b.init_i64("shape", {4, 4});
   b.node("Reshape", {"x", "shape"}, {"y"});
   b.output("y");
-  EXPECT_THAT(error_of([&] { b.load().run(std::map<std::string, Tensor>{{"x", f32({1, 2, 3}, {3})}}); }),
+  EXPECT_THAT(error_of([&] {
+                b.load().run(std::map<std::string, Tensor>{{"x", f32({1, 2, 3}, {3})}});
+              }),
               HasSubstr("onnx: node 'y' (Reshape): reshape"));
 }
 
@@ -251,13 +260,24 @@ TEST(OnnxRun, IfRunsTheChosenBranch) {
   b.output("y");
   Model m = b.load();
   auto run = [&](bool c) {
-    return m.run(std::map<std::string, Tensor>{{"c", Tensor::from_vector(std::vector<bool>{c}, Shape{})},
-                                               {"x", f32({-2, 3}, {2})}})
+    return m
+        .run(std::map<std::string, Tensor>{{"c", Tensor::from_vector(std::vector<bool>{c}, Shape{})},
+                                           {"x", f32({-2, 3}, {2})}})
         .at("y")
         .to_vector<float>();
   };
   EXPECT_EQ(run(true), (std::vector<float>{2, -3}));
   EXPECT_EQ(run(false), (std::vector<float>{2, 3}));
+}
+
+TEST(OnnxRun, CastToBfloat16Truncates) {
+  Builder b;
+  b.input("x");
+  attr_i(b.node("Cast", {"x"}, {"h"}), "to", 16);
+  attr_i(b.node("Cast", {"h"}, {"y"}), "to", 1);
+  b.output("y");
+  // 1.01171875 is 0x3F818000: truncated to bfloat16 0x3F81 = 1.0078125 (rounding would give 0x3F82 = 1.015625).
+  EXPECT_EQ(run1(b.load(), {{"x", f32({1.01171875f, -2.0f}, {2})}}, "y"), (std::vector<float>{1.0078125f, -2.0f}));
 }
 
 // ---------------------------------------------------------------- tensor data and comparison
@@ -292,7 +312,8 @@ TEST(OnnxData, CompareFollowsTheOnnxRunner) {
   Value a = f32({1.0f, NAN}, {2}), same = f32({1.0005f, NAN}, {2}), far = f32({1.01f, NAN}, {2});
   EXPECT_EQ(compare(a, same), "");  // within rtol 1e-3; NaN equals NaN
   EXPECT_EQ(compare(far, a), "element 0 of 2 is 1.00999999, expected 1");
-  EXPECT_EQ(compare(f32({1}, {1}), Value(Tensor::from_vector(std::vector<double>{1}))), "dtype float32, expected float64");
+  EXPECT_EQ(compare(f32({1}, {1}), Value(Tensor::from_vector(std::vector<double>{1}))),
+            "dtype float32, expected float64");
   EXPECT_EQ(compare(f32({1, 2}, {2}), f32({1, 2}, {1, 2})), "shape (2,), expected (1, 2)");
 }
 

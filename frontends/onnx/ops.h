@@ -30,7 +30,7 @@ struct OpContext {
   [[noreturn]] void fail(const std::string& why) const;
   size_t n() const { return in.size(); }
   bool has(size_t i) const { return i < in.size() && !in[i].none(); }
-  const rg::Tensor& t(size_t i) const;  // input i, a tensor (rg::Error naming the node otherwise)
+  const rg::Tensor& t(size_t i) const;           // input i, a tensor (rg::Error naming the node otherwise)
   std::vector<int64_t> ints_in(size_t i) const;  // input i read to the host as integers
   double scalar_in(size_t i) const;              // input i, one number, read to the host
 

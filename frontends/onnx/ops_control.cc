@@ -17,7 +17,8 @@ const Value& seq_in(OpContext& c, size_t i) {
 int64_t seq_pos(OpContext& c, size_t input, int64_t size, bool insert) {
   int64_t p = int64_t(c.scalar_in(input));
   if (p < 0) p += size;
-  if (p < 0 || p > size || (!insert && p == size)) c.fail("position out of range for a sequence of " + std::to_string(size));
+  if (p < 0 || p > size || (!insert && p == size))
+    c.fail("position out of range for a sequence of " + std::to_string(size));
   return p;
 }
 
@@ -85,7 +86,8 @@ Outs op_SplitToSequence(OpContext& c) {
   int64_t at = 0;
   for (int64_t s : sizes) {
     Pairs b;
-    for (int64_t i = 0; i < x.ndim(); ++i) b.push_back(i == axis ? std::pair<int64_t, int64_t>{at, at + s} : std::pair<int64_t, int64_t>{0, x.shape()[i]});
+    for (int64_t i = 0; i < x.ndim(); ++i)
+      b.push_back(i == axis ? std::pair<int64_t, int64_t>{at, at + s} : std::pair<int64_t, int64_t>{0, x.shape()[i]});
     T piece = x.shrink(b);
     if (!c.has(1) && !keep) piece = piece.squeeze(axis);
     items.push_back(piece);
@@ -99,9 +101,7 @@ Outs op_Optional(OpContext& c) {
   c.ignore("type");
   return {c.has(0) ? c.in[0] : Value()};
 }
-Outs op_OptionalHasElement(OpContext& c) {
-  return {T::from_vector(std::vector<bool>{c.has(0)}, Shape{}, c.device)};
-}
+Outs op_OptionalHasElement(OpContext& c) { return {T::from_vector(std::vector<bool>{c.has(0)}, Shape{}, c.device)}; }
 Outs op_OptionalGetElement(OpContext& c) {
   if (!c.has(0)) c.fail("the optional is empty");
   return {c.in[0]};
@@ -185,7 +185,8 @@ Outs scan_loop(OpContext& c, const ::onnx::GraphProto& body, std::vector<Value> 
     std::vector<Value> in = state;
     for (auto& x : xs) {
       Pairs b;
-      for (int64_t k = 0; k < x.ndim(); ++k) b.push_back(k == 0 ? std::pair<int64_t, int64_t>{i, i + 1} : std::pair<int64_t, int64_t>{0, x.shape()[k]});
+      for (int64_t k = 0; k < x.ndim(); ++k)
+        b.push_back(k == 0 ? std::pair<int64_t, int64_t>{i, i + 1} : std::pair<int64_t, int64_t>{0, x.shape()[k]});
       in.push_back(x.shrink(b).squeeze(0));
     }
     std::vector<Value> out = c.run_graph(body, in);
@@ -224,7 +225,8 @@ Outs op_Scan(OpContext& c) {
     for (int64_t b = 0; b < batch; ++b) {
       auto row = [&](const T& t) {
         Pairs p;
-        for (int64_t k = 0; k < t.ndim(); ++k) p.push_back(k == 0 ? std::pair<int64_t, int64_t>{b, b + 1} : std::pair<int64_t, int64_t>{0, t.shape()[k]});
+        for (int64_t k = 0; k < t.ndim(); ++k)
+          p.push_back(k == 0 ? std::pair<int64_t, int64_t>{b, b + 1} : std::pair<int64_t, int64_t>{0, t.shape()[k]});
         return t.shrink(p).squeeze(0);
       };
       std::vector<Value> state;
@@ -275,11 +277,22 @@ Outs op_Scan(OpContext& c) {
 }  // namespace
 
 void add_sequence_ops(OpTable& t) {
-#define REG(NAME) t[":" #NAME] = op_##NAME;
-  REG(SequenceEmpty) REG(SequenceConstruct) REG(SequenceLength) REG(SequenceAt) REG(SequenceInsert) REG(SequenceErase)
-  REG(ConcatFromSequence) REG(SplitToSequence) REG(Optional) REG(OptionalHasElement) REG(OptionalGetElement) REG(If)
-  REG(Loop) REG(Scan) REG(SequenceMap)
-#undef REG
+  static const std::pair<const char*, OpFn> kOps[] = {{"SequenceEmpty", op_SequenceEmpty},
+                                                      {"SequenceConstruct", op_SequenceConstruct},
+                                                      {"SequenceLength", op_SequenceLength},
+                                                      {"SequenceAt", op_SequenceAt},
+                                                      {"SequenceInsert", op_SequenceInsert},
+                                                      {"SequenceErase", op_SequenceErase},
+                                                      {"ConcatFromSequence", op_ConcatFromSequence},
+                                                      {"SplitToSequence", op_SplitToSequence},
+                                                      {"Optional", op_Optional},
+                                                      {"OptionalHasElement", op_OptionalHasElement},
+                                                      {"OptionalGetElement", op_OptionalGetElement},
+                                                      {"If", op_If},
+                                                      {"Loop", op_Loop},
+                                                      {"Scan", op_Scan},
+                                                      {"SequenceMap", op_SequenceMap}};
+  for (const auto& [name, fn] : kOps) t[std::string(":") + name] = fn;
 }
 
 const OpTable& op_table() {

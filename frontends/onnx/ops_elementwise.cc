@@ -41,11 +41,11 @@ T erf_of(const T& x) {
   return (x < 0).where(-r, r);
 }
 
-#define UNARY(NAME, EXPR)                  \
-  Outs op_##NAME(OpContext& c) {           \
-    const T& x = c.t(0);                   \
-    need_float(c, x);                      \
-    return {EXPR};                         \
+#define UNARY(NAME, EXPR)        \
+  Outs op_##NAME(OpContext& c) { \
+    const T& x = c.t(0);         \
+    need_float(c, x);            \
+    return {EXPR};               \
   }
 
 UNARY(Exp, x.exp())
@@ -169,7 +169,8 @@ T legacy_b(OpContext& c) {
   bool bc = c.i("broadcast", 0);
   int64_t axis = c.i("axis", a.ndim() - b.ndim());
   if (!bc) {
-    if (a.shape() != b.shape()) c.fail("shapes " + shape_str(a.shape()) + " and " + shape_str(b.shape()) + " differ without broadcast=1");
+    if (a.shape() != b.shape())
+      c.fail("shapes " + shape_str(a.shape()) + " and " + shape_str(b.shape()) + " differ without broadcast=1");
     return b;
   }
   if (axis < 0) axis += a.ndim();
@@ -250,22 +251,34 @@ Outs op_Min(OpContext& c) { return variadic(c, min2, false); }
 
 // ---------------------------------------------------------------- casts
 
+// Casts that involve bfloat16 go through float32's bits: widening is exact, narrowing truncates (the ONNX
+// reference's conversion), and no kernel computes in bfloat16.
+T cast_to(const T& x, DType dt) {
+  if (x.dtype() == dt) return x;
+  if (x.dtype() == dtypes::bfloat16) {
+    T f = x.bitcast(dtypes::uint16).cast(dtypes::uint32).lshift(16).bitcast(dtypes::float32);
+    return cast_to(f, dt);
+  }
+  if (dt == dtypes::bfloat16)
+    return cast_to(x, dtypes::float32)
+        .bitcast(dtypes::uint32)
+        .rshift(16)
+        .cast(dtypes::uint16)
+        .bitcast(dtypes::bfloat16);
+  if (x.dtype().is_float() && dt.is_int()) return x.trunc().cast(dt);
+  return x.cast(dt);
+}
+
 Outs op_Cast(OpContext& c) {
   int to = int(c.i("to", 0));
   c.ignore("saturate");
   if ((c.has(0) && c.in[0].kind == Value::Kind::Strings) || to == kOnnxString) return cast_with_strings(c, to);
-  const T& x = c.t(0);
-  DType dt = dtype_of_onnx(to, "Cast");
-  if (x.dtype().is_float() && dt.is_int()) return {x.trunc().cast(dt)};
-  return {x.cast(dt)};
+  return {cast_to(c.t(0), dtype_of_onnx(to, "Cast"))};
 }
 Outs op_CastLike(OpContext& c) {
   if (c.has(1) && c.in[1].kind == Value::Kind::Strings) return cast_with_strings(c, kOnnxString);
   if (c.has(0) && c.in[0].kind == Value::Kind::Strings) return cast_with_strings(c, onnx_of_dtype(c.t(1).dtype()));
-  const T& x = c.t(0);
-  DType dt = c.t(1).dtype();
-  if (x.dtype().is_float() && dt.is_int()) return {x.trunc().cast(dt)};
-  return {x.cast(dt)};
+  return {cast_to(c.t(0), c.t(1).dtype())};
 }
 
 // ---------------------------------------------------------------- reductions
@@ -299,16 +312,36 @@ Outs reduce(OpContext& c, Red kind, int64_t axes_input_opset) {
     if (x.shape()[a] == 0 && (kind == Red::Max || kind == Red::Min)) c.fail("max/min over an empty axis");
   T r = x;
   switch (kind) {
-    case Red::Sum: r = x.sum(axes, keep); break;
-    case Red::Mean: r = x.mean(axes, keep); break;
-    case Red::Max: r = x.max(axes, keep); break;
-    case Red::Min: r = x.min(axes, keep); break;
-    case Red::Prod: r = x.prod(axes, keep); break;
-    case Red::L1: r = x.abs().sum(axes, keep); break;
-    case Red::L2: r = x.square().sum(axes, keep).cast(dt.is_float() ? dt : dtypes::float32).sqrt(); break;
-    case Red::LogSum: r = x.sum(axes, keep).log(); break;
-    case Red::LogSumExp: r = x.logsumexp(axes, keep); break;
-    case Red::SumSquare: r = x.square().sum(axes, keep); break;
+    case Red::Sum:
+      r = x.sum(axes, keep);
+      break;
+    case Red::Mean:
+      r = x.mean(axes, keep);
+      break;
+    case Red::Max:
+      r = x.max(axes, keep);
+      break;
+    case Red::Min:
+      r = x.min(axes, keep);
+      break;
+    case Red::Prod:
+      r = x.prod(axes, keep);
+      break;
+    case Red::L1:
+      r = x.abs().sum(axes, keep);
+      break;
+    case Red::L2:
+      r = x.square().sum(axes, keep).cast(dt.is_float() ? dt : dtypes::float32).sqrt();
+      break;
+    case Red::LogSum:
+      r = x.sum(axes, keep).log();
+      break;
+    case Red::LogSumExp:
+      r = x.logsumexp(axes, keep);
+      break;
+    case Red::SumSquare:
+      r = x.square().sum(axes, keep);
+      break;
   }
   if (dt.is_int() && r.dtype().is_float()) r = r.trunc();
   return {r.cast(dt)};
@@ -400,7 +433,8 @@ Outs op_Einsum(OpContext& c) {
   eq.erase(std::remove(eq.begin(), eq.end(), ' '), eq.end());
   std::string lhs = eq, rhs;
   bool explicit_out = false;
-  if (auto p = eq.find("->"); p != std::string::npos) lhs = eq.substr(0, p), rhs = eq.substr(p + 2), explicit_out = true;
+  if (auto p = eq.find("->"); p != std::string::npos)
+    lhs = eq.substr(0, p), rhs = eq.substr(p + 2), explicit_out = true;
   std::vector<std::string> terms;
   for (size_t s = 0;;) {
     size_t e = lhs.find(',', s);
@@ -424,7 +458,8 @@ Outs op_Einsum(OpContext& c) {
   };
   for (size_t i = 0; i < terms.size(); ++i) {
     terms[i] = expand_ell(terms[i], c.t(i).ndim());
-    if (int64_t(terms[i].size()) != c.t(i).ndim()) c.fail("operand " + std::to_string(i) + " has the wrong rank for '" + eq + "'");
+    if (int64_t(terms[i].size()) != c.t(i).ndim())
+      c.fail("operand " + std::to_string(i) + " has the wrong rank for '" + eq + "'");
   }
   std::map<char, int64_t> size;
   std::map<char, int> count;
@@ -432,7 +467,8 @@ Outs op_Einsum(OpContext& c) {
     for (size_t j = 0; j < terms[i].size(); ++j) {
       char ch = terms[i][j];
       int64_t d = c.t(i).shape()[j];
-      if (size.count(ch) && size[ch] != d && size[ch] != 1 && d != 1) c.fail("axis '" + std::string(1, ch) + "' has two sizes");
+      if (size.count(ch) && size[ch] != d && size[ch] != 1 && d != 1)
+        c.fail("axis '" + std::string(1, ch) + "' has two sizes");
       size[ch] = std::max(size.count(ch) ? size[ch] : 1, d);
       count[ch]++;
     }
@@ -488,17 +524,89 @@ Outs op_Einsum(OpContext& c) {
 }  // namespace
 
 void add_elementwise_ops(OpTable& t) {
-#define REG(NAME) t[":" #NAME] = op_##NAME;
-  REG(Exp) REG(Log) REG(Sqrt) REG(Sin) REG(Cos) REG(Tan) REG(Asin) REG(Acos) REG(Atan) REG(Sinh) REG(Cosh)
-  REG(Asinh) REG(Acosh) REG(Atanh) REG(Sigmoid) REG(Tanh) REG(Erf) REG(Softsign) REG(Softplus) REG(Floor)
-  REG(Ceil) REG(Round) REG(Reciprocal) REG(IsNaN) REG(IsInf) REG(Abs) REG(Neg) REG(Sign) REG(Relu) REG(Not)
-  REG(Identity) REG(LeakyRelu) REG(Elu) REG(Celu) REG(Selu) REG(ThresholdedRelu) REG(HardSigmoid) REG(HardSwish)
-  REG(Shrink) REG(PRelu) REG(Clip) REG(Add) REG(Sub) REG(Mul) REG(Div) REG(Pow) REG(Mod) REG(BitShift) REG(Equal)
-  REG(Less) REG(LessOrEqual) REG(Greater) REG(GreaterOrEqual) REG(And) REG(Or) REG(Xor) REG(Where) REG(Sum)
-  REG(Mean) REG(Max) REG(Min) REG(Cast) REG(CastLike) REG(ReduceSum) REG(ReduceMean) REG(ReduceMax) REG(ReduceMin)
-  REG(ReduceProd) REG(ReduceL1) REG(ReduceL2) REG(ReduceLogSum) REG(ReduceLogSumExp) REG(ReduceSumSquare)
-  REG(ArgMax) REG(ArgMin) REG(Softmax) REG(LogSoftmax) REG(Hardmax) REG(CumSum) REG(MatMul) REG(Gemm) REG(Einsum)
-#undef REG
+  static const std::pair<const char*, OpFn> kOps[] = {{"Exp", op_Exp},
+                                                      {"Log", op_Log},
+                                                      {"Sqrt", op_Sqrt},
+                                                      {"Sin", op_Sin},
+                                                      {"Cos", op_Cos},
+                                                      {"Tan", op_Tan},
+                                                      {"Asin", op_Asin},
+                                                      {"Acos", op_Acos},
+                                                      {"Atan", op_Atan},
+                                                      {"Sinh", op_Sinh},
+                                                      {"Cosh", op_Cosh},
+                                                      {"Asinh", op_Asinh},
+                                                      {"Acosh", op_Acosh},
+                                                      {"Atanh", op_Atanh},
+                                                      {"Sigmoid", op_Sigmoid},
+                                                      {"Tanh", op_Tanh},
+                                                      {"Erf", op_Erf},
+                                                      {"Softsign", op_Softsign},
+                                                      {"Softplus", op_Softplus},
+                                                      {"Floor", op_Floor},
+                                                      {"Ceil", op_Ceil},
+                                                      {"Round", op_Round},
+                                                      {"Reciprocal", op_Reciprocal},
+                                                      {"IsNaN", op_IsNaN},
+                                                      {"IsInf", op_IsInf},
+                                                      {"Abs", op_Abs},
+                                                      {"Neg", op_Neg},
+                                                      {"Sign", op_Sign},
+                                                      {"Relu", op_Relu},
+                                                      {"Not", op_Not},
+                                                      {"Identity", op_Identity},
+                                                      {"LeakyRelu", op_LeakyRelu},
+                                                      {"Elu", op_Elu},
+                                                      {"Celu", op_Celu},
+                                                      {"Selu", op_Selu},
+                                                      {"ThresholdedRelu", op_ThresholdedRelu},
+                                                      {"HardSigmoid", op_HardSigmoid},
+                                                      {"HardSwish", op_HardSwish},
+                                                      {"Shrink", op_Shrink},
+                                                      {"PRelu", op_PRelu},
+                                                      {"Clip", op_Clip},
+                                                      {"Add", op_Add},
+                                                      {"Sub", op_Sub},
+                                                      {"Mul", op_Mul},
+                                                      {"Div", op_Div},
+                                                      {"Pow", op_Pow},
+                                                      {"Mod", op_Mod},
+                                                      {"BitShift", op_BitShift},
+                                                      {"Equal", op_Equal},
+                                                      {"Less", op_Less},
+                                                      {"LessOrEqual", op_LessOrEqual},
+                                                      {"Greater", op_Greater},
+                                                      {"GreaterOrEqual", op_GreaterOrEqual},
+                                                      {"And", op_And},
+                                                      {"Or", op_Or},
+                                                      {"Xor", op_Xor},
+                                                      {"Where", op_Where},
+                                                      {"Sum", op_Sum},
+                                                      {"Mean", op_Mean},
+                                                      {"Max", op_Max},
+                                                      {"Min", op_Min},
+                                                      {"Cast", op_Cast},
+                                                      {"CastLike", op_CastLike},
+                                                      {"ReduceSum", op_ReduceSum},
+                                                      {"ReduceMean", op_ReduceMean},
+                                                      {"ReduceMax", op_ReduceMax},
+                                                      {"ReduceMin", op_ReduceMin},
+                                                      {"ReduceProd", op_ReduceProd},
+                                                      {"ReduceL1", op_ReduceL1},
+                                                      {"ReduceL2", op_ReduceL2},
+                                                      {"ReduceLogSum", op_ReduceLogSum},
+                                                      {"ReduceLogSumExp", op_ReduceLogSumExp},
+                                                      {"ReduceSumSquare", op_ReduceSumSquare},
+                                                      {"ArgMax", op_ArgMax},
+                                                      {"ArgMin", op_ArgMin},
+                                                      {"Softmax", op_Softmax},
+                                                      {"LogSoftmax", op_LogSoftmax},
+                                                      {"Hardmax", op_Hardmax},
+                                                      {"CumSum", op_CumSum},
+                                                      {"MatMul", op_MatMul},
+                                                      {"Gemm", op_Gemm},
+                                                      {"Einsum", op_Einsum}};
+  for (const auto& [name, fn] : kOps) t[std::string(":") + name] = fn;
 }
 
 }  // namespace rg::onnx

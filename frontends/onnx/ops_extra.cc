@@ -16,7 +16,8 @@ using T = rg::Tensor;
 using Outs = std::vector<Value>;
 
 const Strings& strings_in(OpContext& c, size_t i) {
-  if (!c.has(i) || c.in[i].kind != Value::Kind::Strings) c.fail("input " + std::to_string(i) + " must be a string tensor");
+  if (!c.has(i) || c.in[i].kind != Value::Kind::Strings)
+    c.fail("input " + std::to_string(i) + " must be a string tensor");
   return c.in[i].strings;
 }
 
@@ -41,10 +42,14 @@ Outs op_StringNormalizer(OpContext& c) {
     bool drop = false;
     for (const auto& w : stop) drop |= sensitive ? s == w : lower(s) == lower(w);
     if (drop) continue;
-    if (action == "LOWER") out.push_back(lower(s));
-    else if (action == "UPPER") out.push_back(upper(s));
-    else if (action == "NONE") out.push_back(s);
-    else c.fail("case_change_action '" + action + "' is not supported");
+    if (action == "LOWER")
+      out.push_back(lower(s));
+    else if (action == "UPPER")
+      out.push_back(upper(s));
+    else if (action == "NONE")
+      out.push_back(s);
+    else
+      c.fail("case_change_action '" + action + "' is not supported");
   }
   if (out.empty()) out.push_back("");  // the spec's output for everything removed
   Shape shape = x.shape.size() == 2 ? Shape{1, int64_t(out.size())} : Shape{int64_t(out.size())};
@@ -57,7 +62,8 @@ std::string float_string(OpContext& c, float v) {
   if (std::isnan(v)) return "NaN";
   if (std::isinf(v)) return v < 0 ? "-INF" : "INF";
   float a = std::abs(v);
-  if (v != 0 && (a < 1e-4f || a >= 1e16f)) c.fail("casting " + std::to_string(v) + " to a string (scientific form) is not supported");
+  if (v != 0 && (a < 1e-4f || a >= 1e16f))
+    c.fail("casting " + std::to_string(v) + " to a string (scientific form) is not supported");
   char buf[64];
   auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed);
   std::string s(buf, r.ptr);
@@ -74,9 +80,12 @@ Outs cast_strings(OpContext& c, int to) {
     for (const auto& s : c.in[0].strings.data) {
       std::string l = s;
       for (auto& ch : l) ch = char(std::tolower(static_cast<unsigned char>(ch)));
-      if (l == "nan") v.push_back(NAN);
-      else if (l == "inf" || l == "+inf" || l == "infinity") v.push_back(INFINITY);
-      else if (l == "-inf" || l == "-infinity") v.push_back(-INFINITY);
+      if (l == "nan")
+        v.push_back(NAN);
+      else if (l == "inf" || l == "+inf" || l == "infinity")
+        v.push_back(INFINITY);
+      else if (l == "-inf" || l == "-infinity")
+        v.push_back(-INFINITY);
       else {
         char* end;
         v.push_back(std::strtod(s.c_str(), &end));
@@ -140,8 +149,10 @@ T minus_zero_point(OpContext& c, size_t x, size_t zp, int64_t axis_for_vector) {
   T v = c.t(x).cast(dtypes::int32);
   if (!c.has(zp)) return v;
   T z = c.t(zp).cast(dtypes::int32);
-  if (z.numel() > 1) z = along(c, z, axis_for_vector < 0 ? v.ndim() + axis_for_vector : axis_for_vector, v.ndim());
-  else z = z.reshape({});
+  if (z.numel() > 1)
+    z = along(c, z, axis_for_vector < 0 ? v.ndim() + axis_for_vector : axis_for_vector, v.ndim());
+  else
+    z = z.reshape({});
   return v - z;
 }
 
@@ -155,7 +166,8 @@ Outs op_ConvInteger(OpContext& c) {
   const size_t n = size_t(x.ndim() - 2);
   std::vector<int64_t> k(w.shape().begin() + 2, w.shape().end());
   if (c.ints("kernel_shape", k) != k) c.fail("kernel_shape contradicts the weight");
-  std::vector<int64_t> s = c.ints("strides", std::vector<int64_t>(n, 1)), d = c.ints("dilations", std::vector<int64_t>(n, 1));
+  std::vector<int64_t> s = c.ints("strides", std::vector<int64_t>(n, 1)),
+                       d = c.ints("dilations", std::vector<int64_t>(n, 1));
   std::vector<int64_t> p = c.ints("pads", std::vector<int64_t>(2 * n, 0));
   if (c.s("auto_pad", "NOTSET") != "NOTSET") c.fail("auto_pad is not supported");
   std::vector<int64_t> flat;
@@ -170,7 +182,8 @@ Outs op_QLinearConv(OpContext& c) {
   const size_t n = size_t(x.ndim() - 2);
   std::vector<int64_t> k(w.shape().begin() + 2, w.shape().end());
   if (c.ints("kernel_shape", k) != k) c.fail("kernel_shape contradicts the weight");
-  std::vector<int64_t> s = c.ints("strides", std::vector<int64_t>(n, 1)), d = c.ints("dilations", std::vector<int64_t>(n, 1));
+  std::vector<int64_t> s = c.ints("strides", std::vector<int64_t>(n, 1)),
+                       d = c.ints("dilations", std::vector<int64_t>(n, 1));
   std::vector<int64_t> p = c.ints("pads", std::vector<int64_t>(2 * n, 0));
   if (c.s("auto_pad", "NOTSET") != "NOTSET") c.fail("auto_pad is not supported");
   std::vector<int64_t> flat;
@@ -203,9 +216,12 @@ Outs window_op(OpContext& c, int kind) {
   std::vector<double> v(n);
   for (int64_t i = 0; i < n; ++i) {
     double a = 2 * M_PI * double(i) / N;
-    if (kind == 0) v[i] = 0.5 - 0.5 * std::cos(a);                                     // Hann
-    else if (kind == 1) v[i] = 25.0 / 46 - (1 - 25.0 / 46) * std::cos(a);              // Hamming
-    else v[i] = 0.42 - 0.5 * std::cos(a) + 0.08 * std::cos(2 * a);                     // Blackman
+    if (kind == 0)
+      v[i] = 0.5 - 0.5 * std::cos(a);  // Hann
+    else if (kind == 1)
+      v[i] = 25.0 / 46 - (1 - 25.0 / 46) * std::cos(a);  // Hamming
+    else
+      v[i] = 0.42 - 0.5 * std::cos(a) + 0.08 * std::cos(2 * a);  // Blackman
   }
   return {T::from_vector(v, Shape{n}, c.device).cast(dt)};
 }
@@ -230,7 +246,8 @@ Outs op_MelWeightMatrix(OpContext& c) {
   };
   for (int64_t i = 0; i < mels; ++i) {
     int64_t l = edge[size_t(i)], m = edge[size_t(i + 1)], h = edge[size_t(i + 2)];
-    if (m == l) at(m, i) = 1;
+    if (m == l)
+      at(m, i) = 1;
     else
       for (int64_t j = l; j <= m; ++j) at(j, i) = double(j - l) / double(m - l);
     if (h > m)
@@ -330,7 +347,8 @@ Outs op_Unique(OpContext& c) {
   }
   std::vector<int64_t> order(first.size());
   std::iota(order.begin(), order.end(), 0);
-  if (sorted) std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return keys[first[a]] < keys[first[b]]; });
+  if (sorted)
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return keys[first[a]] < keys[first[b]]; });
   std::vector<int64_t> rank(order.size());
   for (size_t k = 0; k < order.size(); ++k) rank[order[k]] = int64_t(k);
   std::vector<int64_t> idx, inv, cnt;
@@ -360,7 +378,8 @@ Outs op_NonMaxSuppression(OpContext& c) {
   auto iou = [&](int64_t n, int64_t i, int64_t j) {
     double ay1, ax1, ay2, ax2, by1, bx1, by2, bx2;
     corners(n, i, &ay1, &ax1, &ay2, &ax2), corners(n, j, &by1, &bx1, &by2, &bx2);
-    double iw = std::max(0.0, std::min(ax2, bx2) - std::max(ax1, bx1)), ih = std::max(0.0, std::min(ay2, by2) - std::max(ay1, by1));
+    double iw = std::max(0.0, std::min(ax2, bx2) - std::max(ax1, bx1)),
+           ih = std::max(0.0, std::min(ay2, by2) - std::max(ay1, by1));
     double inter = iw * ih, uni = (ax2 - ax1) * (ay2 - ay1) + (bx2 - bx1) * (by2 - by1) - inter;
     return uni > 0 ? inter / uni : 0.0;
   };
@@ -390,11 +409,23 @@ Outs op_NonMaxSuppression(OpContext& c) {
 Outs cast_with_strings(OpContext& c, int to) { return cast_strings(c, to); }
 
 void add_extra_ops(OpTable& t) {
-#define REG(NAME) t[":" #NAME] = op_##NAME;
-  REG(StringNormalizer) REG(QuantizeLinear) REG(DequantizeLinear) REG(DynamicQuantizeLinear) REG(MatMulInteger)
-  REG(ConvInteger) REG(QLinearMatMul) REG(QLinearConv) REG(HannWindow) REG(MelWeightMatrix) REG(HammingWindow) REG(BlackmanWindow) REG(ReverseSequence)
-  REG(Det) REG(Unique) REG(NonMaxSuppression)
-#undef REG
+  static const std::pair<const char*, OpFn> kOps[] = {{"StringNormalizer", op_StringNormalizer},
+                                                      {"QuantizeLinear", op_QuantizeLinear},
+                                                      {"DequantizeLinear", op_DequantizeLinear},
+                                                      {"DynamicQuantizeLinear", op_DynamicQuantizeLinear},
+                                                      {"MatMulInteger", op_MatMulInteger},
+                                                      {"ConvInteger", op_ConvInteger},
+                                                      {"QLinearMatMul", op_QLinearMatMul},
+                                                      {"QLinearConv", op_QLinearConv},
+                                                      {"HannWindow", op_HannWindow},
+                                                      {"MelWeightMatrix", op_MelWeightMatrix},
+                                                      {"HammingWindow", op_HammingWindow},
+                                                      {"BlackmanWindow", op_BlackmanWindow},
+                                                      {"ReverseSequence", op_ReverseSequence},
+                                                      {"Det", op_Det},
+                                                      {"Unique", op_Unique},
+                                                      {"NonMaxSuppression", op_NonMaxSuppression}};
+  for (const auto& [name, fn] : kOps) t[std::string(":") + name] = fn;
 }
 
 }  // namespace rg::onnx

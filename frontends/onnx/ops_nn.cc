@@ -23,11 +23,13 @@ Window window(OpContext& c, const Shape& in_spatial, std::vector<int64_t> kernel
   const size_t n = in_spatial.size();
   Window w;
   w.k = kernel;
-  if (w.k.size() != n) c.fail("kernel_shape has " + std::to_string(w.k.size()) + " axes for " + std::to_string(n) + " spatial axes");
+  if (w.k.size() != n)
+    c.fail("kernel_shape has " + std::to_string(w.k.size()) + " axes for " + std::to_string(n) + " spatial axes");
   w.s = c.ints("strides", std::vector<int64_t>(n, 1));
   w.d = has_dilations ? c.ints("dilations", std::vector<int64_t>(n, 1)) : std::vector<int64_t>(n, 1);
   std::vector<int64_t> p = c.ints("pads", std::vector<int64_t>(2 * n, 0));
-  if (w.s.size() != n || w.d.size() != n || p.size() != 2 * n) c.fail("strides, dilations or pads do not match the spatial axes");
+  if (w.s.size() != n || w.d.size() != n || p.size() != 2 * n)
+    c.fail("strides, dilations or pads do not match the spatial axes");
   std::string ap = c.s("auto_pad", "NOTSET");
   for (size_t i = 0; i < n; ++i) {
     if (ap == "NOTSET") {
@@ -65,7 +67,8 @@ std::vector<int64_t> kernel_of(OpContext& c, const T& w) {
 
 Outs op_Conv(OpContext& c) {
   const T &x = c.t(0), &w = c.t(1);
-  if (x.ndim() < 3 || w.ndim() != x.ndim()) c.fail("input " + shape_str(x.shape()) + " and weight " + shape_str(w.shape()) + " do not fit");
+  if (x.ndim() < 3 || w.ndim() != x.ndim())
+    c.fail("input " + shape_str(x.shape()) + " and weight " + shape_str(w.shape()) + " do not fit");
   Window win = window(c, spatial_of(x), kernel_of(c, w));
   int64_t g = c.i("group", 1);
   std::optional<T> b;
@@ -75,10 +78,12 @@ Outs op_Conv(OpContext& c) {
 
 Outs op_ConvTranspose(OpContext& c) {
   const T &x = c.t(0), &w = c.t(1);
-  if (x.ndim() < 3 || w.ndim() != x.ndim()) c.fail("input " + shape_str(x.shape()) + " and weight " + shape_str(w.shape()) + " do not fit");
+  if (x.ndim() < 3 || w.ndim() != x.ndim())
+    c.fail("input " + shape_str(x.shape()) + " and weight " + shape_str(w.shape()) + " do not fit");
   const size_t n = x.ndim() - 2;
   std::vector<int64_t> k = kernel_of(c, w);
-  std::vector<int64_t> s = c.ints("strides", std::vector<int64_t>(n, 1)), d = c.ints("dilations", std::vector<int64_t>(n, 1));
+  std::vector<int64_t> s = c.ints("strides", std::vector<int64_t>(n, 1)),
+                       d = c.ints("dilations", std::vector<int64_t>(n, 1));
   std::vector<int64_t> op = c.ints("output_padding", std::vector<int64_t>(n, 0));
   std::vector<int64_t> p = c.ints("pads", std::vector<int64_t>(2 * n, 0));
   std::vector<int64_t> out_shape = c.ints("output_shape");
@@ -137,7 +142,8 @@ Outs op_MaxPool(OpContext& c) {
   bool col_major = c.i("storage_order", 0);
   Window w = window(c, spatial_of(x), c.ints("kernel_shape"));
   auto pads = pool_pads(c, w, spatial_of(x), c.i("ceil_mode", 0));
-  if (c.node.output_size() > 1 && !c.node.output(1).empty()) return maxpool_indices(c, x, w.k, w.s, w.d, pads, col_major);
+  if (c.node.output_size() > 1 && !c.node.output(1).empty())
+    return maxpool_indices(c, x, w.k, w.s, w.d, pads, col_major);
   w.pads = pads;
   w = as_2d(w);
   return {from_2d(as_2d(x).max_pool2d(w.k, w.s, w.d, flat_pads(w.pads)), x)};
@@ -261,14 +267,16 @@ Outs op_LRN(OpContext& c) {
   T sum = T::zeros({}, x.dtype());
   for (int64_t j = 0; j < size; ++j) {
     Pairs b;
-    for (int64_t i = 0; i < x.ndim(); ++i) b.push_back(i == 1 ? std::pair<int64_t, int64_t>{j, j + C} : std::pair<int64_t, int64_t>{0, x.shape()[i]});
+    for (int64_t i = 0; i < x.ndim(); ++i)
+      b.push_back(i == 1 ? std::pair<int64_t, int64_t>{j, j + C} : std::pair<int64_t, int64_t>{0, x.shape()[i]});
     sum = sum + sq.shrink(b);
   }
   return {x / (sum * (alpha / double(size)) + bias).pow(beta)};
 }
 
 // NLL over class axis 1 of log-probabilities x, targets (N, ...): the loss per item, and each item's weight.
-std::pair<T, T> nll(OpContext& c, const T& x, const T& target, const std::optional<T>& weight, std::optional<int64_t> ignore) {
+std::pair<T, T> nll(OpContext& c, const T& x, const T& target, const std::optional<T>& weight,
+                    std::optional<int64_t> ignore) {
   T tgt = target.cast(dtypes::int64);
   T keep = ignore ? tgt != *ignore : T::full(tgt.shape(), true);
   T safe = keep.where(tgt, T::zeros({}, dtypes::int64));
@@ -338,9 +346,12 @@ Outs op_Momentum(OpContext& c) {
     T gr = norm * x + g;
     double b = step > 0 ? beta : 1.0;
     T vn = alpha * v + b * gr;
-    if (mode == "standard") xs.push_back(x - lr * vn);
-    else if (mode == "nesterov") xs.push_back(x - lr * (gr + alpha * vn));
-    else c.fail("mode '" + mode + "' is not supported");
+    if (mode == "standard")
+      xs.push_back(x - lr * vn);
+    else if (mode == "nesterov")
+      xs.push_back(x - lr * (gr + alpha * vn));
+    else
+      c.fail("mode '" + mode + "' is not supported");
     vs.push_back(vn);
   }
   xs.insert(xs.end(), vs.begin(), vs.end());
@@ -350,7 +361,8 @@ Outs op_Momentum(OpContext& c) {
 Outs op_Adam(OpContext& c) {
   double lr = c.scalar_in(0), step = c.scalar_in(1);
   // The spec's default epsilon (1e-6) and the suite's reference (1e-2) disagree: refuse to pick one.
-  if (!c.has_attr("epsilon")) c.fail("epsilon must be given (the spec's default and its reference implementation differ)");
+  if (!c.has_attr("epsilon"))
+    c.fail("epsilon must be given (the spec's default and its reference implementation differ)");
   double alpha = c.f("alpha", 0.9), beta = c.f("beta", 0.999), eps = c.f("epsilon", 1e-6);
   double norm = c.f("norm_coefficient", 0), post = c.f("norm_coefficient_post", 0);
   size_t n = (c.n() - 2) / 4;
@@ -393,11 +405,21 @@ Outs op_Gradient(OpContext& c) {
 }  // namespace
 
 void add_nn_ops(OpTable& t) {
-#define REG(NAME) t[":" #NAME] = op_##NAME;
-  REG(Conv) REG(ConvTranspose) REG(MaxPool) REG(AveragePool) REG(LpPool) REG(GlobalAveragePool) REG(GlobalMaxPool)
-  REG(BatchNormalization) REG(InstanceNormalization) REG(LayerNormalization) REG(MeanVarianceNormalization) REG(LRN)
-  REG(NegativeLogLikelihoodLoss) REG(SoftmaxCrossEntropyLoss)
-#undef REG
+  static const std::pair<const char*, OpFn> kOps[] = {{"Conv", op_Conv},
+                                                      {"ConvTranspose", op_ConvTranspose},
+                                                      {"MaxPool", op_MaxPool},
+                                                      {"AveragePool", op_AveragePool},
+                                                      {"LpPool", op_LpPool},
+                                                      {"GlobalAveragePool", op_GlobalAveragePool},
+                                                      {"GlobalMaxPool", op_GlobalMaxPool},
+                                                      {"BatchNormalization", op_BatchNormalization},
+                                                      {"InstanceNormalization", op_InstanceNormalization},
+                                                      {"LayerNormalization", op_LayerNormalization},
+                                                      {"MeanVarianceNormalization", op_MeanVarianceNormalization},
+                                                      {"LRN", op_LRN},
+                                                      {"NegativeLogLikelihoodLoss", op_NegativeLogLikelihoodLoss},
+                                                      {"SoftmaxCrossEntropyLoss", op_SoftmaxCrossEntropyLoss}};
+  for (const auto& [name, fn] : kOps) t[std::string(":") + name] = fn;
   t["ai.onnx.preview.training:Adagrad"] = op_Adagrad;
   t["ai.onnx.preview.training:Momentum"] = op_Momentum;
   t["ai.onnx.preview.training:Adam"] = op_Adam;

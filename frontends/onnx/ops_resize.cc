@@ -33,11 +33,16 @@ Interp interp_matrix(OpContext& c, const ResizeMode& m, int64_t in, int64_t out,
   for (int64_t o = 0; o < out; ++o) {
     double x;
     const std::string& ct = m.coord;
-    if (ct == "half_pixel") x = (o + 0.5) / scale - 0.5;
-    else if (ct == "pytorch_half_pixel") x = len > 1 ? (o + 0.5) / scale - 0.5 : 0;
-    else if (ct == "align_corners") x = len == 1 ? 0 : o * double(in - 1) / (len - 1);
-    else if (ct == "asymmetric") x = o / scale;
-    else if (ct == "tf_half_pixel_for_nn") x = (o + 0.5) / scale;
+    if (ct == "half_pixel")
+      x = (o + 0.5) / scale - 0.5;
+    else if (ct == "pytorch_half_pixel")
+      x = len > 1 ? (o + 0.5) / scale - 0.5 : 0;
+    else if (ct == "align_corners")
+      x = len == 1 ? 0 : o * double(in - 1) / (len - 1);
+    else if (ct == "asymmetric")
+      x = o / scale;
+    else if (ct == "tf_half_pixel_for_nn")
+      x = (o + 0.5) / scale;
     else if (ct == "tf_crop_and_resize") {
       x = len > 1 ? roi_start * (in - 1) + o * (roi_end - roi_start) * (in - 1) / (len - 1)
                   : 0.5 * (roi_start + roi_end) * (in - 1);
@@ -45,15 +50,21 @@ Interp interp_matrix(OpContext& c, const ResizeMode& m, int64_t in, int64_t out,
         r.outside[o] = true;
         continue;
       }
-    } else c.fail("coordinate_transformation_mode '" + ct + "' is not supported");
+    } else
+      c.fail("coordinate_transformation_mode '" + ct + "' is not supported");
     auto at = [&](int64_t i, double w) { r.w[size_t(o * in + std::clamp<int64_t>(i, 0, in - 1))] += w; };
     if (m.mode == "nearest") {
       double i;
-      if (m.nearest == "round_prefer_floor") i = (x - std::floor(x) == 0.5) ? std::floor(x) : std::round(x);
-      else if (m.nearest == "round_prefer_ceil") i = std::floor(x + 0.5);
-      else if (m.nearest == "floor") i = std::floor(x);
-      else if (m.nearest == "ceil") i = std::ceil(x);
-      else c.fail("nearest_mode '" + m.nearest + "' is not supported");
+      if (m.nearest == "round_prefer_floor")
+        i = (x - std::floor(x) == 0.5) ? std::floor(x) : std::round(x);
+      else if (m.nearest == "round_prefer_ceil")
+        i = std::floor(x + 0.5);
+      else if (m.nearest == "floor")
+        i = std::floor(x);
+      else if (m.nearest == "ceil")
+        i = std::ceil(x);
+      else
+        c.fail("nearest_mode '" + m.nearest + "' is not supported");
       at(int64_t(i), 1.0);
     } else if (m.mode == "linear") {
       double f = std::floor(x), t = x - f;
@@ -90,8 +101,10 @@ T resize(OpContext& c, const T& x, const ResizeMode& m, const std::vector<double
     const int64_t in = x.shape()[a];
     int64_t out;
     double scale;
-    if (!sizes.empty()) out = sizes[a], scale = double(out) / double(in);
-    else scale = scales[a], out = int64_t(std::floor(double(in) * scale));
+    if (!sizes.empty())
+      out = sizes[a], scale = double(out) / double(in);
+    else
+      scale = scales[a], out = int64_t(std::floor(double(in) * scale));
     double rs = roi.empty() ? 0 : roi[a], re = roi.empty() ? 1 : roi[a + r];
     if (out == in && scale == 1.0 && m.coord != "tf_crop_and_resize") continue;
     Interp ip = interp_matrix(c, m, in, out, scale, rs, re);

@@ -11,13 +11,16 @@ using Outs = std::vector<Value>;
 
 T slice0(const T& x, int64_t i, int64_t axis = 0) {
   Pairs b;
-  for (int64_t a = 0; a < x.ndim(); ++a) b.push_back(a == axis ? std::pair<int64_t, int64_t>{i, i + 1} : std::pair<int64_t, int64_t>{0, x.shape()[a]});
+  for (int64_t a = 0; a < x.ndim(); ++a)
+    b.push_back(a == axis ? std::pair<int64_t, int64_t>{i, i + 1} : std::pair<int64_t, int64_t>{0, x.shape()[a]});
   return x.shrink(b).squeeze(axis);
 }
 // Rows [k*h, (k+1)*h) of a matrix or vector: gate k of a stacked weight.
 T gate(const T& w, int64_t k, int64_t h) {
   Pairs b;
-  for (int64_t a = 0; a < w.ndim(); ++a) b.push_back(a == 0 ? std::pair<int64_t, int64_t>{k * h, (k + 1) * h} : std::pair<int64_t, int64_t>{0, w.shape()[a]});
+  for (int64_t a = 0; a < w.ndim(); ++a)
+    b.push_back(a == 0 ? std::pair<int64_t, int64_t>{k * h, (k + 1) * h}
+                       : std::pair<int64_t, int64_t>{0, w.shape()[a]});
   return w.shrink(b);
 }
 
@@ -41,18 +44,24 @@ Rnn common(OpContext& c, const std::vector<std::string>& default_acts) {
   r.seq = x.shape()[r.layout1 ? 1 : 0], r.batch = x.shape()[r.layout1 ? 0 : 1], r.input = x.shape()[2];
   std::string dir = c.s("direction", "forward");
   r.dirs = dir == "bidirectional" ? 2 : 1;
-  if (dir != "forward" && dir != "reverse" && dir != "bidirectional") c.fail("direction '" + dir + "' is not supported");
+  if (dir != "forward" && dir != "reverse" && dir != "bidirectional")
+    c.fail("direction '" + dir + "' is not supported");
   r.hidden = c.i("hidden_size", c.t(2).shape()[2]);
   r.clip = c.f("clip", 0);
-  if (c.has_attr("activation_alpha") || c.has_attr("activation_beta")) c.fail("activation_alpha/beta are not supported");
+  if (c.has_attr("activation_alpha") || c.has_attr("activation_beta"))
+    c.fail("activation_alpha/beta are not supported");
   std::vector<std::string> names = c.strings("activations");
   if (names.empty())
     for (int64_t d = 0; d < r.dirs; ++d) names.insert(names.end(), default_acts.begin(), default_acts.end());
   for (auto& n : names) {
-    if (n == "Sigmoid") r.acts.push_back(act_sigmoid);
-    else if (n == "Tanh") r.acts.push_back(act_tanh);
-    else if (n == "Relu") r.acts.push_back(act_relu);
-    else c.fail("activation '" + n + "' is not supported");
+    if (n == "Sigmoid")
+      r.acts.push_back(act_sigmoid);
+    else if (n == "Tanh")
+      r.acts.push_back(act_tanh);
+    else if (n == "Relu")
+      r.acts.push_back(act_relu);
+    else
+      c.fail("activation '" + n + "' is not supported");
   }
   if (r.acts.size() != default_acts.size() * size_t(r.dirs)) c.fail("wrong number of activations");
   if (c.has(4)) {
@@ -118,9 +127,10 @@ Outs op_RNN(OpContext& c) {
     T w = slice0(W, d), rr = slice0(R, d);
     T b = c.has(3) ? gate(slice0(c.t(3), d), 0, h) + gate(slice0(c.t(3), d), 1, h) : T::zeros({h}, dt);
     Act f = r.acts[size_t(d)];
-    auto [y, fin] = unroll(xs_of(c, r), {initial(c, 5, r, d, dt)}, reverse_of(c, d), [&](const T& x, const std::vector<T>& s) {
-      return std::vector<T>{f(clipped(r, x.matmul(w.T()) + s[0].matmul(rr.T()) + b))};
-    });
+    auto [y, fin] =
+        unroll(xs_of(c, r), {initial(c, 5, r, d, dt)}, reverse_of(c, d), [&](const T& x, const std::vector<T>& s) {
+          return std::vector<T>{f(clipped(r, x.matmul(w.T()) + s[0].matmul(rr.T()) + b))};
+        });
     ys.push_back(y), finals.push_back(fin);
   }
   return finish(r, ys, finals);
@@ -138,16 +148,17 @@ Outs op_GRU(OpContext& c) {
     T w = slice0(W, d), rr = slice0(R, d);
     T B = c.has(3) ? slice0(c.t(3), d) : T::zeros({6 * h}, dt);
     Act f = r.acts[size_t(2 * d)], g = r.acts[size_t(2 * d + 1)];
-    auto [y, fin] = unroll(xs_of(c, r), {initial(c, 5, r, d, dt)}, reverse_of(c, d), [&](const T& x, const std::vector<T>& s) {
-      const T& hp = s[0];
-      auto xw = [&](int k) { return x.matmul(gate(w, k, h).T()) + gate(B, k, h); };
-      auto hr = [&](const T& v, int k) { return v.matmul(gate(rr, k, h).T()); };
-      T z = f(clipped(r, xw(0) + hr(hp, 0) + gate(B, 3, h)));
-      T rt = f(clipped(r, xw(1) + hr(hp, 1) + gate(B, 4, h)));
-      T hh = lbr ? g(clipped(r, xw(2) + rt * (hr(hp, 2) + gate(B, 5, h))))
-                 : g(clipped(r, xw(2) + hr(rt * hp, 2) + gate(B, 5, h)));
-      return std::vector<T>{(1 - z) * hh + z * hp};
-    });
+    auto [y, fin] =
+        unroll(xs_of(c, r), {initial(c, 5, r, d, dt)}, reverse_of(c, d), [&](const T& x, const std::vector<T>& s) {
+          const T& hp = s[0];
+          auto xw = [&](int k) { return x.matmul(gate(w, k, h).T()) + gate(B, k, h); };
+          auto hr = [&](const T& v, int k) { return v.matmul(gate(rr, k, h).T()); };
+          T z = f(clipped(r, xw(0) + hr(hp, 0) + gate(B, 3, h)));
+          T rt = f(clipped(r, xw(1) + hr(hp, 1) + gate(B, 4, h)));
+          T hh = lbr ? g(clipped(r, xw(2) + rt * (hr(hp, 2) + gate(B, 5, h))))
+                     : g(clipped(r, xw(2) + hr(rt * hp, 2) + gate(B, 5, h)));
+          return std::vector<T>{(1 - z) * hh + z * hp};
+        });
     ys.push_back(y), finals.push_back(fin);
   }
   return finish(r, ys, finals);
@@ -169,7 +180,9 @@ Outs op_LSTM(OpContext& c) {
     std::vector<T> init{initial(c, 5, r, d, dt), initial(c, 6, r, d, dt)};
     auto [y, fin] = unroll(xs_of(c, r), init, reverse_of(c, d), [&](const T& x, const std::vector<T>& s) {
       const T &hp = s[0], &cp = s[1];
-      auto pre = [&](int k) { return x.matmul(gate(w, k, h).T()) + hp.matmul(gate(rr, k, h).T()) + gate(B, k, h) + gate(B, 4 + k, h); };
+      auto pre = [&](int k) {
+        return x.matmul(gate(w, k, h).T()) + hp.matmul(gate(rr, k, h).T()) + gate(B, k, h) + gate(B, 4 + k, h);
+      };
       T i = f(clipped(r, pre(0) + gate(P, 0, h) * cp));
       T fg = f(clipped(r, pre(2) + gate(P, 2, h) * cp));
       T ct = g(clipped(r, pre(3)));

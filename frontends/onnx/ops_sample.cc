@@ -60,7 +60,8 @@ Outs op_MaxUnpool(OpContext& c) {
   const T &x = c.t(0), &ind = c.t(1);
   std::vector<int64_t> k = c.ints("kernel_shape");
   const size_t n = k.size();
-  std::vector<int64_t> s = c.ints("strides", std::vector<int64_t>(n, 1)), p = c.ints("pads", std::vector<int64_t>(2 * n, 0));
+  std::vector<int64_t> s = c.ints("strides", std::vector<int64_t>(n, 1)),
+                       p = c.ints("pads", std::vector<int64_t>(2 * n, 0));
   // Indices count positions in the inferred shape; a given output_shape places that shape at its origin.
   Shape out{x.shape()[0], x.shape()[1]};
   for (size_t i = 0; i < n; ++i) out.push_back((x.shape()[2 + i] - 1) * s[i] - p[i] - p[i + n] + k[i]);
@@ -96,7 +97,9 @@ Outs op_GridSample(OpContext& c) {
   const int64_t N = x.shape()[0], C = x.shape()[1], H = x.shape()[2], W = x.shape()[3];
   const int64_t Ho = grid.shape()[1], Wo = grid.shape()[2];
   std::vector<double> g = host_doubles(grid);
-  auto unnorm = [&](double v, int64_t len) { return align ? (v + 1) / 2 * double(len - 1) : ((v + 1) * double(len) - 1) / 2; };
+  auto unnorm = [&](double v, int64_t len) {
+    return align ? (v + 1) / 2 * double(len - 1) : ((v + 1) * double(len) - 1) / 2;
+  };
   auto fix = [&](double v, int64_t len) {  // padding_mode applied to a coordinate
     if (pad == "border") return std::clamp(v, 0.0, double(len - 1));
     if (pad == "reflection") {
@@ -152,7 +155,8 @@ Outs op_RoiAlign(OpContext& c) {
   std::vector<int64_t> bidx = c.ints_in(2);
   std::string mode = c.s("mode", "avg"), ct = c.s("coordinate_transformation_mode", "half_pixel");
   if (mode != "avg") c.fail("mode '" + mode + "' is not supported");
-  if (ct != "half_pixel" && ct != "output_half_pixel") c.fail("coordinate_transformation_mode '" + ct + "' is not supported");
+  if (ct != "half_pixel" && ct != "output_half_pixel")
+    c.fail("coordinate_transformation_mode '" + ct + "' is not supported");
   const int64_t oh = c.i("output_height", 1), ow = c.i("output_width", 1), ratio = c.i("sampling_ratio", 0);
   const double scale = c.f("spatial_scale", 1.0), offset = ct == "half_pixel" ? 0.5 : 0.0;
   const int64_t N = x.shape()[0], C = x.shape()[1], H = x.shape()[2], W = x.shape()[3], R = int64_t(bidx.size());
@@ -165,7 +169,8 @@ Outs op_RoiAlign(OpContext& c) {
     double rw = x2 - x1, rh = y2 - y1;
     if (ct == "output_half_pixel") rw = std::max(rw, 1.0), rh = std::max(rh, 1.0);
     double bh = rh / double(oh), bw = rw / double(ow);
-    int64_t gh = ratio > 0 ? ratio : int64_t(std::ceil(rh / double(oh))), gw = ratio > 0 ? ratio : int64_t(std::ceil(rw / double(ow)));
+    int64_t gh = ratio > 0 ? ratio : int64_t(std::ceil(rh / double(oh))),
+            gw = ratio > 0 ? ratio : int64_t(std::ceil(rw / double(ow)));
     double count = double(std::max<int64_t>(gh * gw, 1));
     for (int64_t py = 0; py < oh; ++py)
       for (int64_t px = 0; px < ow; ++px) {
@@ -176,10 +181,14 @@ Outs op_RoiAlign(OpContext& c) {
             if (y < -1.0 || y > double(H) || xx < -1.0 || xx > double(W)) continue;
             y = std::max(y, 0.0), xx = std::max(xx, 0.0);
             int64_t y0 = int64_t(y), x0 = int64_t(xx), y1i, x1i;
-            if (y0 >= H - 1) y1i = y0 = H - 1, y = double(y0);
-            else y1i = y0 + 1;
-            if (x0 >= W - 1) x1i = x0 = W - 1, xx = double(x0);
-            else x1i = x0 + 1;
+            if (y0 >= H - 1)
+              y1i = y0 = H - 1, y = double(y0);
+            else
+              y1i = y0 + 1;
+            if (x0 >= W - 1)
+              x1i = x0 = W - 1, xx = double(x0);
+            else
+              x1i = x0 + 1;
             double ly = y - double(y0), lx = xx - double(x0), hy = 1 - ly, hx = 1 - lx;
             row[y0 * W + x0] += float(hy * hx / count);
             row[y0 * W + x1i] += float(hy * lx / count);
@@ -196,7 +205,8 @@ Outs op_RoiAlign(OpContext& c) {
 // ---------------------------------------------------------------- DFT, STFT
 
 // The DFT of real/imag parts (..., n) as matrices (n, k): returns (..., k) real and imaginary parts.
-std::pair<T, T> dft(const T& re, const std::optional<T>& im, int64_t n, int64_t k, bool inverse, const std::string& dev) {
+std::pair<T, T> dft(const T& re, const std::optional<T>& im, int64_t n, int64_t k, bool inverse,
+                    const std::string& dev) {
   std::vector<float> cs(size_t(n * k)), sn(size_t(n * k));
   const double sign = inverse ? 1 : -1, norm = inverse ? 1.0 / double(n) : 1.0;
   for (int64_t a = 0; a < n; ++a)
@@ -204,7 +214,8 @@ std::pair<T, T> dft(const T& re, const std::optional<T>& im, int64_t n, int64_t 
       double ang = 2 * M_PI * double((a * b) % n) / double(n);
       cs[size_t(a * k + b)] = float(std::cos(ang) * norm), sn[size_t(a * k + b)] = float(sign * std::sin(ang) * norm);
     }
-  T C = T::from_vector(cs, Shape{n, k}, dev).cast(re.dtype()), S = T::from_vector(sn, Shape{n, k}, dev).cast(re.dtype());
+  T C = T::from_vector(cs, Shape{n, k}, dev).cast(re.dtype()),
+    S = T::from_vector(sn, Shape{n, k}, dev).cast(re.dtype());
   // (a + ib)(cos + i sin) = (a cos - b sin) + i (a sin + b cos)
   T r = re.matmul(C), i = re.matmul(S);
   if (im) r = r - im->matmul(S), i = i + im->matmul(C);
@@ -213,7 +224,8 @@ std::pair<T, T> dft(const T& re, const std::optional<T>& im, int64_t n, int64_t 
 
 T take_last(const T& x, int64_t j) {
   Pairs b;
-  for (int64_t a = 0; a < x.ndim(); ++a) b.push_back({a == x.ndim() - 1 ? j : 0, a == x.ndim() - 1 ? j + 1 : x.shape()[a]});
+  for (int64_t a = 0; a < x.ndim(); ++a)
+    b.push_back({a == x.ndim() - 1 ? j : 0, a == x.ndim() - 1 ? j + 1 : x.shape()[a]});
   return x.shrink(b).squeeze(-1);
 }
 
@@ -274,7 +286,8 @@ Outs op_STFT(OpContext& c) {
 Outs op_TfIdfVectorizer(OpContext& c) {
   int64_t minn = c.i("min_gram_length", 1), maxn = c.i("max_gram_length", 1), skip = c.i("max_skip_count", 0);
   std::string mode = c.s("mode", "TF");
-  std::vector<int64_t> counts = c.ints("ngram_counts"), indexes = c.ints("ngram_indexes"), pool_i = c.ints("pool_int64s");
+  std::vector<int64_t> counts = c.ints("ngram_counts"), indexes = c.ints("ngram_indexes"),
+                       pool_i = c.ints("pool_int64s");
   std::vector<std::string> pool_s = c.strings("pool_strings");
   std::vector<float> weights = c.floats("weights");
   if (mode != "TF" && mode != "IDF" && mode != "TFIDF") c.fail("mode '" + mode + "' is not supported");
@@ -288,14 +301,17 @@ Outs op_TfIdfVectorizer(OpContext& c) {
     shape = c.t(0).shape();
   }
   std::vector<std::string> pool;
-  if (strings) pool = pool_s;
-  else for (int64_t v : pool_i) pool.push_back(std::to_string(v));
+  if (strings)
+    pool = pool_s;
+  else
+    for (int64_t v : pool_i) pool.push_back(std::to_string(v));
   // Each n-gram of the pool (the pool holds the 1-grams from counts[0], the 2-grams from counts[1], ...) by its key.
   std::map<std::vector<std::string>, int64_t> gram_id;
   int64_t id = 0;
   for (size_t g = 0; g < counts.size(); ++g) {
     const int64_t n = int64_t(g) + 1, end = g + 1 < counts.size() ? counts[g + 1] : int64_t(pool.size());
-    for (int64_t at = counts[g]; at + n <= end; at += n) gram_id[std::vector<std::string>(pool.begin() + at, pool.begin() + at + n)] = id++;
+    for (int64_t at = counts[g]; at + n <= end; at += n)
+      gram_id[std::vector<std::string>(pool.begin() + at, pool.begin() + at + n)] = id++;
   }
   const int64_t width = indexes.empty() ? 0 : *std::max_element(indexes.begin(), indexes.end()) + 1;
   const int64_t rows = shape.size() == 2 ? shape[0] : 1, len = shape.empty() ? 0 : shape.back();
@@ -315,8 +331,10 @@ Outs op_TfIdfVectorizer(OpContext& c) {
     for (size_t g = 0; g < indexes.size(); ++g) {
       float& v = out[size_t(r * width + indexes[g])];
       float wgt = weights.empty() ? 1.0f : weights[g];
-      if (mode == "IDF") v = v > 0 ? wgt : 0;
-      else if (mode == "TFIDF") v = v * wgt;
+      if (mode == "IDF")
+        v = v > 0 ? wgt : 0;
+      else if (mode == "TFIDF")
+        v = v * wgt;
     }
   Shape os = shape.size() == 2 ? Shape{rows, width} : Shape{width};
   return {T::from_vector(out, os, c.device)};
@@ -324,9 +342,9 @@ Outs op_TfIdfVectorizer(OpContext& c) {
 
 }  // namespace
 
-std::vector<Value> maxpool_indices(OpContext& c, const T& x, const std::vector<int64_t>& k, const std::vector<int64_t>& s,
-                                   const std::vector<int64_t>& d, const std::vector<std::pair<int64_t, int64_t>>& pads,
-                                   bool col_major) {
+std::vector<Value> maxpool_indices(OpContext& c, const T& x, const std::vector<int64_t>& k,
+                                   const std::vector<int64_t>& s, const std::vector<int64_t>& d,
+                                   const std::vector<std::pair<int64_t, int64_t>>& pads, bool col_major) {
   return maxpool_with_indices(c, x, k, s, d, pads, col_major);
 }
 

@@ -28,9 +28,7 @@ Outs op_Shape(OpContext& c) {
   for (int64_t i = s; i < e; ++i) v.push_back(x.shape()[i]);
   return {int64s(v, c.device)};
 }
-Outs op_Size(OpContext& c) {
-  return {T::from_vector(std::vector<int64_t>{c.t(0).numel()}, Shape{}, c.device)};
-}
+Outs op_Size(OpContext& c) { return {T::from_vector(std::vector<int64_t>{c.t(0).numel()}, Shape{}, c.device)}; }
 
 Outs op_Reshape(OpContext& c) {
   const T& x = c.t(0);
@@ -66,7 +64,8 @@ Outs op_Squeeze(OpContext& c) {
   for (auto& a : axes) a = norm_axis(c, a, x.ndim());
   for (int64_t i = 0; i < x.ndim(); ++i) {
     bool listed = std::find(axes.begin(), axes.end(), i) != axes.end();
-    if (listed && x.shape()[i] != 1) c.fail("axis " + std::to_string(i) + " of shape " + shape_str(x.shape()) + " is not 1");
+    if (listed && x.shape()[i] != 1)
+      c.fail("axis " + std::to_string(i) + " of shape " + shape_str(x.shape()) + " is not 1");
     if (axes.empty() ? x.shape()[i] != 1 : !listed) s.push_back(x.shape()[i]);
   }
   return {x.reshape(s)};
@@ -169,12 +168,14 @@ Outs op_Split(OpContext& c) {
     int64_t each = (d + parts - 1) / parts;
     for (int64_t i = 0; i < parts; ++i) split.push_back(std::min(each, d - i * each));
   }
-  if (std::accumulate(split.begin(), split.end(), int64_t(0)) != d) c.fail("split sizes do not add up to axis " + std::to_string(axis));
+  if (std::accumulate(split.begin(), split.end(), int64_t(0)) != d)
+    c.fail("split sizes do not add up to axis " + std::to_string(axis));
   Outs out;
   int64_t at = 0;
   for (int64_t s : split) {
     Pairs b;
-    for (int64_t i = 0; i < x.ndim(); ++i) b.push_back(i == axis ? std::pair<int64_t, int64_t>{at, at + s} : std::pair<int64_t, int64_t>{0, x.shape()[i]});
+    for (int64_t i = 0; i < x.ndim(); ++i)
+      b.push_back(i == axis ? std::pair<int64_t, int64_t>{at, at + s} : std::pair<int64_t, int64_t>{0, x.shape()[i]});
     out.push_back(x.shrink(b));
     at += s;
   }
@@ -241,7 +242,8 @@ Outs op_GatherND(OpContext& c) {
   for (int64_t j = 0; j < k; ++j) {
     const int64_t n = x.shape()[b + j];
     Pairs sel;
-    for (int64_t i = 0; i < idx.ndim(); ++i) sel.push_back({i == idx.ndim() - 1 ? j : 0, i == idx.ndim() - 1 ? j + 1 : idx.shape()[i]});
+    for (int64_t i = 0; i < idx.ndim(); ++i)
+      sel.push_back({i == idx.ndim() - 1 ? j : 0, i == idx.ndim() - 1 ? j + 1 : idx.shape()[i]});
     T ij = positive_index(idx.shrink(sel).squeeze(-1).cast(dtypes::int64), n);
     flat = flat * n + ij;
     D *= n;
@@ -309,7 +311,8 @@ Outs op_ScatterND(OpContext& c) {
   T flat = T::zeros(Shape(idx.shape().begin(), idx.shape().end() - 1), dtypes::int64);
   for (int64_t j = 0; j < k; ++j) {
     Pairs sel;
-    for (int64_t i = 0; i < idx.ndim(); ++i) sel.push_back({i == idx.ndim() - 1 ? j : 0, i == idx.ndim() - 1 ? j + 1 : idx.shape()[i]});
+    for (int64_t i = 0; i < idx.ndim(); ++i)
+      sel.push_back({i == idx.ndim() - 1 ? j : 0, i == idx.ndim() - 1 ? j + 1 : idx.shape()[i]});
     T ij = positive_index(idx.shrink(sel).squeeze(-1).cast(dtypes::int64), x.shape()[j]);
     flat = flat * x.shape()[j] + ij;
     N *= x.shape()[j];
@@ -338,7 +341,8 @@ Outs op_Pad(OpContext& c) {
   }
   if (axes.empty())
     for (int64_t i = 0; i < x.ndim(); ++i) axes.push_back(i);
-  if (pads.size() != 2 * axes.size()) c.fail("pads has " + std::to_string(pads.size()) + " entries for " + std::to_string(axes.size()) + " axes");
+  if (pads.size() != 2 * axes.size())
+    c.fail("pads has " + std::to_string(pads.size()) + " entries for " + std::to_string(axes.size()) + " axes");
   Pairs p(x.ndim(), {0, 0});
   for (size_t i = 0; i < axes.size(); ++i) p[norm_axis(c, axes[i], x.ndim())] = {pads[i], pads[i + axes.size()]};
   if (mode == "constant") {
@@ -366,11 +370,15 @@ Outs op_ConstantOfShape(OpContext& c) {
 Outs op_Constant(OpContext& c) {
   if (auto a = c.attr("value")) return {to_value(decode(a->t(), "."), c.device)};
   if (auto a = c.attr("value_float")) return {T::from_vector(std::vector<float>{a->f()}, Shape{}, c.device)};
-  if (auto a = c.attr("value_floats")) return {T::from_vector(std::vector<float>(a->floats().begin(), a->floats().end()), Shape{a->floats_size()}, c.device)};
+  if (auto a = c.attr("value_floats"))
+    return {
+        T::from_vector(std::vector<float>(a->floats().begin(), a->floats().end()), Shape{a->floats_size()}, c.device)};
   if (auto a = c.attr("value_int")) return {T::from_vector(std::vector<int64_t>{a->i()}, Shape{}, c.device)};
-  if (auto a = c.attr("value_ints")) return {T::from_vector(std::vector<int64_t>(a->ints().begin(), a->ints().end()), Shape{a->ints_size()}, c.device)};
+  if (auto a = c.attr("value_ints"))
+    return {T::from_vector(std::vector<int64_t>(a->ints().begin(), a->ints().end()), Shape{a->ints_size()}, c.device)};
   if (auto a = c.attr("value_string")) return {Value::of_strings({{}, {a->s()}})};
-  if (auto a = c.attr("value_strings")) return {Value::of_strings({{a->strings_size()}, {a->strings().begin(), a->strings().end()}})};
+  if (auto a = c.attr("value_strings"))
+    return {Value::of_strings({{a->strings_size()}, {a->strings().begin(), a->strings().end()}})};
   c.attr("sparse_value");
   c.fail("sparse or missing constant values are not supported");
 }
@@ -420,9 +428,11 @@ Outs op_DepthToSpace(OpContext& c) {
   if (x.ndim() != 4 || b <= 0) c.fail("needs a 4-D input and a positive blocksize");
   int64_t N = x.shape()[0], C = x.shape()[1], H = x.shape()[2], W = x.shape()[3];
   if (mode == "DCR")
-    return {x.reshape({N, b, b, C / (b * b), H, W}).permute({0, 3, 4, 1, 5, 2}).reshape({N, C / (b * b), H * b, W * b})};
+    return {
+        x.reshape({N, b, b, C / (b * b), H, W}).permute({0, 3, 4, 1, 5, 2}).reshape({N, C / (b * b), H * b, W * b})};
   if (mode == "CRD")
-    return {x.reshape({N, C / (b * b), b, b, H, W}).permute({0, 1, 4, 2, 5, 3}).reshape({N, C / (b * b), H * b, W * b})};
+    return {
+        x.reshape({N, C / (b * b), b, b, H, W}).permute({0, 1, 4, 2, 5, 3}).reshape({N, C / (b * b), H * b, W * b})};
   c.fail("mode '" + mode + "' is not DCR or CRD");
 }
 Outs op_SpaceToDepth(OpContext& c) {
@@ -453,8 +463,10 @@ Outs op_Compress(OpContext& c) {
   T x = c.t(0);
   std::vector<int64_t> cond = c.ints_in(1);
   int64_t axis = 0;
-  if (c.has_attr("axis")) axis = norm_axis(c, c.i("axis", 0), x.ndim());
-  else x = x.flatten();
+  if (c.has_attr("axis"))
+    axis = norm_axis(c, c.i("axis", 0), x.ndim());
+  else
+    x = x.flatten();
   std::vector<int64_t> keep;
   for (size_t i = 0; i < cond.size() && int64_t(i) < x.shape()[axis]; ++i)
     if (cond[i]) keep.push_back(int64_t(i));
@@ -524,13 +536,38 @@ Outs op_Dropout(OpContext& c) {
 }  // namespace
 
 void add_shape_ops(OpTable& t) {
-#define REG(NAME) t[":" #NAME] = op_##NAME;
-  REG(Shape) REG(Size) REG(Reshape) REG(Flatten) REG(Transpose) REG(Squeeze) REG(Unsqueeze) REG(Concat) REG(Slice)
-  REG(Split) REG(Expand) REG(Tile) REG(Gather) REG(GatherElements) REG(GatherND) REG(ScatterElements) REG(ScatterND)
-  REG(Pad) REG(ConstantOfShape) REG(Constant) REG(Range) REG(Trilu) REG(EyeLike) REG(DepthToSpace) REG(SpaceToDepth)
-  REG(OneHot) REG(Compress) REG(NonZero) REG(TopK) REG(Dropout)
+  static const std::pair<const char*, OpFn> kOps[] = {{"Shape", op_Shape},
+                                                      {"Size", op_Size},
+                                                      {"Reshape", op_Reshape},
+                                                      {"Flatten", op_Flatten},
+                                                      {"Transpose", op_Transpose},
+                                                      {"Squeeze", op_Squeeze},
+                                                      {"Unsqueeze", op_Unsqueeze},
+                                                      {"Concat", op_Concat},
+                                                      {"Slice", op_Slice},
+                                                      {"Split", op_Split},
+                                                      {"Expand", op_Expand},
+                                                      {"Tile", op_Tile},
+                                                      {"Gather", op_Gather},
+                                                      {"GatherElements", op_GatherElements},
+                                                      {"GatherND", op_GatherND},
+                                                      {"ScatterElements", op_ScatterElements},
+                                                      {"ScatterND", op_ScatterND},
+                                                      {"Pad", op_Pad},
+                                                      {"ConstantOfShape", op_ConstantOfShape},
+                                                      {"Constant", op_Constant},
+                                                      {"Range", op_Range},
+                                                      {"Trilu", op_Trilu},
+                                                      {"EyeLike", op_EyeLike},
+                                                      {"DepthToSpace", op_DepthToSpace},
+                                                      {"SpaceToDepth", op_SpaceToDepth},
+                                                      {"OneHot", op_OneHot},
+                                                      {"Compress", op_Compress},
+                                                      {"NonZero", op_NonZero},
+                                                      {"TopK", op_TopK},
+                                                      {"Dropout", op_Dropout}};
+  for (const auto& [name, fn] : kOps) t[std::string(":") + name] = fn;
   t[":Scatter"] = op_ScatterElements;
-#undef REG
 }
 
 }  // namespace rg::onnx

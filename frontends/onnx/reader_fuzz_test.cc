@@ -36,10 +36,16 @@ TEST(ReaderFuzz, MutatedModelsLoadOrRaise) {
     for (int e = 0; e < edits && !s.empty(); ++e) {
       size_t at = rng() % s.size();
       switch (rng() % 4) {
-        case 0: s[at] = char(s[at] ^ (1 << (rng() % 8))); break;                        // flip a bit
-        case 1: s.resize(at); break;                                                     // truncate
-        case 2: s.insert(at, 1 + rng() % 8, char(rng())); break;                          // insert bytes
-        case 3: {                                                                        // splice another model
+        case 0:
+          s[at] = char(s[at] ^ (1 << (rng() % 8)));
+          break;  // flip a bit
+        case 1:
+          s.resize(at);
+          break;  // truncate
+        case 2:
+          s.insert(at, 1 + rng() % 8, char(rng()));
+          break;   // insert bytes
+        case 3: {  // splice another model
           const std::string& o = corpus[rng() % corpus.size()];
           s = s.substr(0, at) + o.substr(rng() % o.size());
         }

@@ -12,23 +12,51 @@ namespace {
 
 [[noreturn]] void fail(const std::string& who, const std::string& why) { throw Error(who + ": " + why); }
 
+// bfloat16 on the host: its bits, read as a float by widening.
+struct BF16 {
+  uint16_t bits;
+  explicit operator double() const {
+    uint32_t w = uint32_t(bits) << 16;
+    float f;
+    std::memcpy(&f, &w, 4);
+    return f;
+  }
+  explicit operator int64_t() const { return int64_t(double(*this)); }
+  explicit operator uint64_t() const { return uint64_t(double(*this)); }
+};
+
 // Calls f(E{}) with the C++ element type of `dt`.
 template <class F>
 auto with_type(DType dt, const std::string& who, F&& f) {
   switch (dt.scalar) {
-    case Scalar::Bool: return f(bool{});
-    case Scalar::Int8: return f(int8_t{});
-    case Scalar::Int16: return f(int16_t{});
-    case Scalar::Int32: return f(int32_t{});
-    case Scalar::Int64: return f(int64_t{});
-    case Scalar::UInt8: return f(uint8_t{});
-    case Scalar::UInt16: return f(uint16_t{});
-    case Scalar::UInt32: return f(uint32_t{});
-    case Scalar::UInt64: return f(uint64_t{});
-    case Scalar::Float16: return f(_Float16{});
-    case Scalar::Float32: return f(float{});
-    case Scalar::Float64: return f(double{});
-    default: fail(who, "no host type for dtype " + dt.name());
+    case Scalar::Bool:
+      return f(bool{});
+    case Scalar::Int8:
+      return f(int8_t{});
+    case Scalar::Int16:
+      return f(int16_t{});
+    case Scalar::Int32:
+      return f(int32_t{});
+    case Scalar::Int64:
+      return f(int64_t{});
+    case Scalar::UInt8:
+      return f(uint8_t{});
+    case Scalar::UInt16:
+      return f(uint16_t{});
+    case Scalar::UInt32:
+      return f(uint32_t{});
+    case Scalar::UInt64:
+      return f(uint64_t{});
+    case Scalar::Float16:
+      return f(_Float16{});
+    case Scalar::BFloat16:
+      return f(BF16{});
+    case Scalar::Float32:
+      return f(float{});
+    case Scalar::Float64:
+      return f(double{});
+    default:
+      fail(who, "no host type for dtype " + dt.name());
   }
 }
 
@@ -43,41 +71,71 @@ void put(std::string& bytes, const S& src) {
 
 DType dtype_of_onnx(int elem_type, const std::string& who) {
   switch (elem_type) {
-    case 1: return dtypes::float32;
-    case 2: return dtypes::uint8;
-    case 3: return dtypes::int8;
-    case 4: return dtypes::uint16;
-    case 5: return dtypes::int16;
-    case 6: return dtypes::int32;
-    case 7: return dtypes::int64;
-    case 9: return dtypes::bool_;
-    case 10: return dtypes::float16;
-    case 11: return dtypes::float64;
-    case 12: return dtypes::uint32;
-    case 13: return dtypes::uint64;
-    case 14: fail(who, "complex64 tensors are not supported");
-    case 15: fail(who, "complex128 tensors are not supported");
-    case 16: fail(who, "bfloat16 tensors are not supported");
-    default: fail(who, "unknown element type " + std::to_string(elem_type));
+    case 1:
+      return dtypes::float32;
+    case 2:
+      return dtypes::uint8;
+    case 3:
+      return dtypes::int8;
+    case 4:
+      return dtypes::uint16;
+    case 5:
+      return dtypes::int16;
+    case 6:
+      return dtypes::int32;
+    case 7:
+      return dtypes::int64;
+    case 9:
+      return dtypes::bool_;
+    case 10:
+      return dtypes::float16;
+    case 11:
+      return dtypes::float64;
+    case 12:
+      return dtypes::uint32;
+    case 13:
+      return dtypes::uint64;
+    case 14:
+      fail(who, "complex64 tensors are not supported");
+    case 15:
+      fail(who, "complex128 tensors are not supported");
+    case 16:
+      return dtypes::bfloat16;
+    default:
+      fail(who, "unknown element type " + std::to_string(elem_type));
   }
 }
 
 int onnx_of_dtype(DType dt) {
   switch (dt.scalar) {
-    case Scalar::Float32: return 1;
-    case Scalar::UInt8: return 2;
-    case Scalar::Int8: return 3;
-    case Scalar::UInt16: return 4;
-    case Scalar::Int16: return 5;
-    case Scalar::Int32: return 6;
-    case Scalar::Int64: return 7;
-    case Scalar::Bool: return 9;
-    case Scalar::Float16: return 10;
-    case Scalar::Float64: return 11;
-    case Scalar::UInt32: return 12;
-    case Scalar::UInt64: return 13;
-    case Scalar::BFloat16: return 16;
-    default: return 0;
+    case Scalar::Float32:
+      return 1;
+    case Scalar::UInt8:
+      return 2;
+    case Scalar::Int8:
+      return 3;
+    case Scalar::UInt16:
+      return 4;
+    case Scalar::Int16:
+      return 5;
+    case Scalar::Int32:
+      return 6;
+    case Scalar::Int64:
+      return 7;
+    case Scalar::Bool:
+      return 9;
+    case Scalar::Float16:
+      return 10;
+    case Scalar::Float64:
+      return 11;
+    case Scalar::UInt32:
+      return 12;
+    case Scalar::UInt64:
+      return 13;
+    case Scalar::BFloat16:
+      return 16;
+    default:
+      return 0;
   }
 }
 
@@ -140,12 +198,16 @@ HostTensor decode(const ::onnx::TensorProto& t, const std::string& dir) {
       return int64_t(x);
     };
     for (const auto& kv : t.external_data()) {
-      if (kv.key() == "location") location = kv.value();
-      else if (kv.key() == "offset") offset = number("offset", kv.value());
-      else if (kv.key() == "length") length = number("length", kv.value());
+      if (kv.key() == "location")
+        location = kv.value();
+      else if (kv.key() == "offset")
+        offset = number("offset", kv.value());
+      else if (kv.key() == "length")
+        length = number("length", kv.value());
     }
     if (location.empty()) fail(who, "external data without a location");
-    if (location.find("..") != std::string::npos) fail(who, "external data location '" + location + "' leaves the model's folder");
+    if (location.find("..") != std::string::npos)
+      fail(who, "external data location '" + location + "' leaves the model's folder");
     std::ifstream f(dir + "/" + location, std::ios::binary | std::ios::ate);
     if (!f) fail(who, "cannot open external data file '" + location + "'");
     const int64_t file_size = f.tellg();
@@ -160,20 +222,35 @@ HostTensor decode(const ::onnx::TensorProto& t, const std::string& dir) {
   } else {
     with_type(h.dtype, who, [&](auto e) {
       using E = decltype(e);
-      switch (h.dtype.scalar) {
-        case Scalar::Float32: put<E>(h.bytes, t.float_data()); break;
-        case Scalar::Float64: put<E>(h.bytes, t.double_data()); break;
-        case Scalar::Int64: put<E>(h.bytes, t.int64_data()); break;
-        case Scalar::UInt32:
-        case Scalar::UInt64: put<E>(h.bytes, t.uint64_data()); break;
-        case Scalar::Float16: {  // the bits, one per int32
-          std::vector<uint16_t> bits(t.int32_data().begin(), t.int32_data().end());
-          h.bytes.assign(reinterpret_cast<const char*>(bits.data()), bits.size() * 2);
-          break;
+      if constexpr (std::is_same_v<E, BF16>) {  // the bits, one per int32
+        std::vector<uint16_t> bits(t.int32_data().begin(), t.int32_data().end());
+        h.bytes.assign(reinterpret_cast<const char*>(bits.data()), bits.size() * 2);
+        return 0;
+      } else {
+        switch (h.dtype.scalar) {
+          case Scalar::Float32:
+            put<E>(h.bytes, t.float_data());
+            break;
+          case Scalar::Float64:
+            put<E>(h.bytes, t.double_data());
+            break;
+          case Scalar::Int64:
+            put<E>(h.bytes, t.int64_data());
+            break;
+          case Scalar::UInt32:
+          case Scalar::UInt64:
+            put<E>(h.bytes, t.uint64_data());
+            break;
+          case Scalar::Float16: {  // the bits, one per int32
+            std::vector<uint16_t> bits(t.int32_data().begin(), t.int32_data().end());
+            h.bytes.assign(reinterpret_cast<const char*>(bits.data()), bits.size() * 2);
+            break;
+          }
+          default:
+            put<E>(h.bytes, t.int32_data());
         }
-        default: put<E>(h.bytes, t.int32_data());
+        return 0;
       }
-      return 0;
     });
   }
   if (int64_t(h.bytes.size()) != n * int64_t(size))
@@ -201,6 +278,10 @@ rg::Tensor to_tensor(const HostTensor& h, const std::string& device) {
       std::vector<bool> v(n);
       for (int64_t i = 0; i < n; ++i) v[i] = h.bytes[i] != 0;
       return rg::Tensor::from_vector(v, h.shape, device);
+    } else if constexpr (std::is_same_v<E, BF16>) {  // the bits as uint16, seen as bfloat16
+      std::vector<uint16_t> v(n);
+      if (n) std::memcpy(v.data(), h.bytes.data(), n * 2);
+      return rg::Tensor::from_vector(v, h.shape, device).bitcast(dtypes::bfloat16);
     } else {
       std::vector<E> v(n);
       if (n) std::memcpy(v.data(), h.bytes.data(), n * sizeof(E));
@@ -218,16 +299,25 @@ HostTensor to_host(const rg::Tensor& t) {
   HostTensor h;
   h.dtype = t.dtype();
   h.shape = t.shape();
+  if (h.dtype == dtypes::bfloat16) {
+    auto v = t.bitcast(dtypes::uint16).to_vector<uint16_t>();
+    h.bytes.assign(reinterpret_cast<const char*>(v.data()), v.size() * 2);
+    return h;
+  }
   with_type(h.dtype, "to_host", [&](auto e) {
     using E = decltype(e);
-    auto v = t.to_vector<E>();
-    if constexpr (std::is_same_v<E, bool>) {
-      h.bytes.resize(v.size());
-      for (size_t i = 0; i < v.size(); ++i) h.bytes[i] = v[i] ? 1 : 0;
+    if constexpr (std::is_same_v<E, BF16>) {
+      return 0;  // handled above
     } else {
-      h.bytes.assign(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(E));
+      auto v = t.to_vector<E>();
+      if constexpr (std::is_same_v<E, bool>) {
+        h.bytes.resize(v.size());
+        for (size_t i = 0; i < v.size(); ++i) h.bytes[i] = v[i] ? 1 : 0;
+      } else {
+        h.bytes.assign(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(E));
+      }
+      return 0;
     }
-    return 0;
   });
   return h;
 }

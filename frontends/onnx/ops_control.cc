@@ -70,14 +70,12 @@ Outs op_SplitToSequence(OpContext& c) {
   bool keep = c.i("keepdims", 1);
   const int64_t d = x.shape()[axis];
   std::vector<int64_t> sizes;
-  bool scalar_split = false;
   if (!c.has(1)) {
     sizes.assign(d, 1);
   } else {
     std::vector<int64_t> sp = c.ints_in(1);
     if (c.t(1).ndim() == 0) {
       for (int64_t at = 0; at < d; at += sp[0]) sizes.push_back(std::min(sp[0], d - at));
-      scalar_split = true;
     } else {
       sizes = sp;
     }
@@ -93,7 +91,6 @@ Outs op_SplitToSequence(OpContext& c) {
     items.push_back(piece);
     at += s;
   }
-  (void)scalar_split;
   return {Value::sequence(items)};
 }
 

@@ -99,10 +99,9 @@ Outs op_ConvTranspose(OpContext& c) {
         op[i] -= total;
         total = 0;
       }
-      pads.push_back(ap == "SAME_LOWER" ? std::pair<int64_t, int64_t>{total - total / 2, total / 2}
-                                        : std::pair<int64_t, int64_t>{total / 2, total - total / 2});
-      if (ap != "SAME_LOWER" && out_shape.empty() == false && ap != "SAME_UPPER")
-        pads.back() = {total - total / 2, total / 2};  // onnx: with output_shape and NOTSET the extra goes first
+      // The spec: the odd cell goes to the end for SAME_UPPER, to the start otherwise.
+      pads.push_back(ap == "SAME_UPPER" ? std::pair<int64_t, int64_t>{total / 2, total - total / 2}
+                                        : std::pair<int64_t, int64_t>{total - total / 2, total / 2});
     } else if (ap == "VALID" || ap == "NOTSET") {
       pads.push_back(ap == "VALID" ? std::pair<int64_t, int64_t>{0, 0} : std::pair<int64_t, int64_t>{p[i], p[i + n]});
     } else {

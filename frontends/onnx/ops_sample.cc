@@ -262,7 +262,7 @@ Outs op_STFT(OpContext& c) {
   if (c.has(2)) win = c.t(2);
   int64_t flen = c.has(3) ? c.ints_in(3).at(0) : (win ? win->numel() : 0);
   if (flen <= 0) c.fail("needs a window or a frame_length");
-  const int64_t B = x.shape()[0], L = x.shape()[1], comps = x.shape()[2];
+  const int64_t L = x.shape()[1], comps = x.shape()[2];
   const int64_t frames = (L - flen) / step + 1;
   std::vector<int64_t> idx;
   for (int64_t f = 0; f < frames; ++f)
@@ -277,7 +277,6 @@ Outs op_STFT(OpContext& c) {
   }
   int64_t k = onesided ? flen / 2 + 1 : flen;
   auto [r, i] = dft(re, im, flen, k, false, c.device);
-  (void)B;
   return {T::stack({r, i}, -1).cast(x.dtype())};
 }
 

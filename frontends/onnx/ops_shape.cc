@@ -388,9 +388,6 @@ Outs op_Range(OpContext& c) {
   double start = c.scalar_in(0), limit = c.scalar_in(1), delta = c.scalar_in(2);
   if (delta == 0) c.fail("delta is 0");
   int64_t n = std::max<int64_t>(0, int64_t(std::ceil((limit - start) / delta)));
-  HostTensor h;
-  h.dtype = s0.dtype();
-  h.shape = {n};
   std::vector<double> v(n);
   for (int64_t i = 0; i < n; ++i) v[i] = start + double(i) * delta;
   T f = T::from_vector(v, Shape{n}, c.device);

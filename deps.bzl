@@ -36,6 +36,14 @@ def rulegrad_dependencies(rulegrad_path = "."):
     native.new_local_repository(name = "zlib", build_file = str(Label("//third_party:zlib.BUILD")), path = "/usr")
     native.new_local_repository(name = "graphviz", build_file = str(Label("//third_party:graphviz.BUILD")), path = "/usr")
 
+    # ONNX: onnx.proto from Debian's libonnx-dev, the conformance suite from libonnx-testdata.
+    native.new_local_repository(name = "onnx", build_file = str(Label("//third_party:onnx.BUILD")), path = "/usr/include/onnx")
+    native.new_local_repository(
+        name = "onnx_testdata",
+        build_file = str(Label("//third_party:onnx_testdata.BUILD")),
+        path = "/usr/share/libonnx-testdata/data",
+    )
+
     # Named as the native proto_library / cc_proto_library expect.
     native.new_local_repository(
         name = "com_google_protobuf",

@@ -212,6 +212,15 @@ class Tensor {
   Tensor tanh() const;
   Tensor abs() const;
   Tensor cast(DType dt) const;
+  // Rounding (identity on integers): toward zero, down, up, and to the nearest with halves to even.
+  Tensor trunc() const;
+  Tensor floor() const;
+  Tensor ceil() const;
+  Tensor round() const;
+  // Integer division rounding toward zero (C's, tinygrad's idiv), and the modulo with the divisor's sign
+  // (Python's %, tinygrad's mod; floats too).
+  Tensor idiv(const Tensor& o) const;
+  Tensor mod(const Tensor& o) const;
 
   // A scalar as a tensor of this tensor's shape, typed by the Python-scalar rules.
   Tensor scalar_like(Number s) const;
@@ -368,6 +377,8 @@ Tensor operator>(const Tensor& a, const Tensor& b);
 Tensor operator>=(const Tensor& a, const Tensor& b);
 Tensor operator==(const Tensor& a, const Tensor& b);
 Tensor operator!=(const Tensor& a, const Tensor& b);
+Tensor operator&(const Tensor& a, const Tensor& b);  // bitwise_and (logical on bool tensors)
+Tensor operator|(const Tensor& a, const Tensor& b);  // bitwise_or
 #define RG_SCALAR_OPS(OP)                                                                        \
   inline Tensor operator OP(const Tensor& a, Tensor::Number b) { return a OP a.scalar_like(b); } \
   inline Tensor operator OP(Tensor::Number a, const Tensor& b) { return b.scalar_like(a) OP b; }

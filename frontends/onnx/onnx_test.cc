@@ -1,0 +1,321 @@
+// The reader's errors on bad files and Model::run on small graphs built here, against values computed by hand.
+#include "frontends/onnx/onnx.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "compiler/ir/error_of.h"
+#include "frontends/onnx/conformance.h"
+#include "frontends/onnx/tensor_proto.h"
+#include "onnx.pb.h"
+
+namespace rg::onnx {
+namespace {
+
+using ::testing::HasSubstr;
+
+// A model under construction: graph inputs, initializers, nodes and outputs.
+struct Builder {
+  ::onnx::ModelProto m;
+  explicit Builder(int64_t opset = 17) {
+    m.set_ir_version(8);
+    auto* o = m.add_opset_import();
+    o->set_domain("");
+    o->set_version(opset);
+  }
+  ::onnx::GraphProto& g() { return *m.mutable_graph(); }
+  ::onnx::NodeProto* node(const std::string& op, std::vector<std::string> in, std::vector<std::string> out) {
+    auto* n = g().add_node();
+    n->set_op_type(op);
+    n->set_name(out.empty() ? op : out[0]);
+    for (auto& i : in) n->add_input(i);
+    for (auto& o : out) n->add_output(o);
+    return n;
+  }
+  void input(const std::string& name, int elem = 1) {
+    auto* v = g().add_input();
+    v->set_name(name);
+    v->mutable_type()->mutable_tensor_type()->set_elem_type(elem);
+  }
+  void output(const std::string& name) { g().add_output()->set_name(name); }
+  ::onnx::TensorProto* init(const std::string& name, std::vector<int64_t> dims, std::vector<float> v) {
+    auto* t = g().add_initializer();
+    t->set_name(name);
+    t->set_data_type(1);
+    for (auto d : dims) t->add_dims(d);
+    for (auto f : v) t->add_float_data(f);
+    return t;
+  }
+  void init_i64(const std::string& name, std::vector<int64_t> v) {
+    auto* t = g().add_initializer();
+    t->set_name(name);
+    t->set_data_type(7);
+    t->add_dims(int64_t(v.size()));
+    for (auto x : v) t->add_int64_data(x);
+  }
+  std::string bytes() const { return m.SerializeAsString(); }
+  Model load() const { return load_bytes(bytes()); }
+};
+
+void attr_i(::onnx::NodeProto* n, const std::string& name, int64_t v) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::INT);
+  a->set_i(v);
+}
+void attr_s(::onnx::NodeProto* n, const std::string& name, const std::string& v) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::STRING);
+  a->set_s(v);
+}
+
+std::vector<float> run1(const Model& m, const std::map<std::string, Tensor>& in, const std::string& out) {
+  return m.run(in).at(out).to_vector<float>();
+}
+
+Tensor f32(std::vector<float> v, Shape s) { return Tensor::from_vector(v, s); }
+
+// ---------------------------------------------------------------- bad files
+
+TEST(OnnxReader, TruncatedFileIsAnError) {
+  Builder b;
+  b.input("x");
+  b.node("Relu", {"x"}, {"y"});
+  b.output("y");
+  std::string bytes = b.bytes();
+  EXPECT_THAT(error_of([&] { load_bytes(bytes.substr(0, bytes.size() - 3)); }), HasSubstr("not a model file"));
+  EXPECT_THAT(error_of([&] { load_bytes("\xff\xff\xff"); }), HasSubstr("not a model file"));
+  EXPECT_THAT(error_of([] { load("no/such/model.onnx"); }), HasSubstr("cannot open"));
+}
+
+TEST(OnnxReader, CycleNamesTheNode) {
+  Builder b;
+  b.input("x");
+  b.node("Add", {"x", "c"}, {"b"});
+  b.node("Relu", {"b"}, {"c"});
+  b.output("c");
+  EXPECT_EQ(
+      error_of([&] { b.load(); }),
+      "onnx: node 'b' (Add): input 'c' is not defined before the node (the graph is out of order or has a cycle)");
+}
+
+TEST(OnnxReader, UnknownOpAndDomain) {
+  Builder b;
+  b.input("x");
+  b.node("Frobnicate", {"x"}, {"y"});
+  b.output("y");
+  EXPECT_EQ(error_of([&] { b.load(); }), "onnx: node 'y' (Frobnicate): unsupported op");
+  Builder d;
+  d.input("x");
+  d.node("Relu", {"x"}, {"y"})->set_domain("com.example");
+  d.output("y");
+  EXPECT_THAT(error_of([&] { d.load(); }), HasSubstr("domain 'com.example' is not imported"));
+}
+
+TEST(OnnxReader, BadInitializers) {
+  Builder b;
+  b.init("w", {2, 3}, {1, 2, 3, 4});  // 4 values for 6 elements
+  b.input("x");
+  b.node("Add", {"x", "w"}, {"y"});
+  b.output("y");
+  EXPECT_EQ(error_of([&] { b.load(); }), "tensor 'w': 16 bytes of float32 data do not fill shape (2, 3) (6 elements)");
+  Builder t;
+  t.init("w", {1}, {1})->set_data_type(99);
+  t.input("x");
+  t.node("Add", {"x", "w"}, {"y"});
+  t.output("y");
+  EXPECT_EQ(error_of([&] { t.load(); }), "tensor 'w': unknown element type 99");
+}
+
+TEST(OnnxReader, UnsupportedAttributeRaisesAtRun) {
+  Builder b;
+  b.input("x");
+  attr_i(b.node("Relu", {"x"}, {"y"}), "frobnication", 3);
+  b.output("y");
+  Model m = b.load();
+  EXPECT_EQ(error_of([&] {
+              m.run(std::map<std::string, Tensor>{{"x", f32({1}, {1})}});
+            }),
+            "onnx: node 'y' (Relu): unsupported attribute 'frobnication'");
+}
+
+TEST(OnnxReader, InputsAreChecked) {
+  Builder b;
+  b.input("x");
+  b.node("Relu", {"x"}, {"y"});
+  b.output("y");
+  Model m = b.load();
+  EXPECT_EQ(error_of([&] { m.run(std::map<std::string, Tensor>{}); }), "onnx: input 'x' is not given");
+  EXPECT_EQ(error_of([&] {
+              m.run(std::map<std::string, Tensor>{{"x", Tensor::from_vector(std::vector<int32_t>{1})}});
+            }),
+            "onnx: input 'x' is int32, the model declares float32");
+  EXPECT_EQ(error_of([&] {
+              m.run(std::map<std::string, Tensor>{{"x", f32({1}, {1})}, {"z", f32({1}, {1})}});
+            }),
+            "onnx: the model has no input 'z'");
+}
+
+TEST(OnnxReader, OpErrorsNameTheNode) {
+  Builder b;
+  b.input("x");
+  b.init_i64("shape", {4, 4});
+  b.node("Reshape", {"x", "shape"}, {"y"});
+  b.output("y");
+  EXPECT_THAT(error_of([&] {
+                b.load().run(std::map<std::string, Tensor>{{"x", f32({1, 2, 3}, {3})}});
+              }),
+              HasSubstr("onnx: node 'y' (Reshape): reshape"));
+}
+
+// ---------------------------------------------------------------- running graphs
+
+TEST(OnnxRun, GemmWithInitializers) {
+  Builder b;
+  b.input("x");
+  b.init("w", {3, 2}, {1, 2, 3, 4, 5, 6});  // used transposed: (2, 3)
+  b.init("c", {3}, {10, 20, 30});
+  attr_i(b.node("Gemm", {"x", "w", "c"}, {"y"}), "transB", 1);
+  b.output("y");
+  // x (1, 2) = [1, 1]: x @ w^T = [1+2, 3+4, 5+6] = [3, 7, 11], plus c.
+  EXPECT_EQ(run1(b.load(), {{"x", f32({1, 1}, {1, 2})}}, "y"), (std::vector<float>{13, 27, 41}));
+}
+
+TEST(OnnxRun, ReshapeCopiesZeroAndInfersMinusOne) {
+  Builder b;
+  b.input("x");
+  b.init_i64("shape", {0, -1});
+  b.node("Reshape", {"x", "shape"}, {"y"});
+  b.output("y");
+  Tensor y = b.load().run(std::map<std::string, Tensor>{{"x", f32(std::vector<float>(24, 1), {2, 3, 4})}}).at("y");
+  EXPECT_EQ(y.shape(), (Shape{2, 12}));
+}
+
+TEST(OnnxRun, SliceWithNegativeStepClampsLikeNumpy) {
+  Builder b;
+  b.input("x");
+  b.init_i64("starts", {100});
+  b.init_i64("ends", {-100});
+  b.init_i64("axes", {0});
+  b.init_i64("steps", {-2});
+  b.node("Slice", {"x", "starts", "ends", "axes", "steps"}, {"y"});
+  b.output("y");
+  // x[100:-100:-2] of [0..6] is [6, 4, 2, 0].
+  EXPECT_EQ(run1(b.load(), {{"x", f32({0, 1, 2, 3, 4, 5, 6}, {7})}}, "y"), (std::vector<float>{6, 4, 2, 0}));
+}
+
+TEST(OnnxRun, ScatterElementsAddsDuplicates) {
+  Builder b;
+  b.input("x");
+  b.input("i", 7);
+  b.input("u");
+  attr_s(b.node("ScatterElements", {"x", "i", "u"}, {"y"}), "reduction", "add");
+  b.output("y");
+  Model m = b.load();
+  auto y = m.run(std::map<std::string, Tensor>{{"x", f32({1, 2, 3, 4}, {4})},
+                                               {"i", Tensor::from_vector(std::vector<int64_t>{1, 1, -1})},
+                                               {"u", f32({10, 20, 30}, {3})}});
+  EXPECT_EQ(y.at("y").to_vector<float>(), (std::vector<float>{1, 32, 3, 34}));
+}
+
+TEST(OnnxRun, ResizeNearestUpsamples) {
+  Builder b;
+  b.input("x");
+  b.init("scales", {4}, {1, 1, 2, 2});
+  b.node("Resize", {"x", "", "scales"}, {"y"});
+  b.output("y");
+  // Nearest, half_pixel, round_prefer_floor: each pixel becomes a 2x2 block.
+  EXPECT_EQ(run1(b.load(), {{"x", f32({1, 2, 3, 4}, {1, 1, 2, 2})}}, "y"),
+            (std::vector<float>{1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4}));
+}
+
+TEST(OnnxRun, SoftmaxBeforeOpset13FlattensAtTheAxis) {
+  Builder b(11);
+  b.input("x");
+  b.node("Softmax", {"x"}, {"y"});  // axis 1: rows of (2, 2*1) see all 2 values
+  b.output("y");
+  std::vector<float> y = run1(b.load(), {{"x", f32({0, 0, 0, 0}, {2, 2, 1})}}, "y");
+  EXPECT_EQ(y, (std::vector<float>{0.5, 0.5, 0.5, 0.5}));
+}
+
+TEST(OnnxRun, IfRunsTheChosenBranch) {
+  Builder b;
+  b.input("c", 9);
+  b.input("x");
+  auto* n = b.node("If", {"c"}, {"y"});
+  for (auto [name, op] : {std::pair{"then_branch", "Neg"}, std::pair{"else_branch", "Abs"}}) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(::onnx::AttributeProto::GRAPH);
+    auto* g = a->mutable_g();
+    auto* inner = g->add_node();
+    inner->set_op_type(op);
+    inner->add_input("x");  // from the enclosing graph
+    inner->add_output("r");
+    g->add_output()->set_name("r");
+  }
+  b.output("y");
+  Model m = b.load();
+  auto run = [&](bool c) {
+    return m
+        .run(std::map<std::string, Tensor>{{"c", Tensor::from_vector(std::vector<bool>{c}, Shape{})},
+                                           {"x", f32({-2, 3}, {2})}})
+        .at("y")
+        .to_vector<float>();
+  };
+  EXPECT_EQ(run(true), (std::vector<float>{2, -3}));
+  EXPECT_EQ(run(false), (std::vector<float>{2, 3}));
+}
+
+TEST(OnnxRun, CastToBfloat16Truncates) {
+  Builder b;
+  b.input("x");
+  attr_i(b.node("Cast", {"x"}, {"h"}), "to", 16);
+  attr_i(b.node("Cast", {"h"}, {"y"}), "to", 1);
+  b.output("y");
+  // 1.01171875 is 0x3F818000: truncated to bfloat16 0x3F81 = 1.0078125 (rounding would give 0x3F82 = 1.015625).
+  EXPECT_EQ(run1(b.load(), {{"x", f32({1.01171875f, -2.0f}, {2})}}, "y"), (std::vector<float>{1.0078125f, -2.0f}));
+}
+
+// ---------------------------------------------------------------- tensor data and comparison
+
+TEST(OnnxData, DecodesTypedFieldsAndRawData) {
+  ::onnx::TensorProto t;
+  t.set_data_type(7);
+  t.add_dims(2);
+  t.add_int64_data(-5);
+  t.add_int64_data(1LL << 40);
+  HostTensor h = decode(t, ".");
+  EXPECT_EQ(h.dtype, dtypes::int64);
+  EXPECT_EQ(h.as_int(0), -5);
+  EXPECT_EQ(h.as_int(1), 1LL << 40);
+  ::onnx::TensorProto r;
+  r.set_data_type(6);
+  r.add_dims(1);
+  int32_t v = 42;
+  r.set_raw_data(std::string(reinterpret_cast<const char*>(&v), 4));
+  EXPECT_EQ(decode(r, ".").as_int(0), 42);
+  ::onnx::TensorProto e;
+  e.set_name("ext");
+  e.set_data_type(1);
+  e.set_data_location(::onnx::TensorProto::EXTERNAL);
+  auto* kv = e.add_external_data();
+  kv->set_key("location");
+  kv->set_value("missing.bin");
+  EXPECT_EQ(error_of([&] { decode(e, "."); }), "tensor 'ext': cannot open external data file 'missing.bin'");
+}
+
+TEST(OnnxData, CompareFollowsTheOnnxRunner) {
+  Value a = f32({1.0f, NAN}, {2}), same = f32({1.0005f, NAN}, {2}), far = f32({1.01f, NAN}, {2});
+  EXPECT_EQ(compare(a, same), "");  // within rtol 1e-3; NaN equals NaN
+  EXPECT_EQ(compare(far, a), "element 0 of 2 is 1.00999999, expected 1");
+  EXPECT_EQ(compare(f32({1}, {1}), Value(Tensor::from_vector(std::vector<double>{1}))),
+            "dtype float32, expected float64");
+  EXPECT_EQ(compare(f32({1, 2}, {2}), f32({1, 2}, {1, 2})), "shape (2,), expected (1, 2)");
+}
+
+}  // namespace
+}  // namespace rg::onnx

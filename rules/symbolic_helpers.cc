@@ -2,6 +2,12 @@
 
 namespace rg {
 
+bool holds_invalid(const UPtr& x) {
+  for (const UPtr& u : toposort(x))
+    if (u->is_invalid()) return true;
+  return false;
+}
+
 namespace {
 int64_t floor_of(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
 // Exact for every int64 pair with b != 0 (INT64_MIN / -1 included).

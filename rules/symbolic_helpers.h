@@ -23,6 +23,8 @@ inline bool in_mod_range(const UPtr& x, const UPtr& c) {
   int64_t m = c->as_int();
   return m > 0 && -m < x->vmin && x->vmax < m;
 }
+// x holds an Invalid (a gate's no-value branch): a rule that drops x would drop its gate with it.
+bool holds_invalid(const UPtr& x);
 // c has every bit set in its dtype: -1 for signed ints and index, the maximum for
 // unsigned ints narrower than 64 bits (uint64's is not decided here).
 bool all_ones(const UPtr& c);

@@ -49,6 +49,8 @@ TEST(Symbolic, Identities) {
   EXPECT_SIMPLIFIES(x * 1, "x", "mul_one");
   EXPECT_SIMPLIFIES(x / 1, "x", "div_one");
   EXPECT_SIMPLIFIES(x * 0, "0", "mul_zero");
+  // Not through a gate: where(x < 5, x, Invalid) * 0 is 0 only where x < 5, no value elsewhere.
+  EXPECT_FALSE(simplify(where(x < 5, x, invalid(dtypes::index)) * 0).fired_rule("mul_zero"));
   EXPECT_SIMPLIFIES(maximum(x, x), "x", "idempotent_self");
   EXPECT_SIMPLIFIES(x - x, "0", "sub_self");
   EXPECT_SIMPLIFIES(where(b("c"), x, x), "x", "where_same_branches");

@@ -1,10 +1,22 @@
 #include "rules/symbolic_helpers.h"
 
+#include <algorithm>
+#include <vector>
+
 namespace rg {
 
 bool holds_invalid(const UPtr& x) {
-  for (const UPtr& u : toposort(x))
-    if (u->is_invalid()) return true;
+  // A bounded walk: this guard runs on every x * 0, and a walk of a large graph each time would be quadratic.
+  constexpr size_t kBudget = 64;
+  std::vector<const UOp*> stack = {x.get()}, seen;
+  while (!stack.empty()) {
+    const UOp* u = stack.back();
+    stack.pop_back();
+    if (std::find(seen.begin(), seen.end(), u) != seen.end()) continue;
+    if (u->is_invalid() || seen.size() == kBudget) return true;
+    seen.push_back(u);
+    for (const UPtr& s : u->src) stack.push_back(s.get());
+  }
   return false;
 }
 

@@ -56,8 +56,8 @@ TEST(SymbolicCorpus, AgainstTinygrad) {
   for (const std::string& w : r.wrong) ADD_FAILURE() << w;
   std::printf("%zu expressions, %zu points: no larger %zu, bounds as tight %zu, input bounds as tight %zu\n", r.total,
               r.points, r.no_larger, r.bounds_as_tight, r.in_bounds_as_tight);
-  EXPECT_GE(r.no_larger * 100, r.total * 84);
-  EXPECT_GE(r.bounds_as_tight * 100, r.total * 96);
+  EXPECT_GE(r.no_larger * 100, r.total * 90);
+  EXPECT_GE(r.bounds_as_tight * 100, r.total * 98);
 }
 
 }  // namespace

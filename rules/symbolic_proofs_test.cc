@@ -189,7 +189,9 @@ class Prover {
     std::smatch m;
     // Syntactic conditions (canonical order, not a constant, no Invalid inside) do not change values.
     if (std::regex_match(
-            a, std::regex(R"(!\w+->is_const\(\)|before\(\w+, \w+\)|!is_add_of_const\(\w+\)|!holds_invalid\(\w+\))")))
+            a,
+            std::regex(
+                R"(!\w+->is_const\(\)|before\(\w+, \w+\)|!is_add_of_const\(\w+\)|!holds_invalid\(\w+\)|no_invalid_branch\(\w+, \w+, \w+, \w+\))")))
       return c_.bool_val(true);
     if (std::regex_match(a, m, std::regex(R"(nonneg\((\w+)\))"))) return le(num(0), bound(m[1], false));
     if (std::regex_match(a, m, std::regex(R"(divides\((\w+), (\w+)\))"))) {

@@ -101,6 +101,32 @@ UPtr dividend_of(const UPtr& Q, Op div, const UPtr& m, int64_t c) {
   return same_remainder && congruent_mod(q, m, c) ? q : UPtr();
 }
 
+// X is M + q'/c, a quotient whose dividend's multiples of c were taken out of it (divmod_drop_multiples), with q'
+// the dividend that pairs with m: the dividend q = M*c + q' of which X is q/c; null when X is no such sum. C's
+// division only over non-negative values (then X is floor's quotient too).
+UPtr split_quotient(const UPtr& X, Op div, const UPtr& m, int64_t c) {
+  if (!is_index_add(X) || (div == Op::DIV && !nonneg(X))) return {};
+  std::optional<LinearForm> f = linear_form(X);
+  if (!f) return {};
+  for (size_t i = 0; i < f->terms.size(); ++i) {
+    const auto& [Q, one] = f->terms[i];
+    if (one != 1) continue;
+    UPtr q = dividend_of(Q, div, m, c);
+    if (!q || (div == Op::DIV && !nonneg(q))) continue;
+    std::vector<Term> rest;
+    for (size_t j = 0; j < f->terms.size(); ++j) {
+      if (j == i) continue;
+      __int128 kc = __int128(f->terms[j].second) * c;
+      if (kc < INT64_MIN || kc > INT64_MAX) return {};
+      rest.push_back({f->terms[j].first, int64_t(kc)});
+    }
+    __int128 kc = __int128(f->constant) * c;
+    if (kc < INT64_MIN || kc > INT64_MAX) return {};
+    return rest.empty() && kc == 0 ? q : sum_of(rest, int64_t(kc)) + q;
+  }
+  return {};
+}
+
 // Term a (m % c, coefficient k) with term b: q/c*(c*k) gives q*k, (q/c % e)*(c*k) gives (q % (c*e))*k.
 UPtr pair_mod_with(const Term& a, const Term& b) {
   const auto& [mod, k] = a;
@@ -110,12 +136,19 @@ UPtr pair_mod_with(const Term& a, const Term& b) {
     return {};
   __int128 ck = __int128(c) * k;
   if (ck != f) return {};
-  const Op div = mod->op == Op::MOD ? Op::DIV : Op::FLOORDIV;
   const UPtr& m = mod->src[0];
-  if (UPtr q = dividend_of(base, div, m, c)) return scaled(q, k);
-  int64_t e;
-  if (base->op == mod->op && const_divisor(base, e) && e > 0 && __int128(c) * e <= INT64_MAX)
-    if (UPtr q = dividend_of(base->src[0], div, m, c)) return scaled(alu(mod->op, {q, idx(c * e)}), k);
+  // C's m % c of a non-negative m is also floor's remainder of any q congruent to m: it pairs with floor's q // c
+  // (floordiv(x - 50, 3) meets (x + 1) % 3 once the remainder's constant was reduced and lowered).
+  for (Op div : {mod->op == Op::MOD ? Op::DIV : Op::FLOORDIV, Op::FLOORDIV}) {
+    if (div == Op::FLOORDIV && mod->op == Op::MOD && !nonneg(m)) break;
+    const Op rem = div == Op::DIV ? Op::MOD : Op::FLOORMOD;
+    if (UPtr q = dividend_of(base, div, m, c)) return scaled(q, k);
+    int64_t e;
+    if (base->op == rem && const_divisor(base, e) && e > 0 && __int128(c) * e <= INT64_MAX) {
+      if (UPtr q = dividend_of(base->src[0], div, m, c)) return scaled(alu(rem, {q, idx(c * e)}), k);
+      if (UPtr q = split_quotient(base->src[0], div, m, c)) return scaled(alu(rem, {q, idx(c * e)}), k);
+    }
+  }
   return {};
 }
 
@@ -309,6 +342,40 @@ UPtr divmod_by_remainder(const UPtr& root) {
   if (root->op == Op::MOD || root->op == Op::FLOORMOD) return sum_of(rem.terms, rem.constant);
   // x - x' = c * quo, and 0 <= x' < c: quo is the floor quotient.
   return sum_of(quo.terms, quo.constant);
+}
+
+bool has_multiple_of(const UPtr& root) {
+  int64_t c;
+  if (!applies(root, c)) return false;
+  const bool is_mod = root->op == Op::MOD || root->op == Op::FLOORMOD;
+  bool any = false;
+  __int128 constant = 0;
+  each_term(
+      root->src[0], [&](const UOp&, int64_t k) { any |= k % c == 0; }, [&](int64_t v) { constant += v; });
+  return any || (is_mod && (constant < 0 || constant >= c));
+}
+
+UPtr divmod_drop_multiples(const UPtr& root) {
+  int64_t c;
+  if (!has_multiple_of(root) || !const_divisor(root, c)) return {};
+  std::optional<LinearForm> f = linear_form(root->src[0]);
+  if (!f) return {};
+  const bool is_mod = root->op == Op::MOD || root->op == Op::FLOORMOD;
+  Split stay, quo;
+  stay.constant = is_mod ? floor_mod_of(f->constant, c) : f->constant;
+  for (const auto& [b, k] : f->terms) (k % c == 0 ? quo.terms.push_back({b, k / c}) : stay.terms.push_back({b, k}));
+  int64_t lo, hi;
+  if (!sum_bounds(stay.terms, stay.constant, lo, hi)) return {};
+  const bool floor = root->op == Op::FLOORDIV || root->op == Op::FLOORMOD;
+  if (!floor && lo < 0) return {};
+  // What stays within [0, c) is its own remainder, and its quotient is 0.
+  const bool small = lo >= 0 && hi < c;
+  UPtr rest = small ? (is_mod ? sum_of(stay.terms, stay.constant) : UPtr())
+                    : alu(root->op, {sum_of(stay.terms, stay.constant), root->src[1]});
+  if (is_mod) return rest;
+  if (quo.terms.empty()) return rest ? rest : idx(0);
+  UPtr q = sum_of(quo.terms, 0);
+  return rest ? q + rest : q;
 }
 
 }  // namespace rg

@@ -46,4 +46,12 @@ UPtr divide_common_factor(const UPtr& root);
 // Null when the bounds do not allow it, or when x' is x (then x is within [0, c) already).
 UPtr divmod_by_remainder(const UPtr& root);
 
+// root is x / c or x % c (C's, x >= 0; or floor's) with c > 1. The terms of x whose coefficient c divides
+// leave it: (a*8 + b + 9) // 4 is a*2 + (b + 9) // 4, and (a*8 + b + 9) % 4 is (b + 1) % 4, its constant
+// reduced into [0, c), for every integer a, b with floor's ops; C's only when what stays is non-negative.
+// A quotient keeps its constant (q/c whole recombines with q%c; a constant taken out costs an add).
+// has_multiple_of: whether there is something to drop; divmod_drop_multiples: root without it, or null.
+bool has_multiple_of(const UPtr& root);
+UPtr divmod_drop_multiples(const UPtr& root);
+
 }  // namespace rg

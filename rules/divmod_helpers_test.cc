@@ -42,12 +42,16 @@ TEST(DivmodHelpers, RecombineDivmod) {
   EXPECT_EQ(text(recombine_divmod((b + a / 4) * 4, a % 4)), "b*4+a");
   // A remainder of a congruent dividend.
   EXPECT_EQ(text(recombine_divmod((a * 19 + 3) / 7 * 7, (a * 5 + 3) % 7)), "a*19+3");
+  // Floor's quotient with C's remainder of a non-negative dividend: that remainder is floor's too.
+  EXPECT_EQ(text(recombine_divmod(fd(a, 4) * 4, a % 4)), "a");
+  // The quotient with its dividend's multiples taken out, inside a remainder: (b + a/4) % 5 is (b*4 + a)/4 % 5.
+  EXPECT_EQ(text(recombine_divmod((b + a / 4) % 5 * 4, a % 4)), "(b*4+a)%20");
   // Declined: unrelated dividends, the wrong coefficient, C's % of congruent dividends that may be negative,
-  // mixed C and floor ops, no division at all.
+  // C's remainder with floor's quotient of a dividend that may be negative, no division at all.
   EXPECT_EQ(recombine_divmod(a / 4 * 4, b % 4), UPtr());
   EXPECT_EQ(recombine_divmod(a / 4 * 8, a % 4), UPtr());
   EXPECT_EQ(recombine_divmod((z * 8 + 1) / 4 * 4, (z * 4 + 1) % 4), UPtr());
-  EXPECT_EQ(recombine_divmod(fd(a, 4) * 4, a % 4), UPtr());
+  EXPECT_EQ(recombine_divmod(fd(z, 4) * 4, z % 4), UPtr());
   EXPECT_EQ(recombine_divmod(a * 4, b), UPtr());
 }
 

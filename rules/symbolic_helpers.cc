@@ -1,6 +1,24 @@
 #include "rules/symbolic_helpers.h"
 
+#include <algorithm>
+#include <vector>
+
 namespace rg {
+
+bool holds_invalid(const UPtr& x) {
+  // A bounded walk: this guard runs on every x * 0, and a walk of a large graph each time would be quadratic.
+  constexpr size_t kBudget = 64;
+  std::vector<const UOp*> stack = {x.get()}, seen;
+  while (!stack.empty()) {
+    const UOp* u = stack.back();
+    stack.pop_back();
+    if (std::find(seen.begin(), seen.end(), u) != seen.end()) continue;
+    if (u->is_invalid() || seen.size() == kBudget) return true;
+    seen.push_back(u);
+    for (const UPtr& s : u->src) stack.push_back(s.get());
+  }
+  return false;
+}
 
 namespace {
 int64_t floor_of(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }

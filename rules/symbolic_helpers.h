@@ -23,6 +23,13 @@ inline bool in_mod_range(const UPtr& x, const UPtr& c) {
   int64_t m = c->as_int();
   return m > 0 && -m < x->vmin && x->vmax < m;
 }
+// x may hold an Invalid (a gate's no-value branch): a rule that drops x would drop its gate with it. True when
+// one is among x's first 64 nodes, or x has more (not searched further: a large x is kept, not proven free).
+bool holds_invalid(const UPtr& x);
+// None of these where branches is Invalid itself (merged, two Invalids would meet in an op no rule removes).
+inline bool no_invalid_branch(const UPtr& a, const UPtr& b, const UPtr& c, const UPtr& d) {
+  return !a->is_invalid() && !b->is_invalid() && !c->is_invalid() && !d->is_invalid();
+}
 // c has every bit set in its dtype: -1 for signed ints and index, the maximum for
 // unsigned ints narrower than 64 bits (uint64's is not decided here).
 bool all_ones(const UPtr& c);

@@ -187,8 +187,11 @@ class Prover {
 
   z3::expr atom(const std::string& a) {
     std::smatch m;
-    // Syntactic conditions (canonical order, not a constant) do not change values.
-    if (std::regex_match(a, std::regex(R"(!\w+->is_const\(\)|before\(\w+, \w+\)|!is_add_of_const\(\w+\))")))
+    // Syntactic conditions (canonical order, not a constant, no Invalid inside) do not change values.
+    if (std::regex_match(
+            a,
+            std::regex(
+                R"(!\w+->is_const\(\)|before\(\w+, \w+\)|!is_add_of_const\(\w+\)|!holds_invalid\(\w+\)|no_invalid_branch\(\w+, \w+, \w+, \w+\))")))
       return c_.bool_val(true);
     if (std::regex_match(a, m, std::regex(R"(nonneg\((\w+)\))"))) return le(num(0), bound(m[1], false));
     if (std::regex_match(a, m, std::regex(R"(divides\((\w+), (\w+)\))"))) {

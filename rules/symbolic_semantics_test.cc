@@ -339,14 +339,19 @@ TEST_F(SymbolicSemantics, EveryRewriteAgreesWithTheEvaluatorAndZ3) {
                          ne(ne(bp, t), t),
                          ne(bp, f),
                          bp & ne(bp, t),
-                         bp | ne(bp, t)})
+                         bp | ne(bp, t),
+                         where(bp, i, j) + where(bp, k, i)})
     run(e);
   // Floor division: folded by bounds (either sign of divisor), by +-1, lowered to C's on non-negative operands.
   auto fd = [](const UPtr& a, int64_t c) { return alu(Op::FLOORDIV, {a, cnst_int(a->dtype, c)}); };
   auto fm = [](const UPtr& a, int64_t c) { return alu(Op::FLOORMOD, {a, cnst_int(a->dtype, c)}); };
-  for (const UPtr& e : std::vector<UPtr>{fd(cnst_int(dtypes::index, 150) - j - k, -32) + 4, fd(k + 20, 32),
-                                         fm(j + 16, 8), fm(k - 20, 32), fm(k - 20, -32), fd(k, 1), fd(k, -1), fm(k, 1),
-                                         fm(k, -1), fd(i, 8), fm(i, 8), fd(k, 4), fm(k, -4)})
+  for (const UPtr& e : std::vector<UPtr>{
+           fd(cnst_int(dtypes::index, 150) - j - k, -32) + 4, fd(k + 20, 32), fm(j + 16, 8), fm(k - 20, 32),
+           fm(k - 20, -32), fd(k, 1), fd(k, -1), fm(k, 1), fm(k, -1), fd(i, 8), fm(i, 8), fd(k, 4), fm(k, -4),
+           // Multiples leave a floor division's sum; quotients compared with constants.
+           fd(k * 8 + j - 3, 4), fm(k * 8 + j - 3, 4), fd(k, 4) < 1, cnst_int(dtypes::index, 0) < fd(k, 4),
+           cnst_int(dtypes::index, 0) < fd(k, -4), i / 4 < 3, cnst_int(dtypes::index, 3) < i / 4,
+           (i < 10) & (cnst_int(dtypes::index, 9) < i), (i < 10) | (cnst_int(dtypes::index, 5) < i)})
     run(e);
   // Recombination, common factors, decided remainders, symbolic divisors, a range over its own end.
   UPtr n = var("n", 0, 2000), g = var("g", 0, 2), d = var("d", 4, 16), e = var("e", 1, 9);

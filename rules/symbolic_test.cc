@@ -49,6 +49,8 @@ TEST(Symbolic, Identities) {
   EXPECT_SIMPLIFIES(x * 1, "x", "mul_one");
   EXPECT_SIMPLIFIES(x / 1, "x", "div_one");
   EXPECT_SIMPLIFIES(x * 0, "0", "mul_zero");
+  // Not through a gate: where(x < 5, x, Invalid) * 0 is 0 only where x < 5, no value elsewhere.
+  EXPECT_FALSE(simplify(where(x < 5, x, invalid(dtypes::index)) * 0).fired_rule("mul_zero"));
   EXPECT_SIMPLIFIES(maximum(x, x), "x", "idempotent_self");
   EXPECT_SIMPLIFIES(x - x, "0", "sub_self");
   EXPECT_SIMPLIFIES(where(b("c"), x, x), "x", "where_same_branches");
@@ -158,7 +160,8 @@ TEST(Symbolic, FloorDivModByBounds) {
   EXPECT_SIMPLIFIES(fm(y + 16, I(8)), "y", "floormod_by_bounds");        // quotient 2
   // Not folded: the quotient takes two values ([-15, -5] / 8 is -2 or -1).
   EXPECT_EQ(simplify(fd(z - 10, I(8))).out, "floordiv(z+-10, 8)");
-  EXPECT_EQ(simplify(fm(z - 10, I(8))).out, "floormod(z+-10, 8)");
+  // Its remainder is floor's remainder of z + 6 (congruent), which is non-negative: C's.
+  EXPECT_SIMPLIFIES(fm(z - 10, I(8)), "(z+6)%8", "floor_divmod_drop_multiples");
 }
 
 TEST(Symbolic, FloorDivModByOne) {
@@ -232,7 +235,15 @@ TEST(Symbolic, WhereOnTheSameCondition) {
   EXPECT_EQ(simplify(where(c, (where(c, x, y) + 1) * 3, z)).out, "c.where(c.where(x, y)*3+3, z)");
   // One of two complementary gates always holds.
   EXPECT_SIMPLIFIES(where(c, x, I(0)) + where(c, I(0), x), "x", "add_complementary_wheres");
-  EXPECT_EQ(simplify(where(c, x, I(0)) + where(c, I(0), y)).out, "c.where(x, 0)+c.where(0, y)");
+  // Two wheres on one condition are one.
+  EXPECT_SIMPLIFIES(where(c, x, I(0)) + where(c, I(0), y), "c.where(x, y)", "where_same_cond_merge");
+  EXPECT_SIMPLIFIES(maximum(where(c, x, y), where(c, y, I(2))), "c.where(max(x, y), max(y, 2))",
+                    "where_same_cond_merge");
+  // Not merged: Invalid branches (the invalid rules carry those), other conditions.
+  UPtr inv = invalid(dtypes::index);
+  EXPECT_FALSE(simplify(where(c, x, inv) + where(c, y, inv)).fired_rule("where_same_cond_merge"));
+  EXPECT_FALSE(simplify(where(c, inv, x) + where(c, inv, y)).fired_rule("where_same_cond_merge"));
+  EXPECT_FALSE(simplify(where(c, x, y) + where(d, y, x)).fired_rule("where_same_cond_merge"));
 }
 
 TEST(Symbolic, BooleanNegation) {
@@ -281,6 +292,48 @@ TEST(Symbolic, DivModRecombine) {
 }
 
 // Family 3: a sum over a common factor of its coefficients and the divisor; a remainder the bounds decide.
+// Multiples of the divisor leave a sum (floor's: every sign; C's: what stays non-negative), remainders'
+// constants are reduced, and a sum times a constant is a sum of terms.
+TEST(Symbolic, DivModDropMultiples) {
+  auto fd = [](const UPtr& a, int64_t c) { return alu(Op::FLOORDIV, {a, I(c)}); };
+  auto fm = [](const UPtr& a, int64_t c) { return alu(Op::FLOORMOD, {a, I(c)}); };
+  // (x*8 + y + 9) % 4: x*8 leaves, 9 is 1 modulo 4; (y + 1) in [1, 4] keeps its %.
+  EXPECT_SIMPLIFIES((x * 8 + y + 9) % 4, "(y+1)%4", "divmod_drop_multiples");
+  // (x*8 + y + 9) / 4 = x*2 + (y + 9)/4 (a quotient keeps its constant).
+  EXPECT_SIMPLIFIES((x * 8 + y + 9) / 4, "(y+9)/4+x*2", "divmod_drop_multiples");
+  // Floor's, over negative values too: z*8 + y - 3 = z*8 + (y - 3), and y - 3 is congruent to y + 1.
+  EXPECT_SIMPLIFIES(fm(z * 8 + y - 3, 4), "(y+1)%4", "floor_divmod_drop_multiples");
+  EXPECT_SIMPLIFIES(fd(z * 8 + y - 3, 4), "z*2+floordiv(y+-3, 4)", "floor_divmod_drop_multiples");
+  // Not: C's % of a sum that may be negative, or a coefficient the divisor does not divide.
+  EXPECT_FALSE(simplify((x * 8 + z) % 4).fired_rule("divmod_drop_multiples"));
+  EXPECT_FALSE(simplify((x * 6 + y) % 4).fired_rule("divmod_drop_multiples"));
+  EXPECT_FALSE(simplify(fd(z * 6 + y, 4)).fired_rule("floor_divmod_drop_multiples"));
+  // A sum times a constant: (x + y)*3 = x*3 + y*3, so ((x + y)*4 + z) % 4 is z's remainder.
+  EXPECT_SIMPLIFIES((x + y) * 3, "y*3+x*3", "distribute_mul_sum");
+  EXPECT_SIMPLIFIES(fm((x + y) * 4 + z, 4), "floormod(z, 4)", "distribute_mul_sum");
+  // Not on fixed-width ints (index only).
+  UPtr a = var("a", 0, 9, dtypes::int32), bb = var("bb", 0, 9, dtypes::int32);
+  EXPECT_FALSE(simplify((a + bb) * cnst_int(dtypes::int32, 3)).fired_rule("distribute_mul_sum"));
+}
+
+// A quotient compared with a constant is its dividend compared with a multiple; two bounds on one value.
+TEST(Symbolic, ComparisonsOfQuotientsAndBounds) {
+  auto fd = [](const UPtr& a, int64_t c) { return alu(Op::FLOORDIV, {a, I(c)}); };
+  EXPECT_SIMPLIFIES(fd(z, 4) < 1, "z<4", "floordiv_lt_const");           // floor(z/4) < 1  <=>  z < 4
+  EXPECT_SIMPLIFIES(I(0) < fd(z, 4), "3<z", "const_lt_floordiv");        // floor(z/4) >= 1  <=>  z >= 4
+  EXPECT_SIMPLIFIES(fd(z, -4) < 1, "-4<z", "floordiv_neg_lt_const");     // floor(z/-4) <= 0  <=>  z > -4
+  EXPECT_SIMPLIFIES(I(0) < fd(z, -4), "z<-3", "const_lt_floordiv_neg");  // floor(z/-4) >= 1  <=>  z <= -4
+  EXPECT_SIMPLIFIES(x / 4 < 3, "x<12", "div_lt_const");
+  EXPECT_SIMPLIFIES(I(2) < x / 4, "11<x", "const_lt_div");
+  // Not for C's division of a value that may be negative: z / 4 < 0 holds for z <= -4 only, not for z < 0.
+  EXPECT_FALSE(simplify(z / 4 < 0).fired_rule("div_lt_const"));
+  EXPECT_SIMPLIFIES((x < 10) & (I(9) < x), "false", "and_disjoint_bounds");
+  EXPECT_SIMPLIFIES((x < 10) | (I(9) < x), "true", "or_covering_bounds");
+  // Not when a value is left between (x = 9) or outside (x = 10).
+  EXPECT_FALSE(simplify((x < 10) & (I(8) < x)).fired_rule("and_disjoint_bounds"));
+  EXPECT_FALSE(simplify((x < 10) | (I(10) < x)).fired_rule("or_covering_bounds"));
+}
+
 TEST(Symbolic, CommonFactorAndGcd) {
   UPtr g = var("g", 0, 2), l2 = var("l2", 0, 50), l3 = var("l3", 0, 50), a = var("a", 0, 3);
   // g*3 is in [0, 6], below 19 = gcd(19, 38, 57): it drops out, and 57/19 = 3 is left.

@@ -6,6 +6,7 @@
 
 #include "compiler/ir/rewrite.h"
 #include "rules/symbolic.h"
+#include "rules/symbolic_helpers.h"
 
 namespace rg {
 
@@ -58,8 +59,10 @@ std::vector<GateBound> gate_bounds(const UPtr& valid) {
   return out;
 }
 
-UPtr index_given_valid(const UPtr& valid, const UPtr& x) {
-  if (!x->dtype.is_index() || x->is_const() || !index_arithmetic(x)) return {};
+namespace {
+
+// x (index arithmetic or a condition over it) under the bounds valid sets; x itself when none helps.
+UPtr given_bounds(const UPtr& valid, const UPtr& x) {
   UPtr out = x;
   for (const GateBound& b : gate_bounds(valid)) {
     if (b.lo > b.hi || (b.lo == b.node->vmin && b.hi == b.node->vmax)) continue;  // never valid, or no news
@@ -70,7 +73,62 @@ UPtr index_given_valid(const UPtr& valid, const UPtr& x) {
     if (!narrowed->is_const()) y = graph_rewrite(substitute(y, {{narrowed, b.node}}), rules::symbolic);
     if (count_nodes(y) < count_nodes(out)) out = y;
   }
+  return out;
+}
+
+// How many other clauses use the node this clause bounds (a clause `X < c` or `c < X`): those go first, so
+// the clauses after them see the bound.
+int uses_of_bounded(const UPtr& clause, const std::vector<UPtr>& all) {
+  std::vector<GateBound> b = gate_bounds(clause);
+  if (b.empty()) return 0;
+  int n = 0;
+  for (const UPtr& other : all) {
+    if (other == clause) continue;
+    std::vector<UPtr> nodes = toposort(other);
+    n += std::find(nodes.begin(), nodes.end(), b[0].node) != nodes.end();
+  }
+  return n;
+}
+
+}  // namespace
+
+UPtr index_given_valid(const UPtr& valid, const UPtr& x) {
+  if (!x->dtype.is_index() || x->is_const() || !index_arithmetic(x)) return {};
+  UPtr out = given_bounds(valid, x);
   return out == x ? UPtr() : out;
+}
+
+UPtr clauses_given_each_other(const UPtr& valid) {
+  if (valid->op != Op::AND || !valid->dtype.is_bool() || !index_arithmetic(valid)) return {};
+  std::vector<UPtr> cs;
+  clauses(valid, cs);
+  std::vector<std::pair<int, UPtr>> keyed;
+  for (const UPtr& c : cs) {
+    if (std::any_of(keyed.begin(), keyed.end(), [&](const auto& k) { return k.second == c; })) continue;  // a & a
+    keyed.push_back({-uses_of_bounded(c, cs), c});
+  }
+  std::stable_sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first < b.first : before(a.second, b.second);
+  });
+  // Simplified in that order; written in the structural order, so that every prefix of the chain (an inner AND
+  // node the rewrite visits too) is in canonical order as well.
+  UPtr seen;
+  std::vector<UPtr> kept;
+  for (const auto& [_, c] : keyed) {
+    UPtr s = seen ? given_bounds(seen, c) : c;
+    if (s->is_const()) {
+      if (s->as_int() == 0) return s;  // false: the whole AND
+      continue;                        // true: the clause leaves
+    }
+    if (std::find(kept.begin(), kept.end(), s) != kept.end()) continue;
+    kept.push_back(s);
+    seen = seen ? seen & s : s;
+  }
+  std::sort(kept.begin(), kept.end(), [](const UPtr& a, const UPtr& b) { return before(a, b); });
+  UPtr out;
+  for (const UPtr& c : kept) out = out ? out & c : c;
+  if (!out) out = cnst_int(dtypes::bool_, 1);
+  return out == valid ? UPtr() : out;
 }
 
 }  // namespace rg

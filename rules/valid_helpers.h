@@ -23,4 +23,11 @@ std::vector<GateBound> gate_bounds(const UPtr& valid);
 // smaller (no fewer nodes), or when x holds anything other than index arithmetic (a load keeps its own gate).
 UPtr index_given_valid(const UPtr& valid, const UPtr& x);
 
+// The clauses of an AND of conditions over index values, each simplified under the bounds the clauses
+// before it set (a clause that bounds a node the others use first), as index_given_valid does, and written
+// in canonical order (the structural order of `before`): `g < 3 & (g + 11) % 14 < 11` is false (g + 11 is in [11, 13]),
+// `r < 4 & r < 6` is `r < 4`. A clause that becomes true leaves, one that becomes false makes the AND false.
+// Null when that changes nothing, or when a clause holds anything other than index arithmetic.
+UPtr clauses_given_each_other(const UPtr& valid);
+
 }  // namespace rg

@@ -42,6 +42,26 @@ TEST(Valid, IndexGivenValid) {
   EXPECT_EQ(index_given_valid(r < 5, load + r % 5), UPtr());
 }
 
+TEST(Valid, ClausesGivenEachOther) {
+  UPtr g = UOp::make(Op::SPECIAL, dtypes::index, {I(13)}, std::string("gidx0"));
+  // g < 3 puts g + 11 in [11, 13]: its remainder by 14 is itself, never below 11.
+  EXPECT_EQ(text(clauses_given_each_other(((g + 11) % 14 < 11) & (g < 3))), "false");
+  // A clause the others imply leaves; a repeated clause is one.
+  EXPECT_EQ(text(clauses_given_each_other((r < 6) & (r < 4))), "r0<4");
+  EXPECT_EQ(text(clauses_given_each_other((r < 5) & (s < 2) & (r < 5))), "r0<5&r1<2");
+  // One canonical order, whatever the order written.
+  UPtr a = (r < 5) & ((r + s) % 3 < 2), b = ((r + s) % 3 < 2) & (r < 5);
+  UPtr ca = clauses_given_each_other(a), cb = clauses_given_each_other(b);
+  EXPECT_EQ(ca ? ca : a, cb ? cb : b);
+  EXPECT_EQ(text(ca ? ca : a), "r0<5&(r0+r1)%3<2");
+  // Nothing to do: clauses in canonical order that bound nothing the others use; a clause reading memory.
+  UPtr done = ca ? ca : a;
+  EXPECT_EQ(clauses_given_each_other(done), UPtr());
+  UPtr buf = UOp::make(Op::PARAM, dtypes::index.ptr_to(), {}, int64_t(0));
+  UPtr load = UOp::make(Op::INDEX, dtypes::index, {buf, r});
+  EXPECT_EQ(clauses_given_each_other((r < 4) & (load < 6) & (r < 6)), UPtr());
+}
+
 // The rule: where(valid, x, Invalid) keeps its gate and gets the simpler index.
 TEST(Valid, RuleRewritesTheGatedIndex) {
   UPtr valid = (I(0) < r) & (r < 5);
@@ -50,7 +70,9 @@ TEST(Valid, RuleRewritesTheGatedIndex) {
   set_trace_hook([&](const RuleInfo& ri, const UPtr&, const UPtr&) { fired += std::string(ri.name) + " "; });
   UPtr out = graph_rewrite(e, rules::valid_gate);
   set_trace_hook({});
-  EXPECT_EQ(text(out), text(where(valid, graph_rewrite(r + -1 + s * 4, rules::symbolic), invalid(dtypes::index))));
+  // (The gate's clauses in canonical order: r < 5 first.)
+  EXPECT_EQ(text(out),
+            text(where((r < 5) & (I(0) < r), graph_rewrite(r + -1 + s * 4, rules::symbolic), invalid(dtypes::index))));
   // The rule fired last (the helper's own simplification fires symbolic rules first).
   EXPECT_EQ(fired.substr(fired.size() - std::string("index_given_valid ").size()), "index_given_valid ") << fired;
   // A gate with nothing to add: no rewrite.

@@ -18,5 +18,7 @@ int bench_devices();  // the CPU and LLVM devices through the Tensor API: build 
 int bench_kernels(int argc, char** argv);
 // Training steps per call, cold and replayed under rg::Jit.
 int bench_train();
+// The index simplifier on tools/symbolic_corpus.txt against tinygrad's results; --list prints each loss.
+int bench_symbolic_corpus(bool list);
 
 }  // namespace rg

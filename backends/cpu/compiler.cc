@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <random>
 #include <unordered_map>
 #include <vector>
 
@@ -108,10 +109,21 @@ Cache& cache() {
   return *c;
 }
 
+// A name no other compile shares: the process id alone is not enough (threads of one process; sandboxed
+// processes with the same id sharing one cache directory).
+std::string unique_suffix() {
+  static std::atomic<uint64_t> count{0};
+  static const uint64_t nonce = std::random_device{}() * 0x9e3779b97f4a7c15ull ^ std::random_device{}();
+  char buf[64];
+  std::snprintf(buf, sizeof buf, ".tmp%d.%llx.%llu", int(getpid()), (unsigned long long)nonce,
+                (unsigned long long)count.fetch_add(1));
+  return buf;
+}
+
 // Compiles src into `so` (via a temporary file renamed into place, so a
-// concurrent process never loads a half-written object).
+// concurrent compile never loads a half-written object).
 void compile_to(const std::string& src, const fs::path& so) {
-  std::string tmp = so.string() + ".tmp" + std::to_string(getpid());
+  std::string tmp = so.string() + unique_suffix();
   std::string csrc = tmp + ".c";
   {
     std::ofstream f(csrc, std::ios::binary);

@@ -1,6 +1,7 @@
 #include "backends/cpu/compiler.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -60,6 +61,22 @@ TEST(CompileC, IdenticalSourceCompilesOnce) {
   // Different source: a different kernel.
   compile_c(std::string(kAdd) + "// twice\n", "add");
   EXPECT_EQ(compiler_invocations(), before + 2);
+}
+
+TEST(CompileC, AnotherProcessesTemporaryFilesDoNotCollide) {
+  // Sandboxed processes can share a process id and the cache directory: temporary names once were the
+  // output's name and the id only, so another compile's leftover (here a directory in its place) broke ours.
+  const std::string src = std::string(kAdd) + "// shared ids\n";
+  const std::string key = compile_c(src, "add")->key();
+  const std::filesystem::path so = std::filesystem::path(kernel_cache_dir()) / (key + ".so");
+  clear_kernel_memory_cache();
+  std::filesystem::remove(so);
+  std::filesystem::create_directories(so.string() + ".tmp" + std::to_string(getpid()) + ".c");
+  auto k = compile_c(src, "add");
+  float a[4] = {1, 2, 3, 4}, b[4] = {10, 20, 30, 40};
+  void* bufs[] = {a, b};
+  (*k)(bufs);
+  EXPECT_EQ(a[1], 22);
 }
 
 TEST(CompileC, CorruptCacheFileIsRebuilt) {

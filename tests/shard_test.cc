@@ -306,9 +306,11 @@ TEST(ShardLazy, NothingRunsBeforeRealize) {
     EXPECT_GE(last_timings().kernels, int(s.devices.size())) << name(s);  // the kernel, once per device
     EXPECT_GE(last_timings().copies, 3) << name(s);                       // shard, r, c (and the gather)
     EXPECT_EQ(z.to_vector<float>(), want_z) << name(s);
-    // Local reduce once per device, the combine once per device; per device, its partial out of the tuple
-    // and back to every device; the shard, the unsharded operand, and reading shard 0 needs no copy.
-    EXPECT_EQ(last_timings().kernels, 2 * int(s.devices.size())) << name(s) << ": " << last_timings().str();
+    // Local reduce once per device, the combine once per device (and for a shard axis other than 0, the
+    // kernel laying out the pieces before the scatter); per device, its partial out of the tuple and back
+    // to every device; the shard, the unsharded operand, and reading shard 0 needs no copy.
+    EXPECT_EQ(last_timings().kernels, 2 * int(s.devices.size()) + (s.axis > 0))
+        << name(s) << ": " << last_timings().str();
     EXPECT_EQ(last_timings().copies, 2 + 2 * int(s.devices.size())) << name(s) << ": " << last_timings().str();
     EXPECT_EQ(m.to_vector<float>(), sum_axis(map(v, [](float a) { return -a; }), 4, 6, int(s.axis), true)) << name(s);
     EXPECT_EQ(reduced.to_vector<float>(), sum_axis(v, 4, 6, int(s.axis))) << name(s);
@@ -321,13 +323,39 @@ TEST(ShardLazy, RealizedShardIsReused) {
   Tensor x = Tensor::from_vector(v, {4, 6}).shard(kTwo, 1);
   const size_t before = buffer_live_bytes();
   x.realize();
-  EXPECT_EQ(last_timings().copies, 1);   // the tensor to the tuple, once
-  EXPECT_EQ(last_timings().kernels, 2);  // each device stores its piece
+  EXPECT_EQ(last_timings().copies, 1);   // the pieces to the tuple, once
+  EXPECT_EQ(last_timings().kernels, 3);  // the pieces laid out one after another, then each device stores its own
   // The pieces (12 floats on each device) are held; the source's 24 floats went with the graph that read them,
   // and the copy on the tuple went with the schedule.
   EXPECT_EQ(buffer_live_bytes(), before);
   EXPECT_EQ((x * 2).sum(0).to_vector<float>(), map(sum_axis(v, 4, 6, 0), [](float a) { return a * 2; }));
   EXPECT_EQ(x.to_vector<float>(), v);
+}
+
+}  // namespace
+}  // namespace rg
+
+namespace rg {
+namespace {
+
+// shard is a scatter: device k receives piece k only, so the bytes copied are the tensor's once, whatever the
+// device count and the axis (a copy of the whole tensor to every device moved n times as many).
+TEST(ShardLazy, ShardScattersOnlyEachDevicesPiece) {
+  std::vector<float> v = data(24);
+  for (const Split& s : kSplits) {
+    Tensor x = Tensor::from_vector(v, {4, 6}).shard(s.devices, s.axis);
+    x.realize();
+    EXPECT_EQ(last_timings().copies, 1) << name(s);
+    EXPECT_EQ(last_timings().copy_bytes, 24 * sizeof(float)) << name(s);
+    EXPECT_EQ(x.to_vector<float>(), v) << name(s);
+  }
+  // Integers on 4 devices along the last axis of a 3-d tensor.
+  std::vector<int32_t> w(2 * 3 * 8);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = int32_t(i * 7 % 23) - 11;
+  Tensor y = Tensor::from_vector(w, {2, 3, 8}).shard({"CPU", "CPU:1", "CPU:2", "CPU:3"}, 2);
+  EXPECT_EQ((y + 0).to_vector<int32_t>(), w);
+  y.realize();
+  EXPECT_EQ(last_timings().copy_bytes, w.size() * sizeof(int32_t));
 }
 
 }  // namespace

@@ -149,12 +149,17 @@ void schedule_copy(const UPtr& k, const UPtr& value, UMap& view, std::vector<UPt
     view[k] = src;
     return;
   }
-  const int64_t n = int64_t(src->numel());
+  // A scatter's buffer on the tuple holds one piece per device; a whole copy, the whole value on each.
+  const int64_t n = int64_t(k->numel());
   UPtr from(sb);
   UPtr to = new_buffer(src->dtype, n, dev->arg_str());
-  view[k] = src->shape == Shape{n} ? to : UOp::make(Op::RESHAPE, to->dtype, {to}, src->shape);
+  view[k] = k->shape == Shape{n} ? to : UOp::make(Op::RESHAPE, to->dtype, {to}, k->shape);
   if (n == 0) return;
-  calls.push_back(UOp::make(Op::CALL, dtypes::void_, {UOp::make(Op::COPY, from->dtype, {from, dev}), to, from}));
+  // A scatter's COPY reads its source as (pieces, piece size).
+  const int64_t pieces = copy_scatter(k->arg);
+  UPtr read = pieces ? UOp::make(Op::RESHAPE, from->dtype, {from}, Shape{pieces, n}) : from;
+  calls.push_back(
+      UOp::make(Op::CALL, dtypes::void_, {UOp::make(Op::COPY, from->dtype, {read, dev}, k->arg), to, from}));
 }
 
 // Whether a kernel of build_kernel's form reads its output (slot 0) anywhere but where it stores.

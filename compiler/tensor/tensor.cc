@@ -145,12 +145,11 @@ Tensor Tensor::shard(const std::vector<std::string>& devices, int64_t axis) cons
   if (shape()[a] % n != 0)
     fail("shard", "axis " + std::to_string(a) + " of shape " + shape_str(shape()) + " does not split evenly over " +
                       std::to_string(n) + " devices " + backend::tuple_device(devs));
-  // Lazy: the tensor is copied to every device of the tuple (a COPY node; the schedule runs it as a transfer
-  // step once the source is computed where it is), and each device keeps its piece of that copy. Realized,
-  // the kernel storing the pieces runs once per device and reads its own piece; nothing runs before.
+  // Lazy: a scatter (docs/multi_device.md#shard). Where the tensor is, its pieces are laid out one after
+  // another (the shard axis split into (n, size / n) and moved first: a kernel unless it is axis 0 of a
+  // buffer); a COPY with arg n then sends piece k to device k only, and each device sees its piece full-shape.
   const std::string tuple = backend::tuple_device(devs);
-  UPtr everywhere = mk(Op::COPY, dtype(), {uop(), mk(Op::DEVICE, dtypes::void_, {}, tuple)});
-  return on_devices(unshard_u(shard_u(everywhere, a, n), a, n), devs, a, tuple);
+  return on_devices(unshard_u(scatter_u(uop(), a, n, tuple), a, n), devs, a, tuple);
 }
 
 // The whole tensor on every device of the tuple: a COPY to the tuple, run as a transfer step when realized.

@@ -150,6 +150,26 @@ int member_of(const std::string& tuple, const std::string& device) {
   return -1;
 }
 
+// CALL(COPY(STACK(b_0, ..., b_n-1), DEVICE tuple), dst, b_0, ..., b_n-1): shard k of dst gets b_k, each
+// value from wherever it is (tinygrad's MSTACK; the ring allreduce's pieces, each already on its device).
+void run_stack_copy(const UPtr& call, Timings& t) {
+  const std::string& to = device_name(call, 1, "copy");
+  const std::vector<std::string> tos = device_tuple(to);
+  if (!is_device_tuple(to) || call->src.size() != 2 + tos.size())
+    throw Error("copy: a stack of " + std::to_string(call->src.size() - 2) + " values to " + to +
+                " needs one value per device of a tuple");
+  for (const std::string& d : tos) get_device(d, "copy");
+  auto t0 = Clock::now();
+  for (size_t k = 0; k < tos.size(); ++k) {
+    get_device(device_name(call, 2 + k, "copy"), "copy");
+    t.copy_bytes += buffer_copy(call->src[1], call->src[2 + k], int(k), 0);
+    if (tl_capture)
+      tl_capture->push_back(ExecItem{nullptr, nullptr, {call->src[1], call->src[2 + k]}, {}, {}, int(k), 0});
+  }
+  t.run_ms += ms_since(t0);
+  ++t.copies;
+}
+
 // A copy with a device tuple at one end moves shards (docs/multi_device.md#execution), so that sharding,
 // replication and the allreduce are graph nodes the schedule runs, not eager transfers of the Tensor API:
 //   one device → tuple: every shard gets the source (replication);
@@ -157,6 +177,7 @@ int member_of(const std::string& tuple, const std::string& device) {
 //   tuple → another tuple of as many devices: shard i to shard i;
 //   a scatter (COPY arg n): one device → tuple of n, piece i of the source to shard i only.
 void run_copy(const UPtr& call, Timings& t) {
+  if (call->src[0]->src[0]->op == Op::STACK) return run_stack_copy(call, t);
   if (call->src.size() != 3) throw Error("copy: CALL(COPY) needs a destination and a source buffer");
   const std::string &to = device_name(call, 1, "copy"), &from = device_name(call, 2, "copy");
   const std::vector<std::string> tos = device_tuple(to), froms = device_tuple(from);

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -356,6 +357,75 @@ TEST(ShardLazy, ShardScattersOnlyEachDevicesPiece) {
   EXPECT_EQ((y + 0).to_vector<int32_t>(), w);
   y.realize();
   EXPECT_EQ(last_timings().copy_bytes, w.size() * sizeof(int32_t));
+}
+
+}  // namespace
+}  // namespace rg
+
+namespace rg {
+namespace {
+
+// Sets an environment variable for one scope.
+struct Env {
+  std::string name;
+  Env(const char* n, const char* v) : name(n) { setenv(n, v, 1); }
+  ~Env() { unsetenv(name.c_str()); }
+};
+
+// The ring and the naive allreduce give the plain loop's sums and maxima on 2, 3 and 4 devices, for sizes the
+// device count and the chunk factor do not divide (13 columns; one element; 6 elements on 4 devices).
+TEST(Allreduce, RingAndNaiveAgreeWithAPlainSum) {
+  for (const char* ring : {"0", "2"}) {
+    Env env("RG_RING", ring);
+    for (int64_t n : {2, 3, 4}) {
+      std::vector<std::string> devs;
+      for (int64_t k = 0; k < n; ++k) devs.push_back("CPU:" + std::to_string(k));
+      for (int64_t cols : {13, 1, 6}) {
+        const int64_t rows = 2 * n;
+        std::vector<float> v = data(rows * cols, 0.75f, -5.0f);
+        Tensor x = Tensor::from_vector(v, {rows, cols}).shard(devs, 0);
+        const std::string what = std::string("RG_RING=") + ring + ", " + std::to_string(n) + " devices, " +
+                                 std::to_string(cols) + " columns";
+        EXPECT_EQ(x.sum(0).to_vector<float>(), sum_axis(v, rows, cols, 0)) << what;
+        EXPECT_EQ(x.max(0).to_vector<float>(), sum_axis(v, rows, cols, 0, true)) << what;
+        // The result is on every device: each device's copy is the whole sum.
+        Tensor r = x.sum(0);
+        for (int64_t k = 0; cols == 13 && k < n; ++k) {
+          EXPECT_EQ((r + 0).to(devs[k]).to_vector<float>(), sum_axis(v, rows, cols, 0)) << what << ", device " << k;
+        }
+      }
+    }
+  }
+}
+
+// tinygrad's choice: a ring on more than 2 devices above the threshold; RG_RING=0 never, 2 always. The ring
+// moves chunks device to device: per chunk n - 1 steps each way, more copy steps than the naive 2n.
+TEST(Allreduce, RingChosenBySizeAndByEnvironment) {
+  EXPECT_FALSE(Tensor::ring_allreduce(3, 256000));
+  EXPECT_TRUE(Tensor::ring_allreduce(3, 256001));
+  EXPECT_FALSE(Tensor::ring_allreduce(2, 1 << 20));
+  {
+    Env env("RG_RING_ALLREDUCE_THRESHOLD", "10");
+    EXPECT_TRUE(Tensor::ring_allreduce(3, 11));
+    EXPECT_FALSE(Tensor::ring_allreduce(3, 10));
+    Env off("RG_RING", "0");
+    EXPECT_FALSE(Tensor::ring_allreduce(3, 1 << 20));
+  }
+  {
+    Env on("RG_RING", "2");
+    EXPECT_TRUE(Tensor::ring_allreduce(2, 1));
+  }
+  Env env("RG_RING_ALLREDUCE_THRESHOLD", "10");
+  std::vector<float> v = data(6 * 13);
+  Tensor x = Tensor::from_vector(v, {6, 13}).shard(kThree, 0);
+  Tensor ring = x.sum(0);  // 13 elements: chunks of 5, 4, 4
+  ring.realize();
+  // The scatter; each partial out of the tuple; 3 chunks x 2 steps reducing, 3 x 2 gathering; the stack.
+  EXPECT_EQ(last_timings().copies, 1 + 3 + 6 + 6 + 1) << last_timings().str();
+  EXPECT_EQ(ring.to_vector<float>(), sum_axis(v, 6, 13, 0));
+  Tensor small = Tensor::from_vector(data(6 * 2), {6, 2}).shard(kThree, 0).sum(0);  // 2 elements: naive
+  small.realize();
+  EXPECT_EQ(last_timings().copies, 1 + 2 * 3) << last_timings().str();
 }
 
 }  // namespace

@@ -142,6 +142,23 @@ namespace {
 // transfer between devices, not as a kernel.
 void schedule_copy(const UPtr& k, const UPtr& value, UMap& view, std::vector<UPtr>& calls) {
   UPtr src = substitute(value, view);
+  if (src->op == Op::STACK) {  // a scatter of per-device values: CALL(COPY(STACK(b_0, ...), DEVICE), dst, b_0, ...)
+    std::vector<UPtr> bufs;
+    for (const UPtr& s : src->src) {
+      const UOp* b = viewed_buffer(s);
+      if (!b) throw Error("schedule: a stacked source of a copy is not a buffer: " + lower_name(s->op));
+      bufs.push_back(UPtr(b));
+    }
+    const int64_t n = int64_t(k->numel());
+    UPtr to = new_buffer(src->dtype, n, k->src[1]->arg_str());
+    view[k] = k->shape == Shape{n} ? to : UOp::make(Op::RESHAPE, to->dtype, {to}, k->shape);
+    if (n == 0) return;
+    std::vector<UPtr> call{UOp::make(Op::COPY, src->dtype, {UOp::make(Op::STACK, src->dtype, bufs), k->src[1]}, k->arg),
+                           to};
+    call.insert(call.end(), bufs.begin(), bufs.end());
+    calls.push_back(UOp::make(Op::CALL, dtypes::void_, std::move(call)));
+    return;
+  }
   const UOp* sb = viewed_buffer(src);
   if (!sb) throw Error("schedule: the source of a copy is not a buffer: " + lower_name(src->op));
   const UPtr& dev = k->src[1];

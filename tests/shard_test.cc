@@ -215,23 +215,7 @@ TEST(Shard, Errors) {
             "and (4, 6))");
   EXPECT_EQ(msg([&] { a + c; }), "add: tensors on different devices, (CPU, CPU:1) and (CPU, CPU:1, CPU:2)");
   EXPECT_EQ(msg([&] { a.shard(kTwo, 0); }), "shard: tensor of shape (4, 6) is already on (CPU, CPU:1)");
-  EXPECT_EQ(msg([&] {
-              a.pad({{1, 0}, {0, 0}});
-            }),
-            "pad: cannot pad axis 0 of shape (4, 6), the axis it is sharded on over (CPU, CPU:1)");
-  EXPECT_EQ(msg([&] {
-              a.shrink({{1, 3}, {0, 6}});
-            }),
-            "shrink: cannot shrink axis 0 of shape (4, 6), the axis it is sharded on over (CPU, CPU:1)");
-  EXPECT_EQ(msg([&] { a.flip(0); }),
-            "flip: cannot flip axis 0 of shape (4, 6), the axis it is sharded on over (CPU, CPU:1)");
-  EXPECT_EQ(msg([&] { a.reshape({24}); }),
-            "reshape: cannot reshape (4, 6) to (24,): it splits axis 0, sharded over (CPU, CPU:1)");
-  EXPECT_EQ(msg([&] {
-              Tensor::cat({a, a}, 0);
-            }),
-            "cat: cannot concatenate along axis 0, the axis the tensors are sharded on over (CPU, CPU:1)");
-  // Fine: pads and movement that keep the shard axis whole.
+  // Pads and movement that keep the shard axis whole stay on each device's piece.
   std::vector<float> v = data(24);
   Tensor p = a.pad({{0, 0}, {1, 0}}, 9.0f);
   std::vector<float> want;
@@ -426,6 +410,120 @@ TEST(Allreduce, RingChosenBySizeAndByEnvironment) {
   Tensor small = Tensor::from_vector(data(6 * 2), {6, 2}).shard(kThree, 0).sum(0);  // 2 elements: naive
   small.realize();
   EXPECT_EQ(last_timings().copies, 1 + 2 * 3) << last_timings().str();
+}
+
+}  // namespace
+}  // namespace rg
+
+namespace rg {
+namespace {
+
+// pad, shrink, flip, an axis-merging reshape and cat along the shard axis move data across the pieces: the
+// pieces are gathered on every device, the op applies there, and the result is sharded again where the
+// new axis divides (else it stays whole on every device). Checked against loops over the (4, 6) input.
+TEST(Shard, MovementAlongTheShardAxis) {
+  const std::vector<float> v = data(24);
+  auto at = [&](int64_t i, int64_t j) { return v[i * 6 + j]; };
+  auto rows = [&](std::vector<int64_t> which, float fill = 0) {
+    std::vector<float> r;
+    for (int64_t i : which)
+      for (int64_t j = 0; j < 6; ++j) r.push_back(i < 0 ? fill : at(i, j));
+    return r;
+  };
+  Tensor a = Tensor::from_vector(v, {4, 6}).shard(kTwo, 0);
+
+  Tensor p = a.pad({{1, 1}, {0, 0}}, 9.0f);  // (6, 6): splits over 2
+  EXPECT_EQ(p.shard_axis(), 0);
+  EXPECT_EQ(p.to_vector<float>(), rows({-1, 0, 1, 2, 3, -1}, 9.0f));
+  Tensor q = a.pad({{1, 0}, {0, 0}});  // (5, 6): whole on every device
+  EXPECT_EQ(q.shard_axis(), -1);
+  EXPECT_EQ(q.device(), a.device());
+  EXPECT_EQ(q.to_vector<float>(), rows({-1, 0, 1, 2, 3}));
+  EXPECT_EQ(q.sum(0).to_vector<float>(), sum_axis(v, 4, 6, 0));
+
+  Tensor s = a.shrink({{1, 3}, {0, 6}});
+  EXPECT_EQ(s.shard_axis(), 0);
+  EXPECT_EQ(s.to_vector<float>(), rows({1, 2}));
+  EXPECT_EQ(a.pad({{-1, 0}, {0, 0}}).to_vector<float>(), rows({1, 2, 3}));
+
+  Tensor f = a.flip(0);
+  EXPECT_EQ(f.shard_axis(), 0);
+  EXPECT_EQ(f.to_vector<float>(), rows({3, 2, 1, 0}));
+  std::vector<float> row_sums = map(sum_axis(v, 4, 6, 1), [](float x) { return x * 2; });
+  std::reverse(row_sums.begin(), row_sums.end());
+  EXPECT_EQ((f * 2).sum(1).to_vector<float>(), row_sums);
+
+  Tensor r = a.reshape({24});
+  EXPECT_EQ(r.shard_axis(), -1);
+  EXPECT_EQ(r.to_vector<float>(), v);
+  EXPECT_EQ(a.reshape({2, 12}).to_vector<float>(), v);
+
+  Tensor c = Tensor::cat({a, a * 10}, 0);  // (8, 6)
+  EXPECT_EQ(c.shard_axis(), 0);
+  std::vector<float> want = v;
+  for (float x : v) want.push_back(x * 10);
+  EXPECT_EQ(c.to_vector<float>(), want);
+  EXPECT_EQ(Tensor::cat({a, Tensor::from_vector(v, {4, 6})}, 0).sum(0).to_vector<float>(),
+            map(sum_axis(v, 4, 6, 0), [](float x) { return x * 2; }));
+
+  // Columns over 3 devices: a shrink to 3 columns splits again, one column each.
+  Tensor b = Tensor::from_vector(v, {4, 6}).shard(kThree, 1);
+  Tensor bs = b.shrink({{0, 4}, {1, 4}});
+  EXPECT_EQ(bs.shard_axis(), 1);
+  std::vector<float> cols;
+  for (int64_t i = 0; i < 4; ++i)
+    for (int64_t j = 1; j < 4; ++j) cols.push_back(at(i, j));
+  EXPECT_EQ(bs.to_vector<float>(), cols);
+  std::vector<float> flipped;
+  for (int64_t i = 0; i < 4; ++i)
+    for (int64_t j = 5; j >= 0; --j) flipped.push_back(at(i, j));
+  EXPECT_EQ(b.flip(1).to_vector<float>(), flipped);
+}
+
+}  // namespace
+}  // namespace rg
+
+namespace rg {
+namespace {
+
+// A matmul sharded data-parallel (the batch rows of x split, w on every device) and tensor-parallel (w's
+// output columns split; or the contracted axis split on both, an allreduce) equals the plain loop's product.
+TEST(Shard, MatmulDataAndTensorParallel) {
+  const int64_t m = 6, k = 8, n = 9;
+  std::vector<float> a = data(m * k, 0.25f, -4.0f), w = data(k * n, -0.125f, 3.0f);
+  std::vector<float> want(m * n, 0.0f);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t c = 0; c < k; ++c) want[i * n + j] += a[i * k + c] * w[c * n + j];
+  auto near = [&](const Tensor& y, const std::string& what) {
+    EXPECT_EQ(y.shape(), (Shape{m, n})) << what;
+    std::vector<float> got = y.to_vector<float>();
+    ASSERT_EQ(got.size(), want.size()) << what;
+    for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-3) << what << " at " << i;
+  };
+  Tensor x = Tensor::from_vector(a, {m, k}), wt = Tensor::from_vector(w, {k, n});
+  // Data parallel: rows of x over 3 devices, w replicated.
+  Tensor dp = x.shard(kThree, 0).matmul(wt);  // w copied to every device
+  EXPECT_EQ(dp.shard_axis(), 0);
+  near(dp, "data parallel");
+  // Tensor parallel, column split: w's 9 columns over 3 devices, x replicated; the product is split by columns.
+  Tensor tp = x.to("CPU").matmul(wt.shard(kThree, 1));
+  EXPECT_EQ(tp.shard_axis(), 1);
+  near(tp, "tensor parallel (columns)");
+  // Tensor parallel, row split: the contracted axis over 2 devices on both; partial products allreduced.
+  Tensor rp = x.shard(kTwo, 1).matmul(wt.shard(kTwo, 0));
+  EXPECT_EQ(rp.shard_axis(), -1);
+  near(rp, "tensor parallel (contracted axis)");
+  // And the two chained, as in a two-layer MLP: columns then rows, no gathering in between.
+  Tensor h = x.matmul(wt.shard(kThree, 1));  // (6, 9) split by columns
+  Tensor out = h.matmul(Tensor::from_vector(data(n * 2, 0.5f, -2.0f), {n, 2}).shard(kThree, 0));  // allreduce
+  std::vector<float> w2 = data(n * 2, 0.5f, -2.0f), want2(m * 2, 0.0f);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < 2; ++j)
+      for (int64_t c = 0; c < n; ++c) want2[i * 2 + j] += want[i * n + c] * w2[c * 2 + j];
+  std::vector<float> got2 = out.to_vector<float>();
+  ASSERT_EQ(got2.size(), want2.size());
+  for (size_t i = 0; i < want2.size(); ++i) EXPECT_NEAR(got2[i], want2[i], 1e-2) << "mlp at " << i;
 }
 
 }  // namespace

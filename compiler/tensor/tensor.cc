@@ -181,6 +181,28 @@ std::vector<Tensor> Tensor::align(const char* who, const std::vector<const Tenso
   return out;
 }
 
+// Each device's piece copied to every device of the tuple and concatenated there: the whole tensor on every
+// device (replicated), for an op that moves data across the pieces.
+Tensor Tensor::allgather() const {
+  const int64_t n = int64_t(node_->devices.size());
+  UPtr held = node_->data ? node_->data : shard_u(uop(), shard_axis(), n);  // what each device holds
+  UPtr tuple = mk(Op::DEVICE, dtypes::void_, {}, node_->device);
+  std::vector<Tensor> pieces;
+  for (int64_t k = 0; k < n; ++k) {
+    UPtr own = mk(Op::COPY, dtype(), {held, mk(Op::DEVICE, dtypes::void_, {}, node_->devices[k])});
+    pieces.push_back(on_devices(mk(Op::COPY, dtype(), {own, tuple}), node_->devices, -1, node_->device));
+  }
+  return cat(pieces, shard_axis());
+}
+
+// A replicated tensor sharded on `axis` again where it divides evenly: each device keeps its piece of its own
+// copy (no data moves); otherwise it stays replicated.
+Tensor Tensor::resharded(int64_t axis) const {
+  const int64_t n = int64_t(node_->devices.size());
+  if (shard_axis() >= 0 || !multi() || shape()[axis] % n != 0) return *this;
+  return on_devices(unshard_u(shard_u(uop(), axis, n), axis, n), node_->devices, axis, node_->device);
+}
+
 Tensor Tensor::to(const std::string& device) const {
   const std::string dev = backend::usable_device(device, "to");
   if (multi()) {  // gather: each device's piece taken out of the tuple, copied to `dev`, concatenated there in order

@@ -337,6 +337,9 @@ class Tensor {
   static std::vector<Tensor> align(const char* who, const std::vector<const Tensor*>& tensors, size_t rank,
                                    std::vector<std::string>* devices, int64_t* axis);
   Tensor replicate(const std::vector<std::string>& devices) const;
+  // A sharded tensor whole on every device of its tuple; a replicated one sharded on `axis` again if it divides.
+  Tensor allgather() const;
+  Tensor resharded(int64_t axis) const;
   // Per-device partials of a reduce over the shard axis, combined on every device (naive or ring allreduce).
   Tensor allreduce(Op op, const std::vector<bool>& reduced, bool keepdim) const;
   UPtr ring_u(Op op, const UPtr& partial) const;

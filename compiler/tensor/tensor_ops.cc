@@ -41,9 +41,7 @@ Tensor Tensor::reshape(const Shape& new_shape) const {
                         std::to_string(numel()) + " elements vs " + std::to_string(product(s)));
   if (shard_axis() >= 0) {
     const int64_t a = reshape_axis(shape(), s, shard_axis());
-    if (a < 0)
-      fail("reshape", "cannot reshape " + shape_str(shape()) + " to " + shape_str(new_shape) + ": it splits axis " +
-                          std::to_string(shard_axis()) + ", sharded over " + device());
+    if (a < 0) return allgather().reshape(s);  // splits or merges the shard axis: on every device whole
     return moved(reshape_u(uop(), s), a);
   }
   return like(reshape_u(uop(), s));
@@ -108,8 +106,7 @@ Tensor Tensor::pad(const Pairs& padding, Number value) const {
   check_pads(padding, shape(), "pad");
   if (has_negative(padding)) return crop(*this, padding).pad(positive(padding), value);
   if (shard_axis() >= 0 && padding[shard_axis()] != std::pair<int64_t, int64_t>{0, 0})
-    fail("pad", "cannot pad axis " + std::to_string(shard_axis()) + " of shape " + shape_str(shape()) +
-                    ", the axis it is sharded on over " + device());
+    return allgather().pad(padding, value).resharded(shard_axis());
   // The result's dtype is tinygrad's where(mask, base, value) (a 0 fill is its bare pad): the value typed by
   // the Python-scalar rules, so 1.5 pads an int tensor into float32 rather than truncating.
   const DType dt = value.value == 0 ? dtype() : least_upper_dtype(dtype(), scalar_dtype_next_to(dtype(), value));
@@ -193,8 +190,7 @@ Tensor Tensor::shrink(const Pairs& bounds) const {
   }
   if (full) return *this;
   if (shard_axis() >= 0 && bounds[shard_axis()] != std::pair<int64_t, int64_t>{0, shape()[shard_axis()]})
-    fail("shrink", "cannot shrink axis " + std::to_string(shard_axis()) + " of shape " + shape_str(shape()) +
-                       ", the axis it is sharded on over " + device());
+    return allgather().shrink(bounds).resharded(shard_axis());
   return like(mk(Op::SHRINK, dtype(), {uop()}, to_arg(bounds)));
 }
 
@@ -209,9 +205,7 @@ Tensor Tensor::flip(const std::vector<int64_t>& axes) const {
   for (int64_t i = 0; i < ndim(); ++i)
     if (shape()[i] <= 1) flags[i] = 0;
   if (std::all_of(flags.begin(), flags.end(), [](int64_t f) { return f == 0; })) return *this;
-  if (shard_axis() >= 0 && flags[shard_axis()])
-    fail("flip", "cannot flip axis " + std::to_string(shard_axis()) + " of shape " + shape_str(shape()) +
-                     ", the axis it is sharded on over " + device());
+  if (shard_axis() >= 0 && flags[shard_axis()]) return allgather().flip(axes).resharded(shard_axis());
   return like(mk(Op::FLIP, dtype(), {uop()}, flags));
 }
 
@@ -572,9 +566,11 @@ Tensor Tensor::cat(const std::vector<Tensor>& tensors, int64_t axis) {
     std::vector<std::string> devs;
     int64_t shard;
     std::vector<Tensor> aligned = align("cat", all, size_t(first.ndim()), &devs, &shard);
-    if (shard == d)
-      fail("cat", "cannot concatenate along axis " + std::to_string(axis) +
-                      ", the axis the tensors are sharded on over " + backend::tuple_device(devs));
+    if (shard == d) {  // along the shard axis: every piece on every device, concatenated, sharded again
+      std::vector<Tensor> whole;
+      for (const Tensor& t : aligned) whole.push_back(t.shard_axis() >= 0 ? t.allgather() : t);
+      return cat(whole, axis).resharded(d);
+    }
     bool copied = false;  // an unsharded piece met sharded ones: it is on every device now
     for (size_t i = 0; i < tensors.size(); ++i) copied |= aligned[i].uop() != tensors[i].uop();
     if (copied) return cat(aligned, axis);

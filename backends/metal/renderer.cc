@@ -114,7 +114,9 @@ class MetalLanguage : public CStyleLanguage {
     return i < 4 ? v + "." + "xyzw"[i] : v + "[" + std::to_string(i) + "]";
   }
   std::string pointer_type(const std::string& elem, DType ptr) const override {
-    const char* space = ptr.space == AddrSpace::Local ? "threadgroup " : ptr.space == AddrSpace::Reg ? "thread " : "device ";
+    const char* space = ptr.space == AddrSpace::Local ? "threadgroup "
+                        : ptr.space == AddrSpace::Reg ? "thread "
+                                                      : "device ";
     return space + elem + "*";
   }
 

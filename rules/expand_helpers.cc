@@ -162,6 +162,17 @@ UPtr chain(Op op, const UPtr& red, const std::vector<UPtr>& copies) {
 
 }  // namespace
 
+UPtr pairwise(Op op, const UPtr& red, std::vector<UPtr> lanes) {
+  if (lanes.empty()) return identity(op, red);
+  while (lanes.size() > 1) {  // neighbours first: (l0 op l1) op (l2 op l3), an odd last lane carried up
+    std::vector<UPtr> next;
+    for (size_t i = 0; i < lanes.size(); i += 2)
+      next.push_back(i + 1 < lanes.size() ? UOp::make(op, red->dtype, {lanes[i], lanes[i + 1]}) : lanes[i]);
+    lanes = std::move(next);
+  }
+  return lanes[0];
+}
+
 UPtr expand_reduce(const UPtr& red) {
   std::vector<UPtr> expanded, kept, lanes, unrolled;
   split_ranges(red, expanded, kept);
@@ -187,7 +198,7 @@ UPtr expand_reduce(const UPtr& red) {
   const UPtr vec = UOp::make(Op::VECTORIZE, red->dtype.vec(n), std::move(accs));
   std::vector<UPtr> folded;
   for (int i = 0; i < n; ++i) folded.push_back(UOp::make(Op::GEP, red->dtype, {vec}, std::vector<int64_t>{i}));
-  return chain(op, red, folded);
+  return pairwise(op, red, folded);
 }
 
 UPtr expand_end(const UPtr& end) {

@@ -78,8 +78,13 @@ std::vector<UPtr> expand_copies(const UPtr& x, const std::vector<UPtr>& ranges);
 // identity when there are none), still reduced over the ranges that are not expanded. With UPCAST
 // ranges among them (accumulator lanes) and a range kept, each lane is a REDUCE of its own (its
 // UNROLL copies chained) and the result folds the lanes of VECTORIZE(lane REDUCEs...) by GEP, so
-// the devectorizer can keep them in one vector register. Null when no range is expanded.
+// the devectorizer can keep them in one vector register (a vector accumulator), pairwise after the
+// loop (`pairwise`). Null when no range is expanded.
 UPtr expand_reduce(const UPtr& red);
+// The horizontal reduction of an accumulator's lanes after its loop (seed 003's pm_reduce shape):
+// neighbouring lanes combined pairwise, level by level, ((l0 op l1) op (l2 op l3)); an odd lane out is
+// carried to the next level. The identity of red's op for no lanes.
+UPtr pairwise(Op op, const UPtr& red, std::vector<UPtr> lanes);
 
 // END(x, ranges...) over expanded ranges: the copies of x grouped in a NOOP (one copy is
 // itself), still closed by the ranges that are not expanded. Null when no range is expanded.

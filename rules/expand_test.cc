@@ -109,6 +109,46 @@ TEST(ExpandReduce, ChainOverTheCopiesKeepsOtherRanges) {
   EXPECT_FALSE(expand_reduce(reduce(Op::ADD, x, {range(3, 1, AxisType::Reduce)})));
 }
 
+// Accumulator lanes (an UPCAST axis beside a loop that stays): a vector of per-lane REDUCEs, its lanes folded
+// pairwise after the loop, neighbours first.
+TEST(ExpandReduce, AccumulatorLanesFoldPairwise) {
+  UPtr in = param(1, dtypes::float32, 64);
+  UPtr r = range(8, 1, AxisType::Reduce);
+  for (int64_t n : {4, 3, 8}) {
+    UPtr u = range(n, 0, AxisType::Upcast);
+    UPtr e = expand_reduce(reduce(Op::ADD, load(in, r * 8 + u), {u, r}));
+    // The lanes, in the order the fold reads them: GEP(VECTORIZE(REDUCE(lane k, r)...), k).
+    auto lane = [&](const UPtr& g) {
+      EXPECT_EQ(g->op, Op::GEP);
+      EXPECT_EQ(g->src[0]->op, Op::VECTORIZE);
+      EXPECT_EQ(g->src[0]->dtype, dtypes::float32.vec(int(n)));
+      return g->arg_ints()[0];
+    };
+    ASSERT_EQ(e->op, Op::ADD) << n;
+    if (n == 4) {  // (l0 + l1) + (l2 + l3)
+      ASSERT_EQ(e->src[0]->op, Op::ADD);
+      ASSERT_EQ(e->src[1]->op, Op::ADD);
+      EXPECT_EQ(lane(e->src[0]->src[0]), 0);
+      EXPECT_EQ(lane(e->src[0]->src[1]), 1);
+      EXPECT_EQ(lane(e->src[1]->src[0]), 2);
+      EXPECT_EQ(lane(e->src[1]->src[1]), 3);
+    }
+    if (n == 3) {  // (l0 + l1) + l2
+      ASSERT_EQ(e->src[0]->op, Op::ADD);
+      EXPECT_EQ(lane(e->src[0]->src[0]), 0);
+      EXPECT_EQ(lane(e->src[0]->src[1]), 1);
+      EXPECT_EQ(lane(e->src[1]), 2);
+    }
+    if (n == 8) {  // three levels: ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7))
+      ASSERT_EQ(e->src[1]->op, Op::ADD);
+      ASSERT_EQ(e->src[1]->src[1]->op, Op::ADD);
+      EXPECT_EQ(lane(e->src[1]->src[1]->src[0]), 6);
+      EXPECT_EQ(lane(e->src[1]->src[1]->src[1]), 7);
+    }
+  }
+  EXPECT_EQ(pairwise(Op::MAX, reduce(Op::MAX, load(in, r), {r}), {})->as_float(), -INFINITY);
+}
+
 TEST(ExpandEnd, ReplicatesTheStore) {
   UPtr out = param(0, dtypes::float32, 12);
   UPtr i = range(4, 0, AxisType::Loop), j = range(3, 1, AxisType::Upcast);

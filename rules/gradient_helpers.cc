@@ -2,6 +2,8 @@
 
 #include <unordered_map>
 
+#include "compiler/ir/shape.h"
+
 namespace rg {
 
 namespace {
@@ -101,6 +103,20 @@ UPtr copy_back(const UPtr& g, const UPtr& copy) {
   };
   const std::vector<std::string> from_all = tuple_members(from), to_all = tuple_members(to);
   if (from.empty()) return {};
+  if (const int64_t n = copy_scatter(copy->arg); n > 0) {  // a scatter: device k's g is piece k of the source's
+    const UPtr& src = copy->src[0];
+    Shape one = g->shape;
+    one.insert(one.begin(), 1);
+    UPtr acc;
+    for (int64_t k = 0; k < n && k < int64_t(to_all.size()); ++k) {
+      Pairs piece{{k, k + 1}};
+      for (int64_t d : g->shape) piece.push_back({0, d});
+      UPtr back = mk(Op::RESHAPE, g->dtype, {copy_to(copy_to(g, to_all[k]), from)}, one);
+      UPtr part = pad_zeros(back, mk(Op::SHRINK, src->dtype, {src}, to_arg(piece)));
+      acc = acc ? mk(Op::ADD, g->dtype, {acc, part}) : part;
+    }
+    return acc;
+  }
   if (from_all.size() == 1 && to_all.size() == 1) return copy_to(g, from);
   if (from_all.size() == 1) {  // replicated: every device's gradient flows back and adds up
     UPtr acc;

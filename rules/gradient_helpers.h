@@ -33,7 +33,8 @@ UPtr tie_share(const UPtr& r);
 UPtr prod_others(const UPtr& r);
 // COPY's gradient: g carried back to the source's device. From one device to another: a COPY back.
 // A replication (one device to a device tuple): the sum of every device's g. One device's shard out
-// of a tuple: g on that device of the tuple, 0 on the others. Null (no rule) for other copies.
+// of a tuple: g on that device of the tuple, 0 on the others. A scatter (COPY arg n): each device's g
+// brought back and placed at its piece of the source's leading axis. Null (no rule) for other copies.
 UPtr copy_back(const UPtr& g, const UPtr& copy);
 
 // The device a tensor graph is computed on: its first BUFFER's or COPY's target; "" for constants.

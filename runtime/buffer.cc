@@ -232,24 +232,31 @@ void buffer_read(const UPtr& realized, void* dst, size_t bytes, int shard) {
   st.device->copy_out(dst, *st.mem, bytes);
 }
 
-void buffer_copy(const UPtr& dst, const UPtr& src, int dst_shard, int src_shard) {
-  const size_t bytes = buffer_bytes(dst);
-  if (bytes != buffer_bytes(src)) throw Error("buffer_copy: buffers of different sizes");
+size_t buffer_copy(const UPtr& dst, const UPtr& src, int dst_shard, int src_shard, int64_t src_piece) {
+  const size_t bytes = buffer_bytes(dst), src_bytes = buffer_bytes(src);
+  const size_t offset = src_piece < 0 ? 0 : size_t(src_piece) * bytes;
+  if (src_piece < 0 ? bytes != src_bytes : offset + bytes > src_bytes)
+    throw Error("buffer_copy: buffers of different sizes (" + std::to_string(bytes) + " and " +
+                std::to_string(src_bytes) + " bytes" +
+                (src_piece < 0 ? std::string() : ", piece " + std::to_string(src_piece)) + ")");
   Storage& s = storage(src, true, src_shard);
   Storage& d = storage(dst, false, dst_shard);
-  if (bytes == 0) return;
+  if (bytes == 0) return 0;
   void *dh = d.mem->host(), *sh = s.mem->host();
+  if (sh) sh = static_cast<unsigned char*>(sh) + offset;
   if (dh && sh) {
     std::memmove(dh, sh, bytes);
-  } else if (dh) {
-    s.device->copy_out(dh, *s.mem, bytes);
   } else if (sh) {
     d.device->copy_in(*d.mem, sh, bytes);
-  } else {  // device to device: through host memory (the driver calls we use copy to and from the host)
-    std::vector<unsigned char> staging(bytes);
-    s.device->copy_out(staging.data(), *s.mem, bytes);
-    d.device->copy_in(*d.mem, staging.data(), bytes);
+  } else {  // from device memory: through host memory (the driver calls we use copy whole buffers out)
+    std::vector<unsigned char> staging(src_bytes);
+    s.device->copy_out(staging.data(), *s.mem, src_bytes);
+    if (dh)
+      std::memcpy(dh, staging.data() + offset, bytes);
+    else
+      d.device->copy_in(*d.mem, staging.data() + offset, bytes);
   }
+  return bytes;
 }
 
 void buffer_free(const UPtr& buffer) {

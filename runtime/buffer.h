@@ -39,8 +39,10 @@ bool buffer_allocated(const UPtr& buffer, int shard = 0);
 // Whole-buffer transfers; `bytes` must equal buffer_bytes (a size mismatch is an rg::Error).
 void buffer_write(const UPtr& buffer, const void* src, size_t bytes, int shard = 0);
 void buffer_read(const UPtr& realized, void* dst, size_t bytes, int shard = 0);
-// Between any two devices: host memory directly, device memory through the device's copies.
-void buffer_copy(const UPtr& dst, const UPtr& src, int dst_shard = 0, int src_shard = 0);
+// Between any two devices: host memory directly, device memory through the device's copies. With
+// `src_piece` >= 0, src holds consecutive pieces of dst's size and piece `src_piece` is copied (a scatter).
+// Returns the bytes copied.
+size_t buffer_copy(const UPtr& dst, const UPtr& src, int dst_shard = 0, int src_shard = 0, int64_t src_piece = -1);
 
 // Frees the storage of every shard (a later use allocates it again, zero-filled).
 void buffer_free(const UPtr& buffer);

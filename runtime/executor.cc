@@ -9,6 +9,7 @@
 #include <unordered_set>
 
 #include "compiler/ir/debug.h"
+#include "compiler/ir/shape.h"
 #include "compiler/schedule/schedule.h"
 #include "runtime/beam.h"
 #include "runtime/buffer.h"
@@ -164,18 +165,55 @@ int member_of(const std::string& tuple, const std::string& device) {
   return -1;
 }
 
+// CALL(COPY(STACK(b_0, ..., b_n-1), DEVICE tuple), dst, b_0, ..., b_n-1): shard k of dst gets b_k, each
+// value from wherever it is (tinygrad's MSTACK; the ring allreduce's pieces, each already on its device).
+void run_stack_copy(const UPtr& call, Timings& t) {
+  const std::string& to = device_name(call, 1, "copy");
+  const std::vector<std::string> tos = device_tuple(to);
+  if (!is_device_tuple(to) || call->src.size() != 2 + tos.size())
+    throw Error("copy: a stack of " + std::to_string(call->src.size() - 2) + " values to " + to +
+                " needs one value per device of a tuple");
+  for (const std::string& d : tos) get_device(d, "copy");
+  auto t0 = Clock::now();
+  for (size_t k = 0; k < tos.size(); ++k) {
+    get_device(device_name(call, 2 + k, "copy"), "copy");
+    t.copy_bytes += buffer_copy(call->src[1], call->src[2 + k], int(k), 0);
+    if (tl_capture)
+      tl_capture->push_back(ExecItem{nullptr, nullptr, {call->src[1], call->src[2 + k]}, {}, {}, int(k), 0});
+  }
+  t.run_ms += ms_since(t0);
+  ++t.copies;
+}
+
 // A copy with a device tuple at one end moves shards (docs/multi_device.md#execution), so that sharding,
 // replication and the allreduce are graph nodes the schedule runs, not eager transfers of the Tensor API:
 //   one device → tuple: every shard gets the source (replication);
 //   tuple → one of its devices: that device's shard (what a device computed, taken out of the tuple);
-//   tuple → another tuple of as many devices: shard i to shard i.
+//   tuple → another tuple of as many devices: shard i to shard i;
+//   a scatter (COPY arg n): one device → tuple of n, piece i of the source to shard i only.
 void run_copy(const UPtr& call, Timings& t) {
+  if (call->src[0]->src[0]->op == Op::STACK) return run_stack_copy(call, t);
   if (call->src.size() != 3) throw Error("copy: CALL(COPY) needs a destination and a source buffer");
   const std::string &to = device_name(call, 1, "copy"), &from = device_name(call, 2, "copy");
   const std::vector<std::string> tos = device_tuple(to), froms = device_tuple(from);
   for (const std::string& d : froms) get_device(d, "copy");  // a device that is not available names itself here
   for (const std::string& d : tos) get_device(d, "copy");
   std::vector<std::pair<int, int>> moves;  // (dst shard, src shard)
+  const int64_t pieces = copy_scatter(call->src[0]->arg);
+  if (pieces > 0) {
+    if (is_device_tuple(from) || !is_device_tuple(to) || int64_t(tos.size()) != pieces)
+      throw Error("copy: a scatter of " + std::to_string(pieces) + " pieces from " + from + " to " + to +
+                  " needs one device to a tuple of " + std::to_string(pieces));
+    auto t0 = Clock::now();
+    for (int64_t i = 0; i < pieces; ++i) {
+      t.copy_bytes += buffer_copy(call->src[1], call->src[2], int(i), 0, i);
+      if (tl_capture)
+        tl_capture->push_back(ExecItem{nullptr, nullptr, {call->src[1], call->src[2]}, {}, {}, int(i), 0, i});
+    }
+    t.run_ms += ms_since(t0);
+    ++t.copies;
+    return;
+  }
   if (!is_device_tuple(from)) {
     for (size_t i = 0; i < tos.size(); ++i) moves.push_back({int(i), 0});
   } else if (!is_device_tuple(to)) {
@@ -189,7 +227,7 @@ void run_copy(const UPtr& call, Timings& t) {
   }
   auto t0 = Clock::now();
   for (auto [d, s] : moves) {
-    buffer_copy(call->src[1], call->src[2], d, s);
+    t.copy_bytes += buffer_copy(call->src[1], call->src[2], d, s);
     if (tl_capture) tl_capture->push_back(ExecItem{nullptr, nullptr, {call->src[1], call->src[2]}, {}, {}, d, s});
   }
   t.run_ms += ms_since(t0);
@@ -348,7 +386,7 @@ void replay(const std::vector<ExecItem>& items) {
   auto t0 = Clock::now();
   for (const ExecItem& e : items) {
     if (!e.program) {
-      buffer_copy(e.buffers[0], e.buffers[1], e.shard, e.src_shard);
+      t.copy_bytes += buffer_copy(e.buffers[0], e.buffers[1], e.shard, e.src_shard, e.src_piece);
       ++t.copies;
       continue;
     }

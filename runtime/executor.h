@@ -17,6 +17,7 @@ struct Timings {
   double schedule_ms = 0, codegen_ms = 0, compile_ms = 0, run_ms = 0;
   int kernels = 0;          // kernel CALLs run
   int copies = 0;           // COPY CALLs run (their time counts as run time)
+  size_t copy_bytes = 0;    // the bytes they moved
   int programs_built = 0;   // kernels lowered, rendered and compiled (not found in the program cache)
   std::string str() const;  // one line: "schedule 0.12 ms  codegen ... (3 kernels, 1 built)"
 };
@@ -65,8 +66,9 @@ struct ExecItem {
   std::vector<UPtr> buffers;                       // BUFFER nodes in slot order; they keep the memory alive
   std::vector<Allocation*> memory;                 // their storage (kernels)
   std::vector<int64_t> vars;
-  int shard = 0;      // of a kernel's buffers; a copy's destination shard
-  int src_shard = 0;  // a copy's source shard
+  int shard = 0;           // of a kernel's buffers; a copy's destination shard
+  int src_shard = 0;       // a copy's source shard
+  int64_t src_piece = -1;  // a scatter's piece of the source (buffer_copy)
 };
 
 // While one is alive, every launch run_linear makes on this thread is also appended to it. Captures do

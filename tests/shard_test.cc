@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -214,23 +215,7 @@ TEST(Shard, Errors) {
             "and (4, 6))");
   EXPECT_EQ(msg([&] { a + c; }), "add: tensors on different devices, (CPU, CPU:1) and (CPU, CPU:1, CPU:2)");
   EXPECT_EQ(msg([&] { a.shard(kTwo, 0); }), "shard: tensor of shape (4, 6) is already on (CPU, CPU:1)");
-  EXPECT_EQ(msg([&] {
-              a.pad({{1, 0}, {0, 0}});
-            }),
-            "pad: cannot pad axis 0 of shape (4, 6), the axis it is sharded on over (CPU, CPU:1)");
-  EXPECT_EQ(msg([&] {
-              a.shrink({{1, 3}, {0, 6}});
-            }),
-            "shrink: cannot shrink axis 0 of shape (4, 6), the axis it is sharded on over (CPU, CPU:1)");
-  EXPECT_EQ(msg([&] { a.flip(0); }),
-            "flip: cannot flip axis 0 of shape (4, 6), the axis it is sharded on over (CPU, CPU:1)");
-  EXPECT_EQ(msg([&] { a.reshape({24}); }),
-            "reshape: cannot reshape (4, 6) to (24,): it splits axis 0, sharded over (CPU, CPU:1)");
-  EXPECT_EQ(msg([&] {
-              Tensor::cat({a, a}, 0);
-            }),
-            "cat: cannot concatenate along axis 0, the axis the tensors are sharded on over (CPU, CPU:1)");
-  // Fine: pads and movement that keep the shard axis whole.
+  // Pads and movement that keep the shard axis whole stay on each device's piece.
   std::vector<float> v = data(24);
   Tensor p = a.pad({{0, 0}, {1, 0}}, 9.0f);
   std::vector<float> want;
@@ -306,9 +291,11 @@ TEST(ShardLazy, NothingRunsBeforeRealize) {
     EXPECT_GE(last_timings().kernels, int(s.devices.size())) << name(s);  // the kernel, once per device
     EXPECT_GE(last_timings().copies, 3) << name(s);                       // shard, r, c (and the gather)
     EXPECT_EQ(z.to_vector<float>(), want_z) << name(s);
-    // Local reduce once per device, the combine once per device; per device, its partial out of the tuple
-    // and back to every device; the shard, the unsharded operand, and reading shard 0 needs no copy.
-    EXPECT_EQ(last_timings().kernels, 2 * int(s.devices.size())) << name(s) << ": " << last_timings().str();
+    // Local reduce once per device, the combine once per device (and for a shard axis other than 0, the
+    // kernel laying out the pieces before the scatter); per device, its partial out of the tuple and back
+    // to every device; the shard, the unsharded operand, and reading shard 0 needs no copy.
+    EXPECT_EQ(last_timings().kernels, 2 * int(s.devices.size()) + (s.axis > 0))
+        << name(s) << ": " << last_timings().str();
     EXPECT_EQ(last_timings().copies, 2 + 2 * int(s.devices.size())) << name(s) << ": " << last_timings().str();
     EXPECT_EQ(m.to_vector<float>(), sum_axis(map(v, [](float a) { return -a; }), 4, 6, int(s.axis), true)) << name(s);
     EXPECT_EQ(reduced.to_vector<float>(), sum_axis(v, 4, 6, int(s.axis))) << name(s);
@@ -321,13 +308,222 @@ TEST(ShardLazy, RealizedShardIsReused) {
   Tensor x = Tensor::from_vector(v, {4, 6}).shard(kTwo, 1);
   const size_t before = buffer_live_bytes();
   x.realize();
-  EXPECT_EQ(last_timings().copies, 1);   // the tensor to the tuple, once
-  EXPECT_EQ(last_timings().kernels, 2);  // each device stores its piece
+  EXPECT_EQ(last_timings().copies, 1);   // the pieces to the tuple, once
+  EXPECT_EQ(last_timings().kernels, 3);  // the pieces laid out one after another, then each device stores its own
   // The pieces (12 floats on each device) are held; the source's 24 floats went with the graph that read them,
   // and the copy on the tuple went with the schedule.
   EXPECT_EQ(buffer_live_bytes(), before);
   EXPECT_EQ((x * 2).sum(0).to_vector<float>(), map(sum_axis(v, 4, 6, 0), [](float a) { return a * 2; }));
   EXPECT_EQ(x.to_vector<float>(), v);
+}
+
+}  // namespace
+}  // namespace rg
+
+namespace rg {
+namespace {
+
+// shard is a scatter: device k receives piece k only, so the bytes copied are the tensor's once, whatever the
+// device count and the axis (a copy of the whole tensor to every device moved n times as many).
+TEST(ShardLazy, ShardScattersOnlyEachDevicesPiece) {
+  std::vector<float> v = data(24);
+  for (const Split& s : kSplits) {
+    Tensor x = Tensor::from_vector(v, {4, 6}).shard(s.devices, s.axis);
+    x.realize();
+    EXPECT_EQ(last_timings().copies, 1) << name(s);
+    EXPECT_EQ(last_timings().copy_bytes, 24 * sizeof(float)) << name(s);
+    EXPECT_EQ(x.to_vector<float>(), v) << name(s);
+  }
+  // Integers on 4 devices along the last axis of a 3-d tensor.
+  std::vector<int32_t> w(2 * 3 * 8);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = int32_t(i * 7 % 23) - 11;
+  Tensor y = Tensor::from_vector(w, {2, 3, 8}).shard({"CPU", "CPU:1", "CPU:2", "CPU:3"}, 2);
+  EXPECT_EQ((y + 0).to_vector<int32_t>(), w);
+  y.realize();
+  EXPECT_EQ(last_timings().copy_bytes, w.size() * sizeof(int32_t));
+}
+
+}  // namespace
+}  // namespace rg
+
+namespace rg {
+namespace {
+
+// Sets an environment variable for one scope.
+struct Env {
+  std::string name;
+  Env(const char* n, const char* v) : name(n) { setenv(n, v, 1); }
+  ~Env() { unsetenv(name.c_str()); }
+};
+
+// The ring and the naive allreduce give the plain loop's sums and maxima on 2, 3 and 4 devices, for sizes the
+// device count and the chunk factor do not divide (13 columns; one element; 6 elements on 4 devices).
+TEST(Allreduce, RingAndNaiveAgreeWithAPlainSum) {
+  for (const char* ring : {"0", "2"}) {
+    Env env("RG_RING", ring);
+    for (int64_t n : {2, 3, 4}) {
+      std::vector<std::string> devs;
+      for (int64_t k = 0; k < n; ++k) devs.push_back("CPU:" + std::to_string(k));
+      for (int64_t cols : {13, 1, 6}) {
+        const int64_t rows = 2 * n;
+        std::vector<float> v = data(rows * cols, 0.75f, -5.0f);
+        Tensor x = Tensor::from_vector(v, {rows, cols}).shard(devs, 0);
+        const std::string what = std::string("RG_RING=") + ring + ", " + std::to_string(n) + " devices, " +
+                                 std::to_string(cols) + " columns";
+        EXPECT_EQ(x.sum(0).to_vector<float>(), sum_axis(v, rows, cols, 0)) << what;
+        EXPECT_EQ(x.max(0).to_vector<float>(), sum_axis(v, rows, cols, 0, true)) << what;
+        // The result is on every device: each device's copy is the whole sum.
+        Tensor r = x.sum(0);
+        for (int64_t k = 0; cols == 13 && k < n; ++k) {
+          EXPECT_EQ((r + 0).to(devs[k]).to_vector<float>(), sum_axis(v, rows, cols, 0)) << what << ", device " << k;
+        }
+      }
+    }
+  }
+}
+
+// tinygrad's choice: a ring on more than 2 devices above the threshold; RG_RING=0 never, 2 always. The ring
+// moves chunks device to device: per chunk n - 1 steps each way, more copy steps than the naive 2n.
+TEST(Allreduce, RingChosenBySizeAndByEnvironment) {
+  EXPECT_FALSE(Tensor::ring_allreduce(3, 256000));
+  EXPECT_TRUE(Tensor::ring_allreduce(3, 256001));
+  EXPECT_FALSE(Tensor::ring_allreduce(2, 1 << 20));
+  {
+    Env env("RG_RING_ALLREDUCE_THRESHOLD", "10");
+    EXPECT_TRUE(Tensor::ring_allreduce(3, 11));
+    EXPECT_FALSE(Tensor::ring_allreduce(3, 10));
+    Env off("RG_RING", "0");
+    EXPECT_FALSE(Tensor::ring_allreduce(3, 1 << 20));
+  }
+  {
+    Env on("RG_RING", "2");
+    EXPECT_TRUE(Tensor::ring_allreduce(2, 1));
+  }
+  Env env("RG_RING_ALLREDUCE_THRESHOLD", "10");
+  std::vector<float> v = data(6 * 13);
+  Tensor x = Tensor::from_vector(v, {6, 13}).shard(kThree, 0);
+  Tensor ring = x.sum(0);  // 13 elements: chunks of 5, 4, 4
+  ring.realize();
+  // The scatter; each partial out of the tuple; 3 chunks x 2 steps reducing, 3 x 2 gathering; the stack.
+  EXPECT_EQ(last_timings().copies, 1 + 3 + 6 + 6 + 1) << last_timings().str();
+  EXPECT_EQ(ring.to_vector<float>(), sum_axis(v, 6, 13, 0));
+  Tensor small = Tensor::from_vector(data(6 * 2), {6, 2}).shard(kThree, 0).sum(0);  // 2 elements: naive
+  small.realize();
+  EXPECT_EQ(last_timings().copies, 1 + 2 * 3) << last_timings().str();
+}
+
+}  // namespace
+}  // namespace rg
+
+namespace rg {
+namespace {
+
+// pad, shrink, flip, an axis-merging reshape and cat along the shard axis move data across the pieces: the
+// pieces are gathered on every device, the op applies there, and the result is sharded again where the
+// new axis divides (else it stays whole on every device). Checked against loops over the (4, 6) input.
+TEST(Shard, MovementAlongTheShardAxis) {
+  const std::vector<float> v = data(24);
+  auto at = [&](int64_t i, int64_t j) { return v[i * 6 + j]; };
+  auto rows = [&](std::vector<int64_t> which, float fill = 0) {
+    std::vector<float> r;
+    for (int64_t i : which)
+      for (int64_t j = 0; j < 6; ++j) r.push_back(i < 0 ? fill : at(i, j));
+    return r;
+  };
+  Tensor a = Tensor::from_vector(v, {4, 6}).shard(kTwo, 0);
+
+  Tensor p = a.pad({{1, 1}, {0, 0}}, 9.0f);  // (6, 6): splits over 2
+  EXPECT_EQ(p.shard_axis(), 0);
+  EXPECT_EQ(p.to_vector<float>(), rows({-1, 0, 1, 2, 3, -1}, 9.0f));
+  Tensor q = a.pad({{1, 0}, {0, 0}});  // (5, 6): whole on every device
+  EXPECT_EQ(q.shard_axis(), -1);
+  EXPECT_EQ(q.device(), a.device());
+  EXPECT_EQ(q.to_vector<float>(), rows({-1, 0, 1, 2, 3}));
+  EXPECT_EQ(q.sum(0).to_vector<float>(), sum_axis(v, 4, 6, 0));
+
+  Tensor s = a.shrink({{1, 3}, {0, 6}});
+  EXPECT_EQ(s.shard_axis(), 0);
+  EXPECT_EQ(s.to_vector<float>(), rows({1, 2}));
+  EXPECT_EQ(a.pad({{-1, 0}, {0, 0}}).to_vector<float>(), rows({1, 2, 3}));
+
+  Tensor f = a.flip(0);
+  EXPECT_EQ(f.shard_axis(), 0);
+  EXPECT_EQ(f.to_vector<float>(), rows({3, 2, 1, 0}));
+  std::vector<float> row_sums = map(sum_axis(v, 4, 6, 1), [](float x) { return x * 2; });
+  std::reverse(row_sums.begin(), row_sums.end());
+  EXPECT_EQ((f * 2).sum(1).to_vector<float>(), row_sums);
+
+  Tensor r = a.reshape({24});
+  EXPECT_EQ(r.shard_axis(), -1);
+  EXPECT_EQ(r.to_vector<float>(), v);
+  EXPECT_EQ(a.reshape({2, 12}).to_vector<float>(), v);
+
+  Tensor c = Tensor::cat({a, a * 10}, 0);  // (8, 6)
+  EXPECT_EQ(c.shard_axis(), 0);
+  std::vector<float> want = v;
+  for (float x : v) want.push_back(x * 10);
+  EXPECT_EQ(c.to_vector<float>(), want);
+  EXPECT_EQ(Tensor::cat({a, Tensor::from_vector(v, {4, 6})}, 0).sum(0).to_vector<float>(),
+            map(sum_axis(v, 4, 6, 0), [](float x) { return x * 2; }));
+
+  // Columns over 3 devices: a shrink to 3 columns splits again, one column each.
+  Tensor b = Tensor::from_vector(v, {4, 6}).shard(kThree, 1);
+  Tensor bs = b.shrink({{0, 4}, {1, 4}});
+  EXPECT_EQ(bs.shard_axis(), 1);
+  std::vector<float> cols;
+  for (int64_t i = 0; i < 4; ++i)
+    for (int64_t j = 1; j < 4; ++j) cols.push_back(at(i, j));
+  EXPECT_EQ(bs.to_vector<float>(), cols);
+  std::vector<float> flipped;
+  for (int64_t i = 0; i < 4; ++i)
+    for (int64_t j = 5; j >= 0; --j) flipped.push_back(at(i, j));
+  EXPECT_EQ(b.flip(1).to_vector<float>(), flipped);
+}
+
+}  // namespace
+}  // namespace rg
+
+namespace rg {
+namespace {
+
+// A matmul sharded data-parallel (the batch rows of x split, w on every device) and tensor-parallel (w's
+// output columns split; or the contracted axis split on both, an allreduce) equals the plain loop's product.
+TEST(Shard, MatmulDataAndTensorParallel) {
+  const int64_t m = 6, k = 8, n = 9;
+  std::vector<float> a = data(m * k, 0.25f, -4.0f), w = data(k * n, -0.125f, 3.0f);
+  std::vector<float> want(m * n, 0.0f);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t c = 0; c < k; ++c) want[i * n + j] += a[i * k + c] * w[c * n + j];
+  auto near = [&](const Tensor& y, const std::string& what) {
+    EXPECT_EQ(y.shape(), (Shape{m, n})) << what;
+    std::vector<float> got = y.to_vector<float>();
+    ASSERT_EQ(got.size(), want.size()) << what;
+    for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-3) << what << " at " << i;
+  };
+  Tensor x = Tensor::from_vector(a, {m, k}), wt = Tensor::from_vector(w, {k, n});
+  // Data parallel: rows of x over 3 devices, w replicated.
+  Tensor dp = x.shard(kThree, 0).matmul(wt);  // w copied to every device
+  EXPECT_EQ(dp.shard_axis(), 0);
+  near(dp, "data parallel");
+  // Tensor parallel, column split: w's 9 columns over 3 devices, x replicated; the product is split by columns.
+  Tensor tp = x.to("CPU").matmul(wt.shard(kThree, 1));
+  EXPECT_EQ(tp.shard_axis(), 1);
+  near(tp, "tensor parallel (columns)");
+  // Tensor parallel, row split: the contracted axis over 2 devices on both; partial products allreduced.
+  Tensor rp = x.shard(kTwo, 1).matmul(wt.shard(kTwo, 0));
+  EXPECT_EQ(rp.shard_axis(), -1);
+  near(rp, "tensor parallel (contracted axis)");
+  // And the two chained, as in a two-layer MLP: columns then rows, no gathering in between.
+  Tensor h = x.matmul(wt.shard(kThree, 1));  // (6, 9) split by columns
+  Tensor out = h.matmul(Tensor::from_vector(data(n * 2, 0.5f, -2.0f), {n, 2}).shard(kThree, 0));  // allreduce
+  std::vector<float> w2 = data(n * 2, 0.5f, -2.0f), want2(m * 2, 0.0f);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < 2; ++j)
+      for (int64_t c = 0; c < n; ++c) want2[i * 2 + j] += want[i * n + c] * w2[c * 2 + j];
+  std::vector<float> got2 = out.to_vector<float>();
+  ASSERT_EQ(got2.size(), want2.size());
+  for (size_t i = 0; i < want2.size(); ++i) EXPECT_NEAR(got2[i], want2[i], 1e-2) << "mlp at " << i;
 }
 
 }  // namespace

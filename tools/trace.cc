@@ -3,12 +3,14 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <unordered_map>
 
 #include "compiler/codegen/codegen.h"
 #include "compiler/codegen/linearize.h"
 #include "compiler/ir/shape.h"
+#include "compiler/schedule/realize.h"
 #include "compiler/schedule/schedule.h"
 #include "runtime/buffer.h"
 #include "runtime/device.h"
@@ -114,6 +116,15 @@ class Writer {
   std::string dir_, expr_;
 };
 
+// How many instructions of each op a program has, by op name: "ADD 16, CONST 3, LOAD 2, ...".
+std::string op_counts(const std::vector<UPtr>& uops) {
+  std::map<std::string, int> n;
+  for (const UPtr& u : uops) ++n[std::string(name(u->op))];
+  std::string s;
+  for (const auto& [op, c] : n) s += (s.empty() ? "" : ", ") + op + " " + std::to_string(c);
+  return s;
+}
+
 std::string two(int i) { return (i < 10 ? "0" : "") + std::to_string(i); }
 
 // An observer that prints each pass (pass_text).
@@ -194,6 +205,21 @@ std::vector<double> run(const std::string& expr, std::ostream& out, const std::s
     w.write(s, two(++n) + "_tensor_graph");
   }
 
+  {  // realize planning: the nodes that get a buffer of their own, and why
+    std::vector<UPtr> nodes = toposort(UOp::make(Op::SINK, dtypes::void_, {t.uop()}));
+    nodes.pop_back();
+    const RealizePlan plan = plan_realize({t.uop()}, nodes);
+    out << "\n--- realize planning: " << plan.order.size() << " of " << nodes.size() << " nodes stored\n";
+    for (const UPtr& k : plan.order) {
+      const char* why = k == t.uop()              ? "the root"
+                        : plan.is_copy(k)         ? "a copy"
+                        : k->op == Op::CONTIGUOUS ? "contiguous"
+                        : k->op == Op::ASSIGN     ? "an assign"
+                                                  : "a reduction inlining would recompute";
+      out << lower_name(k->op) << " " << shape_str(k->shape) << " " << k->dtype.name() << ": " << why << "\n";
+    }
+  }
+
   Timings timings;  // this trace's own stages; the runtime's cache makes later runs cheaper
   auto t0 = std::chrono::steady_clock::now();
   ScheduleResult sched = schedule({t.uop()});
@@ -244,7 +270,7 @@ std::vector<double> run(const std::string& expr, std::ostream& out, const std::s
     std::string ptext = program_text(p.uops);
     out << "\n--- kernel " << i << " (" << p.name << "): program, " << p.uops.size() << " instructions, "
         << count_index_ops(p.uops) << " index ops, optimizer " << to_string(p.opts) << "\n"
-        << ptext;
+        << ptext << "op counts: " << op_counts(p.uops) << "\n";
     capture::Stage ps = w.stage("kernel_program");
     ps.set_kernel(int(i));
     ps.set_kernel_name(p.name);

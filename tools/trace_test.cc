@@ -29,6 +29,18 @@ TEST(Trace, Seed004) {
   const std::string text = out.str();
   EXPECT_NE(text.find("--- schedule: 1 call\n"), std::string::npos) << text;
   EXPECT_NE(text.find("--- answer: (5,) float32\n[40, 45, 47, 49, 40]"), std::string::npos) << text;
+  // Seed 004's stages: realize planning (the root alone is stored: one kernel), the rules that fired with
+  // where they are written, and the program's op counts (the float4 and float2 loads; a float4 and a scalar store).
+  EXPECT_NE(text.find("--- realize planning: 1 of 19 nodes stored\nreshape (5,) float32: the root\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("reduce_axis[add, (1,)]"), std::string::npos) << text;
+  EXPECT_NE(text.find(" @rules/rangeify.rules:"), std::string::npos) << text;
+  const size_t counts = text.find("op counts: ");
+  ASSERT_NE(counts, std::string::npos) << text;
+  const std::string line = text.substr(counts, text.find('\n', counts) - counts);
+  EXPECT_NE(line.find("LOAD 2,"), std::string::npos) << line;
+  EXPECT_NE(line.find("STORE 2"), std::string::npos) << line;
 
   capture::Stage tg = load(dir / "01_tensor_graph.pb");
   EXPECT_EQ(tg.name(), "tensor_graph");

@@ -1,5 +1,7 @@
 #include "backends/cpu/renderer.h"
 
+#include "runtime/env.h"
+
 namespace rg {
 
 namespace {
@@ -24,6 +26,7 @@ LowerOptions cpu_lower_options() {
   LowerOptions o;
   o.upcast = 0;
   o.fold_widths = {4, 2};
+  o.devectorize = env_count("RG_DEVECTORIZE", 0, 2, 1);
   return o;
 }
 

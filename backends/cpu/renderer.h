@@ -16,7 +16,8 @@ namespace rg {
 // ops the CPU cannot run (GPU thread indices, Invalid left in the program).
 std::string render_c(const Program& p);
 // How the CPU lowers kernels: vector lanes (an output axis upcast by 4 where it is contiguous) and
-// loads/stores folded to 4 and 2 lanes (compiler/codegen/codegen.h LowerOptions).
+// loads/stores folded to 4 and 2 lanes (compiler/codegen/codegen.h LowerOptions), at the DEVECTORIZE level
+// RG_DEVECTORIZE gives (0, 1 or 2; default 1).
 LowerOptions cpu_lower_options();
 // The vector widths of this machine's registers, for float32 (kernels compile with -march=native):
 // {16, 8, 4, 2} with AVX-512, {8, 4, 2} with AVX, else {4, 2}.

@@ -87,7 +87,7 @@ class Renderer {
     }
     for (const UPtr& u : p_.uops) line(u);
     while (!open_.empty()) close_loop();
-    std::string out;
+    std::string out = lang_.prelude();
     if (need_half_ || need_bhalf_) out += lang_.float_bits_helpers();
     if (need_half_) out += half_helpers(lang_.helper_qualifier());
     if (need_bhalf_) out += bhalf_helpers(lang_.helper_qualifier());
@@ -154,7 +154,8 @@ class Renderer {
   std::string index_expr(const UPtr& u) {
     if (u->src.size() < 2) throw Error(who_ + ": INDEX without an index");
     if (u->dtype.ptr && u->dtype.count > 1)  // a vector access: its lanes at consecutive addresses
-      return "((" + vtype(u->dtype.base()) + "*)(" + ref(u->src[0]) + "+" + ref(u->src[1]) + "))";
+      return "((" + lang_.pointer_type(vtype(u->dtype.base()), u->dtype) + ")(" + ref(u->src[0]) + "+" +
+             ref(u->src[1]) + "))";
     return "(" + ref(u->src[0]) + "+" + ref(u->src[1]) + ")";
   }
 
@@ -363,9 +364,9 @@ class Renderer {
           for (const UPtr& x : u->src) l.push_back(ref(x));
           return;
         }
-        std::string e = "(" + vtype(u->dtype) + "){";
+        std::string e;
         for (size_t i = 0; i < u->src.size(); ++i) e += (i ? "," : "") + ref(u->src[i]);
-        define(u, "vec", e + "}");
+        define(u, "vec", lang_.vector_literal(vtype(u->dtype), e));
         return;
       }
       case Op::GEP: {
@@ -379,7 +380,7 @@ class Renderer {
           names_[u.get()] = it->second[lanes[0]];
           return;
         }
-        define(u, "gep", ref(u->src[0]) + "[" + std::to_string(lanes[0]) + "]");
+        define(u, "gep", lang_.lane(ref(u->src[0]), lanes[0]));
         return;
       }
       default:
@@ -477,7 +478,7 @@ std::string CStyleLanguage::function(const Program& p, const std::vector<Param>&
 // --- the shared core ---
 
 std::string cstyle_type(DType dt, const CStyleLanguage& lang) {
-  if (dt.ptr) return storage_type(dt, lang) + "*";
+  if (dt.ptr) return lang.pointer_type(storage_type(dt, lang), dt);
   DType s = dt.scalar_type();
   std::string base = is_16bit_float(s) ? "float" : lang.scalar_type(s);
   if (dt.count == 1) return base;

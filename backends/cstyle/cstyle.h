@@ -55,6 +55,16 @@ class CStyleLanguage {
   // is an error (the devectorizer has to split it first).
   virtual bool native_vectors() const { return true; }
   virtual std::string vector_typedef(const std::string& scalar, const std::string& name, int count) const;
+  // A vector of type `type` from its lanes, "a,b,c,d" (C: the compound literal `(float4){a,b,c,d}`), and
+  // lane i of the vector named v (C: `v[i]`).
+  virtual std::string vector_literal(const std::string& type, const std::string& lanes) const {
+    return "(" + type + "){" + lanes + "}";
+  }
+  virtual std::string lane(const std::string& v, int64_t i) const { return v + "[" + std::to_string(i) + "]"; }
+  // The type of a pointer to `elem` in memory `ptr` points into (C has one address space: `elem*`).
+  virtual std::string pointer_type(const std::string& elem, DType ptr) const { return elem + "*"; }
+  // Text before everything else in the source (headers).
+  virtual std::string prelude() const { return ""; }
 
   // GPU ops. barrier(): the statement of a BARRIER ("": nothing to wait for, the CPU runs one
   // thread). special(): the value of a SPECIAL thread index; local_prefix(): the qualifier of a

@@ -43,11 +43,14 @@ std::string kernel_name(const UPtr& kernel) {
 using L = Lowering;
 const When<L> kOnGpu{"GPU targets", [](const L& s) { return s.opts.gpu.has_value(); }};
 // A CPU target with vector registers: lanes for the innermost output axis, loads and stores folded.
-const When<L> kVectorLanes{"CPU targets with fold widths",
-                           [](const L& s) { return !s.opts.gpu && !s.opts.fold_widths.empty(); }};
+// DEVECTORIZE (LowerOptions::devectorize): 2 skips both vector stages, 0 the vector ALU ops only.
+bool folds(const LowerOptions& o) { return !o.gpu && !o.fold_widths.empty() && o.devectorize < 2; }
+bool vector_alu(const LowerOptions& o) { return folds(o) && o.devectorize == 1; }
+const When<L> kVectorLanes{"CPU targets with fold widths", [](const L& s) { return folds(s.opts); }};
+const When<L> kVectorAlu{"CPU targets with fold widths, DEVECTORIZE 1", [](const L& s) { return vector_alu(s.opts); }};
 const When<L> kAxesRetyped{"after threads, lanes or unrolls", [](const L& s) { return s.axes_retyped; }};
-const When<L> kScalarLanes{"targets without fold widths, after lanes or unrolls",
-                           [](const L& s) { return s.axes_retyped && (s.opts.gpu || s.opts.fold_widths.empty()); }};
+const When<L> kScalarLanes{"targets without vector ALU ops, after lanes or unrolls",
+                           [](const L& s) { return s.axes_retyped && !vector_alu(s.opts); }};
 const When<L> kOptimizing{"with actions or heuristics", [](const L& s) { return s.opts.opts || s.opts.optimize; }};
 const When<L> kCpuThreads{"CPU kernels with a THREAD action", [](const L& s) {
                             return std::any_of(s.applied.begin(), s.applied.end(),
@@ -61,8 +64,7 @@ UPtr optimize(const UPtr& kernel, L& s) {
     s.applied = *o.opts;
   } else {
     OptTarget t;
-    if (!o.gpu && !o.fold_widths.empty())
-      t.vector_width = *std::max_element(o.fold_widths.begin(), o.fold_widths.end());
+    if (folds(o)) t.vector_width = *std::max_element(o.fold_widths.begin(), o.fold_widths.end());
     if (!o.gpu) t.threads = std::max(1, o.threads);
     s.applied = hand_coded_opts(kernel, t);
   }
@@ -135,7 +137,7 @@ const std::vector<Pass<Lowering>>& lower_passes() {
              return std::optional<FoldCtx>(FoldCtx{s.opts.fold_widths, {}});
            },
            {&rules::fold_stores})},
-      {"vector_accumulators", kVectorLanes, rewrite<L>({&rules::vector_reduce, &rules::vector_lanes})},
+      {"vector_accumulators", kVectorAlu, rewrite<L>({&rules::vector_reduce, &rules::vector_lanes})},
       {"remove_reduce",
        {},
        rewrite<L, ReduceCtx>(
@@ -162,7 +164,7 @@ const std::vector<Pass<Lowering>>& lower_passes() {
              return std::optional<FoldCtx>(std::move(fold));
            },
            {&rules::fold_loads, &rules::fold_stores})},
-      {"vector_lanes", kVectorLanes, rewrite<L>({&rules::vector_lanes})},
+      {"vector_lanes", kVectorAlu, rewrite<L>({&rules::vector_lanes})},
       {"split_ends", {}, rewrite<L>({&rules::split_ends})},
       {"index_dtype", {}, cxx<L>([](const UPtr& k, L&) { return lower_index_dtype(k); })},
   };

@@ -42,6 +42,12 @@ struct LowerOptions {
   // largest first (e.g. {4, 2}; 1 is implied); empty: the program stays scalar (CUDA). Ignored with `gpu`.
   int64_t upcast = 0;
   std::vector<int> fold_widths = {};
+  // Seed 003's DEVECTORIZE levels, in this devectorizer's direction (it regroups the expander's scalar lanes
+  // into vectors rather than splitting vectors): 1 (default) loads and stores fold to fold_widths and
+  // the lanes' ALU ops become vector ops where the target has them; 0 skips the ALU stage only (ops stay
+  // per lane, loads and stores still fold); 2 skips both, as without fold widths (every access and op
+  // scalar). The CPU device reads it from RG_DEVECTORIZE (backends/cpu/renderer.h).
+  int devectorize = 1;
   // The kernel optimizer (compiler/opt): these actions when set (BEAM search, tests), else the heuristics'
   // choice when `optimize` is on, for `threads` CPU workers.
   std::optional<std::vector<Opt>> opts = std::nullopt;

@@ -3,6 +3,7 @@
 // computed by hand, and the source with the vector accesses it must contain.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -302,6 +303,61 @@ TEST(Vector, Seed004LoadsFloat4AndFloat2) {
   std::vector<float> in2{0.5f, -1, 8, 100, 3.25f, -7};
   src = run(k, {o.data(), in2.data()});
   EXPECT_EQ(o, (std::vector<float>{40, 0.5f + 100 + 40, -1 + 3.25f + 40, 8 + -7 + 40, 40})) << src;
+}
+
+}  // namespace
+}  // namespace rg
+
+namespace rg {
+namespace {
+
+using namespace testk;
+
+// DEVECTORIZE levels on an 8-element add with 4-wide lanes: 1 loads, adds and stores whole float4s; 0 loads
+// and stores float4s but adds lane by lane; 2 has no vector at all. Values checked at every level.
+TEST(Vector, DevectorizeLevels) {
+  const std::vector<std::string> want = {// 0: vector accesses, scalar adds
+                                         "  float4 val0 = *((float4*)(data1+0));\n"
+                                         "  float gep1 = val0[0];\n",
+                                         // 1: whole vectors
+                                         "  float4 val0 = *((float4*)(data1+0));\n"
+                                         "  float4 val1 = *((float4*)(data2+0));\n"
+                                         "  float4 alu2 = (val0+val1);\n"
+                                         "  *((float4*)(data0+0)) = alu2;\n",
+                                         // 2: scalars
+                                         "  float val0 = *(data1+0);\n"
+                                         "  float val1 = *(data2+0);\n"
+                                         "  float alu2 = (val0+val1);\n"
+                                         "  *(data0+0) = alu2;\n"};
+  for (int level : {0, 1, 2}) {
+    LowerOptions o = lanes();
+    o.devectorize = level;
+    std::vector<float> out(8, 0), a(8), b(8);
+    for (int i = 0; i < 8; ++i) a[i] = float(i), b[i] = 100.0f * float(i);
+    std::string src = body(run(elementwise_add(8), {out.data(), a.data(), b.data()}, o));
+    for (int i = 0; i < 8; ++i) EXPECT_EQ(out[i], 101.0f * float(i)) << "level " << level << " at " << i;
+    EXPECT_NE(src.find(want[level]), std::string::npos) << "level " << level << "\n" << src;
+    const size_t vec_alus = occurrences(src, "float4 alu"), scalar_alus = occurrences(src, "float alu");
+    EXPECT_EQ(vec_alus, level == 1 ? 2u : 0u) << "level " << level << "\n" << src;
+    EXPECT_EQ(scalar_alus, level == 1 ? 0u : 8u) << "level " << level << "\n" << src;
+    EXPECT_EQ(occurrences(src, "float4*"), level == 2 ? 0u : 6u) << "level " << level << "\n" << src;
+  }
+}
+
+// The CPU device reads the level from RG_DEVECTORIZE; anything but 0, 1, 2 is an error naming it.
+TEST(Vector, DevectorizeLevelFromTheEnvironment) {
+  EXPECT_EQ(cpu_lower_options().devectorize, 1);
+  setenv("RG_DEVECTORIZE", "2", 1);
+  EXPECT_EQ(cpu_lower_options().devectorize, 2);
+  EXPECT_EQ(cpu_optimizing_options(1).devectorize, 2);
+  setenv("RG_DEVECTORIZE", "3", 1);
+  try {
+    cpu_lower_options();
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "RG_DEVECTORIZE: expected a count from 0 to 2, got '3'");
+  }
+  unsetenv("RG_DEVECTORIZE");
 }
 
 }  // namespace

@@ -109,8 +109,8 @@ void check_arg(Op op, const Arg& a) {
       ok = std::holds_alternative<int64_t>(a) || std::holds_alternative<double>(a) ||
            std::holds_alternative<InvalidT>(a);
       break;
-    case ArgKind::Int:
-      ok = std::holds_alternative<int64_t>(a);
+    case ArgKind::Int:  // a COPY without one copies whole (copy_scatter)
+      ok = std::holds_alternative<int64_t>(a) || (op == Op::COPY && std::holds_alternative<std::monostate>(a));
       break;
     case ArgKind::Ints:
       ok = std::holds_alternative<std::vector<int64_t>>(a);

@@ -9,8 +9,8 @@ std::string pass_text(const PassReport& r) {
   if (r.fired.empty()) out += ": no rule fired";
   for (size_t i = 0; i < r.fired.size(); ++i) {
     const RuleInfo& rule = *r.fired[i].first;
-    out +=
-        (i ? ", " : ": ") + std::string(*rule.name ? rule.name : rule.text) + " x" + std::to_string(r.fired[i].second);
+    out += (i ? ", " : ": ") + std::string(*rule.name ? rule.name : rule.text) + " x" +
+           std::to_string(r.fired[i].second) + " @" + rule.location();
   }
   out += "\n";
   if (r.after != r.before) {

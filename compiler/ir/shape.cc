@@ -99,8 +99,24 @@ std::optional<Shape> infer_shape(Op op, const std::vector<UPtr>& src, const Arg&
       return Shape{};
     case Op::BUFFER:
       return Shape{buffer_arg(op, arg).size};
-    case Op::CONTIGUOUS:
+    case Op::STACK:  // values of one shape, stacked along a new leading axis
+      if (src.empty() || !src[0]->has_shape) return std::nullopt;
+      for (const UPtr& s : src)
+        if (!s->has_shape || s->shape != src[0]->shape) fail(op, s->shape, "stacks values of one shape only");
+      {
+        Shape s = src[0]->shape;
+        s.insert(s.begin(), int64_t(src.size()));
+        return s;
+      }
     case Op::COPY:
+      if (const int64_t n = copy_scatter(arg); n > 0 && src[0]->has_shape) {  // each device's piece
+        if (src[0]->shape.empty() || src[0]->shape[0] != n)
+          fail(op, src[0]->shape,
+               "a scatter to " + std::to_string(n) + " devices needs a leading axis of " + std::to_string(n));
+        return Shape(src[0]->shape.begin() + 1, src[0]->shape.end());
+      }
+      [[fallthrough]];
+    case Op::CONTIGUOUS:
     case Op::ASSIGN:
       if (src[0]->has_shape) return src[0]->shape;
       return std::nullopt;

@@ -14,5 +14,11 @@ std::string shape_str(const Shape& s);  // "(2, 3)"
 int64_t product(const Shape& s);        // the element count of a shape (1 for a scalar)
 // The node's shape, or nullopt for kernel-level nodes (ranges, indices, ...).
 std::optional<Shape> infer_shape(Op op, const std::vector<UPtr>& src, const Arg& arg);
+// A COPY's scatter count n (its arg): piece k of the value's leading axis of n goes to device k of the
+// tuple, and the COPY has the piece's shape. 0 (no arg): the whole value goes to every device.
+inline int64_t copy_scatter(const Arg& copy_arg) {
+  const int64_t* n = std::get_if<int64_t>(&copy_arg);
+  return n ? *n : 0;
+}
 
 }  // namespace rg

@@ -160,7 +160,10 @@ RealizePlan plan_realize(const std::vector<UPtr>& roots, const std::vector<UPtr>
     }
     if (u->op == Op::COPY) {
       plan.copies.insert(u.get());
-      plan.realized.insert(u->src[0].get());
+      if (u->src[0]->op == Op::STACK)  // one source per device of the tuple, each realized where it is
+        for (const UPtr& s : u->src[0]->src) plan.realized.insert(s.get());
+      else
+        plan.realized.insert(u->src[0].get());
     }
   }
   realize_crossed_assign_values(plan, nodes);

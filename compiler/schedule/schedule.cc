@@ -142,6 +142,23 @@ namespace {
 // transfer between devices, not as a kernel.
 void schedule_copy(const UPtr& k, const UPtr& value, UMap& view, std::vector<UPtr>& calls) {
   UPtr src = substitute(value, view);
+  if (src->op == Op::STACK) {  // a scatter of per-device values: CALL(COPY(STACK(b_0, ...), DEVICE), dst, b_0, ...)
+    std::vector<UPtr> bufs;
+    for (const UPtr& s : src->src) {
+      const UOp* b = viewed_buffer(s);
+      if (!b) throw Error("schedule: a stacked source of a copy is not a buffer: " + lower_name(s->op));
+      bufs.push_back(UPtr(b));
+    }
+    const int64_t n = int64_t(k->numel());
+    UPtr to = new_buffer(src->dtype, n, k->src[1]->arg_str());
+    view[k] = k->shape == Shape{n} ? to : UOp::make(Op::RESHAPE, to->dtype, {to}, k->shape);
+    if (n == 0) return;
+    std::vector<UPtr> call{UOp::make(Op::COPY, src->dtype, {UOp::make(Op::STACK, src->dtype, bufs), k->src[1]}, k->arg),
+                           to};
+    call.insert(call.end(), bufs.begin(), bufs.end());
+    calls.push_back(UOp::make(Op::CALL, dtypes::void_, std::move(call)));
+    return;
+  }
   const UOp* sb = viewed_buffer(src);
   if (!sb) throw Error("schedule: the source of a copy is not a buffer: " + lower_name(src->op));
   const UPtr& dev = k->src[1];
@@ -149,12 +166,17 @@ void schedule_copy(const UPtr& k, const UPtr& value, UMap& view, std::vector<UPt
     view[k] = src;
     return;
   }
-  const int64_t n = int64_t(src->numel());
+  // A scatter's buffer on the tuple holds one piece per device; a whole copy, the whole value on each.
+  const int64_t n = int64_t(k->numel());
   UPtr from(sb);
   UPtr to = new_buffer(src->dtype, n, dev->arg_str());
-  view[k] = src->shape == Shape{n} ? to : UOp::make(Op::RESHAPE, to->dtype, {to}, src->shape);
+  view[k] = k->shape == Shape{n} ? to : UOp::make(Op::RESHAPE, to->dtype, {to}, k->shape);
   if (n == 0) return;
-  calls.push_back(UOp::make(Op::CALL, dtypes::void_, {UOp::make(Op::COPY, from->dtype, {from, dev}), to, from}));
+  // A scatter's COPY reads its source as (pieces, piece size).
+  const int64_t pieces = copy_scatter(k->arg);
+  UPtr read = pieces ? UOp::make(Op::RESHAPE, from->dtype, {from}, Shape{pieces, n}) : from;
+  calls.push_back(
+      UOp::make(Op::CALL, dtypes::void_, {UOp::make(Op::COPY, from->dtype, {read, dev}, k->arg), to, from}));
 }
 
 // Whether a kernel of build_kernel's form reads its output (slot 0) anywhere but where it stores.

@@ -320,5 +320,17 @@ TEST(Gradient, ShardedTensorsGetShardedGradients) {
   EXPECT_EQ(g[0].to_vector<float>(), (F{1, 1, 2, 2, 3, 3, 4, 4}));
 }
 
+// The gradient of an unsharded tensor through shard (a scatter): each device's piece comes back to its place.
+TEST(Gradient, ThroughAShardScatter) {
+  const std::vector<std::string> devs{"LLVM:0", "LLVM:1", "LLVM:2"};
+  Tensor x = f32({1, 2, 3, 4, 5, 6}, {2, 3});
+  for (int64_t axis : {0, 1}) {
+    Tensor s = axis == 1 ? x.shard(devs, 1) : x.shard({"LLVM:0", "LLVM:1"}, 0);
+    std::vector<Tensor> g = gradient((s * s * f32({1, 10, 100}, {1, 3})).sum(), {x});
+    EXPECT_EQ(g[0].device(), x.device());
+    EXPECT_EQ(g[0].to_vector<float>(), (F{2, 40, 600, 8, 100, 1200})) << "axis " << axis;  // 2 x w
+  }
+}
+
 }  // namespace
 }  // namespace rg

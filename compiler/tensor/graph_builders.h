@@ -174,6 +174,22 @@ inline UPtr shard_u(const UPtr& full, int64_t axis, int64_t n) {
   return acc;
 }
 
+// Device k of `tuple` gets piece k of x along `axis` (of n): x with the axis split into (n, size / n) and the
+// n moved first, sent by a COPY with arg n; what is left of the axes is the piece's shape, in order.
+inline UPtr scatter_u(const UPtr& x, int64_t axis, int64_t n, const std::string& tuple) {
+  Shape split = x->shape;
+  split[axis] /= n;
+  split.insert(split.begin() + axis, n);
+  UPtr laid_out = reshape_u(x, split);
+  if (axis > 0) {
+    std::vector<int64_t> first{axis};
+    for (int64_t d = 0; d < int64_t(split.size()); ++d)
+      if (d != axis) first.push_back(d);
+    laid_out = mk(Op::PERMUTE, x->dtype, {laid_out}, first);
+  }
+  return mk(Op::COPY, x->dtype, {laid_out, mk(Op::DEVICE, dtypes::void_, {}, tuple)}, n);
+}
+
 // Where the shard axis `axis` of `from` lands when reshaped to `to`: the axis of the same size after
 // the same number of elements; -1 when the reshape splits or merges it.
 inline int64_t reshape_axis(const Shape& from, const Shape& to, int64_t axis) {

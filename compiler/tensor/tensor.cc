@@ -145,12 +145,11 @@ Tensor Tensor::shard(const std::vector<std::string>& devices, int64_t axis) cons
   if (shape()[a] % n != 0)
     fail("shard", "axis " + std::to_string(a) + " of shape " + shape_str(shape()) + " does not split evenly over " +
                       std::to_string(n) + " devices " + backend::tuple_device(devs));
-  // Lazy: the tensor is copied to every device of the tuple (a COPY node; the schedule runs it as a transfer
-  // step once the source is computed where it is), and each device keeps its piece of that copy. Realized,
-  // the kernel storing the pieces runs once per device and reads its own piece; nothing runs before.
+  // Lazy: a scatter (docs/multi_device.md#shard). Where the tensor is, its pieces are laid out one after
+  // another (the shard axis split into (n, size / n) and moved first: a kernel unless it is axis 0 of a
+  // buffer); a COPY with arg n then sends piece k to device k only, and each device sees its piece full-shape.
   const std::string tuple = backend::tuple_device(devs);
-  UPtr everywhere = mk(Op::COPY, dtype(), {uop(), mk(Op::DEVICE, dtypes::void_, {}, tuple)});
-  return on_devices(unshard_u(shard_u(everywhere, a, n), a, n), devs, a, tuple);
+  return on_devices(unshard_u(scatter_u(uop(), a, n, tuple), a, n), devs, a, tuple);
 }
 
 // The whole tensor on every device of the tuple: a COPY to the tuple, run as a transfer step when realized.
@@ -180,6 +179,28 @@ std::vector<Tensor> Tensor::align(const char* who, const std::vector<const Tenso
   for (const Tensor* t : tensors)
     out.push_back(first && !t->multi() && !t->node_->device.empty() ? t->replicate(*devices) : *t);
   return out;
+}
+
+// Each device's piece copied to every device of the tuple and concatenated there: the whole tensor on every
+// device (replicated), for an op that moves data across the pieces.
+Tensor Tensor::allgather() const {
+  const int64_t n = int64_t(node_->devices.size());
+  UPtr held = node_->data ? node_->data : shard_u(uop(), shard_axis(), n);  // what each device holds
+  UPtr tuple = mk(Op::DEVICE, dtypes::void_, {}, node_->device);
+  std::vector<Tensor> pieces;
+  for (int64_t k = 0; k < n; ++k) {
+    UPtr own = mk(Op::COPY, dtype(), {held, mk(Op::DEVICE, dtypes::void_, {}, node_->devices[k])});
+    pieces.push_back(on_devices(mk(Op::COPY, dtype(), {own, tuple}), node_->devices, -1, node_->device));
+  }
+  return cat(pieces, shard_axis());
+}
+
+// A replicated tensor sharded on `axis` again where it divides evenly: each device keeps its piece of its own
+// copy (no data moves); otherwise it stays replicated.
+Tensor Tensor::resharded(int64_t axis) const {
+  const int64_t n = int64_t(node_->devices.size());
+  if (shard_axis() >= 0 || !multi() || shape()[axis] % n != 0) return *this;
+  return on_devices(unshard_u(shard_u(uop(), axis, n), axis, n), node_->devices, axis, node_->device);
 }
 
 Tensor Tensor::to(const std::string& device) const {

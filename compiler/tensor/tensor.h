@@ -152,6 +152,9 @@ class Tensor {
   // split on (-1 when every device holds the whole tensor).
   const std::vector<std::string>& devices() const { return node_->devices; }
   int64_t shard_axis() const { return node_->axis; }
+  // Whether a reduce over the shard axis with `numel` elements per device on `devices` devices combines the
+  // partials in a ring rather than naively (docs/multi_device.md#allreduce; RG_RING, RG_RING_ALLREDUCE_THRESHOLD).
+  static bool ring_allreduce(int64_t devices, int64_t numel);
 
   // --- in place ---
   // Stores `value` into this tensor's buffer, lazily: the next realize of this tensor (or of anything that
@@ -343,8 +346,12 @@ class Tensor {
   static std::vector<Tensor> align(const char* who, const std::vector<const Tensor*>& tensors, size_t rank,
                                    std::vector<std::string>* devices, int64_t* axis);
   Tensor replicate(const std::vector<std::string>& devices) const;
-  // Per-device partials of a reduce over the shard axis, combined on every device (naive allreduce).
+  // A sharded tensor whole on every device of its tuple; a replicated one sharded on `axis` again if it divides.
+  Tensor allgather() const;
+  Tensor resharded(int64_t axis) const;
+  // Per-device partials of a reduce over the shard axis, combined on every device (naive or ring allreduce).
   Tensor allreduce(Op op, const std::vector<bool>& reduced, bool keepdim) const;
+  UPtr ring_u(Op op, const UPtr& partial) const;
   // The one device of operands of `who` (constants fit any); rg::Error naming both when they differ.
   static std::string common_device(const char* who, const std::vector<const Tensor*>& tensors);
 

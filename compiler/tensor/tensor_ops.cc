@@ -9,6 +9,7 @@
 #include "compiler/tensor/backend.h"
 #include "compiler/tensor/graph_builders.h"
 #include "compiler/tensor/tensor.h"
+#include "runtime/env.h"
 
 namespace rg {
 
@@ -40,9 +41,7 @@ Tensor Tensor::reshape(const Shape& new_shape) const {
                         std::to_string(numel()) + " elements vs " + std::to_string(product(s)));
   if (shard_axis() >= 0) {
     const int64_t a = reshape_axis(shape(), s, shard_axis());
-    if (a < 0)
-      fail("reshape", "cannot reshape " + shape_str(shape()) + " to " + shape_str(new_shape) + ": it splits axis " +
-                          std::to_string(shard_axis()) + ", sharded over " + device());
+    if (a < 0) return allgather().reshape(s);  // splits or merges the shard axis: on every device whole
     return moved(reshape_u(uop(), s), a);
   }
   return like(reshape_u(uop(), s));
@@ -107,8 +106,7 @@ Tensor Tensor::pad(const Pairs& padding, Number value) const {
   check_pads(padding, shape(), "pad");
   if (has_negative(padding)) return crop(*this, padding).pad(positive(padding), value);
   if (shard_axis() >= 0 && padding[shard_axis()] != std::pair<int64_t, int64_t>{0, 0})
-    fail("pad", "cannot pad axis " + std::to_string(shard_axis()) + " of shape " + shape_str(shape()) +
-                    ", the axis it is sharded on over " + device());
+    return allgather().pad(padding, value).resharded(shard_axis());
   // The result's dtype is tinygrad's where(mask, base, value) (a 0 fill is its bare pad): the value typed by
   // the Python-scalar rules, so 1.5 pads an int tensor into float32 rather than truncating.
   const DType dt = value.value == 0 ? dtype() : least_upper_dtype(dtype(), scalar_dtype_next_to(dtype(), value));
@@ -192,8 +190,7 @@ Tensor Tensor::shrink(const Pairs& bounds) const {
   }
   if (full) return *this;
   if (shard_axis() >= 0 && bounds[shard_axis()] != std::pair<int64_t, int64_t>{0, shape()[shard_axis()]})
-    fail("shrink", "cannot shrink axis " + std::to_string(shard_axis()) + " of shape " + shape_str(shape()) +
-                       ", the axis it is sharded on over " + device());
+    return allgather().shrink(bounds).resharded(shard_axis());
   return like(mk(Op::SHRINK, dtype(), {uop()}, to_arg(bounds)));
 }
 
@@ -208,9 +205,7 @@ Tensor Tensor::flip(const std::vector<int64_t>& axes) const {
   for (int64_t i = 0; i < ndim(); ++i)
     if (shape()[i] <= 1) flags[i] = 0;
   if (std::all_of(flags.begin(), flags.end(), [](int64_t f) { return f == 0; })) return *this;
-  if (shard_axis() >= 0 && flags[shard_axis()])
-    fail("flip", "cannot flip axis " + std::to_string(shard_axis()) + " of shape " + shape_str(shape()) +
-                     ", the axis it is sharded on over " + device());
+  if (shard_axis() >= 0 && flags[shard_axis()]) return allgather().flip(axes).resharded(shard_axis());
   return like(mk(Op::FLIP, dtype(), {uop()}, flags));
 }
 
@@ -434,10 +429,19 @@ static UPtr reduce_u(Op op, const UPtr& x, const std::vector<bool>& reduced, boo
 // the tuple (a COPY to device j), copied to every device (a COPY to the tuple) and the n copies are
 // combined with the reduce op, an elementwise op on the tuple. All graph nodes: nothing runs until the
 // result is realized. The result is on every device of the tuple (replicated).
+// Above RG_RING_ALLREDUCE_THRESHOLD elements (256000) on more than 2 devices, a ring (tinygrad's choice:
+// below that, or on 2 devices, the ring's extra steps cost more than they save); RG_RING=0 never, 2 always.
+bool Tensor::ring_allreduce(int64_t devices, int64_t numel) {
+  const int ring = env_count("RG_RING", 0, 2, 1);
+  return ring == 2 ||
+         (ring == 1 && devices > 2 && numel > env_count("RG_RING_ALLREDUCE_THRESHOLD", 0, 1 << 30, 256000));
+}
+
 Tensor Tensor::allreduce(Op op, const std::vector<bool>& reduced, bool keepdim) const {
   const std::vector<std::string>& devs = node_->devices;
   const int64_t n = int64_t(devs.size());
   UPtr partial = reduce_u(op, shard_u(uop(), shard_axis(), n), reduced, keepdim);
+  if (ring_allreduce(n, int64_t(partial->numel()))) return on_devices(ring_u(op, partial), devs, -1, node_->device);
   UPtr tuple = mk(Op::DEVICE, dtypes::void_, {}, node_->device);
   std::optional<UPtr> acc;
   for (int64_t j = 0; j < n; ++j) {
@@ -446,6 +450,51 @@ Tensor Tensor::allreduce(Op op, const std::vector<bool>& reduced, bool keepdim) 
     acc = acc ? mk(op, v->dtype, {*acc, v}) : v;
   }
   return on_devices(*acc, devs, -1, node_->device);
+}
+
+// The ring allreduce of `partial` (a value on this tensor's tuple), tinygrad's: the flat partials cut into
+// n chunks (sizes a multiple of the largest of 32, 16, ..., 2 that divides them); chunk i travels the ring
+// from device i, each device adding its own chunk i (reduce-scatter), then the sum of chunk i travels on
+// round the ring (allgather). Device k concatenates the chunks it holds, and a COPY of the STACK of those
+// n values puts each in its device's shard (tinygrad's MSTACK). Every step is a COPY between two devices.
+UPtr Tensor::ring_u(Op op, const UPtr& partial) const {
+  const std::vector<std::string>& devs = node_->devices;
+  const int64_t n = int64_t(devs.size()), numel = int64_t(partial->numel());
+  auto on = [&](const UPtr& v, int64_t k) {
+    return mk(Op::COPY, v->dtype, {v, mk(Op::DEVICE, dtypes::void_, {}, devs[k])});
+  };
+  std::vector<UPtr> flat;  // device k's partial, on device k
+  for (int64_t k = 0; k < n; ++k) flat.push_back(reshape_u(on(partial, k), {numel}));
+  int64_t factor = 1;
+  for (int64_t f : {32, 16, 8, 4, 2})
+    if (numel % f == 0) {
+      factor = f;
+      break;
+    }
+  const int64_t base = numel / factor / n, left = numel / factor % n;
+  std::vector<std::vector<Tensor>> held(n);  // held[k]: the reduced chunks on device k, in order
+  for (int64_t i = 0, at = 0; i < n; ++i) {
+    const int64_t size = (base + (i < left)) * factor;
+    if (size == 0) continue;
+    const Arg bounds = to_arg(Pairs{{at, at + size}});
+    auto chunk = [&](int64_t k) { return mk(Op::SHRINK, partial->dtype, {flat[k]}, bounds); };
+    at += size;
+    UPtr r = chunk(i);
+    for (int64_t step = 0; step + 1 < n; ++step) {
+      const int64_t dest = (i + step + 1) % n;
+      r = mk(op, r->dtype, {on(r, dest), chunk(dest)});
+    }
+    held[(i + n - 1) % n].push_back(Tensor(r, devs[(i + n - 1) % n]));
+    for (int64_t step = 0; step + 1 < n; ++step) {
+      const int64_t dest = (i + step) % n;
+      held[dest].push_back(Tensor(r = on(r, dest), devs[dest]));
+    }
+  }
+  std::vector<UPtr> full;
+  for (int64_t k = 0; k < n; ++k) full.push_back(cat(held[k], 0).uop());
+  UPtr stack = mk(Op::STACK, partial->dtype, full);
+  return reshape_u(mk(Op::COPY, partial->dtype, {stack, mk(Op::DEVICE, dtypes::void_, {}, node_->device)}, n),
+                   partial->shape);
 }
 
 Tensor Tensor::sum(const std::vector<int64_t>& axes, bool keepdim) const {
@@ -517,9 +566,11 @@ Tensor Tensor::cat(const std::vector<Tensor>& tensors, int64_t axis) {
     std::vector<std::string> devs;
     int64_t shard;
     std::vector<Tensor> aligned = align("cat", all, size_t(first.ndim()), &devs, &shard);
-    if (shard == d)
-      fail("cat", "cannot concatenate along axis " + std::to_string(axis) +
-                      ", the axis the tensors are sharded on over " + backend::tuple_device(devs));
+    if (shard == d) {  // along the shard axis: every piece on every device, concatenated, sharded again
+      std::vector<Tensor> whole;
+      for (const Tensor& t : aligned) whole.push_back(t.shard_axis() >= 0 ? t.allgather() : t);
+      return cat(whole, axis).resharded(d);
+    }
     bool copied = false;  // an unsharded piece met sharded ones: it is on every device now
     for (size_t i = 0; i < tensors.size(); ++i) copied |= aligned[i].uop() != tensors[i].uop();
     if (copied) return cat(aligned, axis);

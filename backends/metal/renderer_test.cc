@@ -1,0 +1,91 @@
+// The Metal renderer as text: seed 004's kernel as the golden case (float4 and float2 loads, lanes as
+// .x .y .z .w, one thread), thread indices and launch sizes, and what Metal cannot take.
+#include "backends/metal/renderer.h"
+
+#include <gtest/gtest.h>
+
+#include "compiler/ir/kernel_builders.h"
+
+namespace rg {
+namespace {
+
+using namespace testk;
+
+// Seed 004: (x.T().pad(((1, 1), (1, 1))) + 10).sum(1) over x = arange(6).reshape(2, 3), as scheduled: 5 outputs,
+// each 4 padded terms of the 6-float input.
+UPtr seed004() {
+  UPtr out = param(0, dtypes::float32, 5), in = param(1, dtypes::float32, 6);
+  UPtr r0 = range(5, 0, AxisType::Loop), r1 = range(4, 1, AxisType::Reduce);
+  UPtr valid = (idx(0) < r0) & (r0 < idx(4)) & (idx(0) < r1) & (r1 < idx(3));
+  UPtr x = load(in, where(valid, r1 * 3 + r0 - idx(4), invalid(dtypes::index)));
+  return sink(end(store(out, r0, reduce(Op::ADD, where(valid, x, f32(0)) + f32(10), {r1})), {r0}));
+}
+
+// The five outputs by hand: 40 at the ends (all padding: 4 x 10), in[i-1] + in[i+2] + 40 between; in the source,
+// lanes x and w of the float4 (in[0], in[3]) make output 1, y and the float2's x (in[1], in[4]) output 2, z and
+// the float2's y (in[2], in[5]) output 3. One thread: no gid or lid used, launch (1, 1, 1).
+TEST(Metal, Seed004Golden) {
+  Program p = lower(seed004(), metal_lower_options());
+  EXPECT_EQ(render_metal(p),
+            "#include <metal_stdlib>\n"
+            "using namespace metal;\n"
+            "kernel void " +
+                p.name +
+                "(device float* data0, device float* data1, uint3 gid "
+                "[[threadgroup_position_in_grid]], uint3 lid [[thread_position_in_threadgroup]]) {\n"
+                "  float4 val0 = *((device float4*)(data1+0));\n"
+                "  float gep1 = val0.x;\n"
+                "  float alu2 = (gep1+10.0f);\n"
+                "  float alu3 = (alu2+10.0f);\n"
+                "  float gep4 = val0.w;\n"
+                "  float alu5 = (gep4+10.0f);\n"
+                "  float alu6 = (alu3+alu5);\n"
+                "  float alu7 = (alu6+10.0f);\n"
+                "  float gep8 = val0.y;\n"
+                "  float alu9 = (gep8+10.0f);\n"
+                "  float alu10 = (alu9+10.0f);\n"
+                "  float2 val11 = *((device float2*)(data1+4));\n"
+                "  float gep12 = val11.x;\n"
+                "  float alu13 = (gep12+10.0f);\n"
+                "  float alu14 = (alu10+alu13);\n"
+                "  float alu15 = (alu14+10.0f);\n"
+                "  float gep16 = val0.z;\n"
+                "  float alu17 = (gep16+10.0f);\n"
+                "  float alu18 = (alu17+10.0f);\n"
+                "  float gep19 = val11.y;\n"
+                "  float alu20 = (gep19+10.0f);\n"
+                "  float alu21 = (alu18+alu20);\n"
+                "  float alu22 = (alu21+10.0f);\n"
+                "  float4 vec23 = float4(40.0f,alu7,alu15,alu22);\n"
+                "  *((device float4*)(data0+0)) = vec23;\n"
+                "  *(data0+4) = 40.0f;\n"
+                "}\n");
+  EXPECT_EQ(metal_launch(p), (MetalLaunch{{1, 1, 1}, {1, 1, 1}}));
+}
+
+// With GPU dims (a later step for Metal), thread indices read the threadgroup and thread positions and
+// the launch comes from their bounds: 1000 outputs in threadgroups of 256, the last one guarded.
+TEST(Metal, ThreadIndicesAndLaunch) {
+  LowerOptions o;
+  o.gpu = GpuLimits{};  // 256 threads per threadgroup
+  Program p = lower(elementwise_add(1000), o);
+  const std::string src = render_metal(p);
+  EXPECT_NE(src.find("(int)gid.x"), std::string::npos) << src;
+  EXPECT_NE(src.find("(int)lid.x"), std::string::npos) << src;
+  EXPECT_NE(src.find("if ("), std::string::npos) << "a guard for the threads past 1000\n" << src;
+  EXPECT_EQ(metal_launch(p), (MetalLaunch{{4, 1, 1}, {256, 1, 1}}));
+}
+
+TEST(Metal, Errors) {
+  Program p = lower(elementwise_add(4), metal_lower_options());
+  p.params[1] = dtypes::float64.ptr_to(4);
+  try {
+    render_metal(p);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "render_metal: Metal has no double (a float64 value)");
+  }
+}
+
+}  // namespace
+}  // namespace rg

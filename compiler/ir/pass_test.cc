@@ -128,7 +128,7 @@ TEST(Passes, DebugLevelFiveAndRecorder) {
   set_debug(0);
   set_recorder(nullptr);
   EXPECT_EQ(testing::internal::GetCapturedStderr(),
-            "pass drop_zero [add_zero]: add_zero x1\nx\npass negate: no rule fired\n-x\n");
+            "pass drop_zero [add_zero]: add_zero x1 @test:1\nx\npass negate: no rule fired\n-x\n");
   EXPECT_EQ(names.passes, (std::vector<std::string>{"drop_zero", "negate"}));
 
   // Neither: nothing printed, nothing recorded.

@@ -237,8 +237,37 @@ void run_copy(const UPtr& call, Timings& t) {
 void run_kernel(const UPtr& call, Device& dev, int shard, bool multi,
                 const std::vector<std::pair<std::string, int64_t>>& var_values, Timings& t);
 
+// Builds the schedule's kernels that are new to the program cache at once, on the CPU's workers, before
+// any runs: lowering and the C compiler's processes in parallel (a first training step's 100 kernels). Only
+// for CPU devices, whose compiler is a process per kernel; the others build one by one as they run. The
+// time is the section's wall time, counted as compile time.
+void prebuild_programs(const UPtr& linear, Timings& t) {
+  if (beam_width() > 0 || thread_count() < 2) return;  // BEAM times each kernel's candidates on its first run
+  std::vector<std::pair<UPtr, Device*>> todo;
+  std::unordered_set<const UOp*> seen;
+  for (const UPtr& call : linear->src) {
+    if (call->op != Op::CALL || call->src.size() < 2 || call->src[0]->op != Op::SINK) continue;
+    if (call->src[1]->op != Op::BUFFER) continue;
+    const std::string& where = device_name(call, 1, "run_linear");
+    if (is_device_tuple(where) || !seen.insert(call->src[0].get()).second) continue;
+    Device& dev = get_device(where, "run_linear");
+    if (dev.kind() != "CPU") continue;
+    ProgramCache& c = program_cache();
+    std::lock_guard<std::mutex> lock(c.mu);
+    if (!c.map.count(ProgramKey{dev.kind(), call->src[0].get(), thread_count(), 0}))
+      todo.push_back({call->src[0], &dev});
+  }
+  if (todo.size() < 2) return;
+  auto t0 = Clock::now();
+  std::vector<Timings> each(todo.size());
+  parallel_for(int(todo.size()), [&](int i) { program_for(todo[i].first, *todo[i].second, &each[i]); });
+  t.compile_ms += ms_since(t0);
+  for (const Timings& e : each) t.programs_built += e.programs_built;
+}
+
 void run_linear_timed(const UPtr& linear, const std::vector<std::pair<std::string, int64_t>>& var_values, Timings& t) {
   if (!linear || linear->op != Op::LINEAR) throw Error("run_linear: expected a LINEAR of CALLs");
+  prebuild_programs(linear, t);
   for (const UPtr& call : linear->src) {
     if (call->op != Op::CALL || call->src.empty())
       throw Error("run_linear: expected CALL, got " + lower_name(call->op));

@@ -160,8 +160,12 @@ std::shared_ptr<const CompiledKernel> compile_c(const std::string& src, const st
   for (const std::string& f : kFlags) flags += f + " ";
   const std::string key = content_key(c_compiler() + "\n" + flags + "\n" + name + "\n" + src);
   Cache& c = cache();
-  std::lock_guard<std::mutex> lock(c.mu);  // one compile at a time: a second request for a key waits for the first
-  if (auto it = c.kernels.find(key); it != c.kernels.end()) return it->second;
+  {
+    std::lock_guard<std::mutex> lock(c.mu);
+    if (auto it = c.kernels.find(key); it != c.kernels.end()) return it->second;
+  }
+  // Compiles run concurrently (the executor builds a schedule's new kernels in parallel); two of one key
+  // both write their own temporary file and rename it into place, and the first one cached wins.
 
   const fs::path so = fs::path(kernel_cache_dir()) / (key + ".so");
   std::string err;
@@ -175,8 +179,8 @@ std::shared_ptr<const CompiledKernel> compile_c(const std::string& src, const st
   void* sym = dlsym(lib.get(), name.c_str());
   if (!sym) throw Error("compile_c: the compiled source has no function '" + name + "'");
   auto k = std::make_shared<const CompiledKernel>(lib, reinterpret_cast<CompiledKernel::Fn>(sym), key);
-  c.kernels.emplace(key, k);
-  return k;
+  std::lock_guard<std::mutex> lock(c.mu);
+  return c.kernels.emplace(key, k).first->second;
 }
 
 }  // namespace rg

@@ -48,6 +48,12 @@ TEST(Invalid, NestedWhereCollapses) {
   EXPECT_TRUE(fired_rule("where_same_cond_in_false"));
   EXPECT_EQ(run(where(c, where(d, x, inv), inv)), "(c&d).where(x, Invalid)");
   EXPECT_TRUE(fired_rule("merge_invalid_gates"));
+  // A gated gate: where c is false the condition has no value, and neither has the where.
+  EXPECT_EQ(run(where(where(c, d, invalid(dtypes::bool_)), x, inv)), "(c&d).where(x, Invalid)");
+  EXPECT_TRUE(fired_rule("merge_gated_gate"));
+  // Not with a value outside the gate: there a false c would still have to read as Invalid.
+  const UPtr gated = where(where(c, d, invalid(dtypes::bool_)), x, cnst(dtypes::float32, 0));
+  EXPECT_EQ(run(gated), render_expr(gated));
 }
 
 TEST(Invalid, StoreOfNothingIsNoStore) {

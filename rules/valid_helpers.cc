@@ -5,6 +5,7 @@
 #include <string>
 
 #include "compiler/ir/rewrite.h"
+#include "rules/divmod_helpers.h"
 #include "rules/symbolic.h"
 #include "rules/symbolic_helpers.h"
 
@@ -61,13 +62,70 @@ std::vector<GateBound> gate_bounds(const UPtr& valid) {
 
 namespace {
 
+bool is_div(Op op) { return op == Op::DIV || op == Op::FLOORDIV; }
+bool is_mod(Op op) { return op == Op::MOD || op == Op::FLOORMOD; }
+
+// x's congruent form modulo c: each coefficient reduced into (-c/2, c/2], the constant into [0, c); null when a
+// coefficient leaves int64.
+UPtr congruent_form(const UPtr& x, int64_t c) {
+  std::optional<LinearForm> f = linear_form(x);
+  if (!f) return {};
+  auto reduced = [c](int64_t k) {
+    const int64_t r = ((k % c) + c) % c;
+    return r > c / 2 ? r - c : r;
+  };
+  UPtr out = cnst_int(dtypes::index, ((f->constant % c) + c) % c);
+  for (const auto& [b, k] : f->terms)
+    if (int64_t r = reduced(k)) out = r == 1 ? b + out : b * cnst_int(dtypes::index, r) + out;
+  return graph_rewrite(out, rules::symbolic);
+}
+
+// (X - y) / c for X congruent to y modulo c: the difference's coefficients divided exactly; null when a form
+// leaves int64.
+UPtr exact_quotient(const UPtr& X, const UPtr& y, int64_t c) {
+  std::optional<LinearForm> fx = linear_form(X), fy = linear_form(y);
+  if (!fx || !fy) return {};
+  for (const auto& [b, k] : fy->terms) {
+    auto it = std::find_if(fx->terms.begin(), fx->terms.end(), [&](const auto& t) { return t.first == b; });
+    if (it == fx->terms.end())
+      fx->terms.push_back({b, -k});
+    else
+      it->second -= k;
+  }
+  UPtr out = cnst_int(dtypes::index, (fx->constant - fy->constant) / c);
+  for (const auto& [b, k] : fx->terms)
+    if (k / c) out = b * cnst_int(dtypes::index, k / c) + out;
+  return graph_rewrite(out, rules::symbolic);
+}
+
+// The divisions by constants in x whose dividend is congruent to y, which the gate puts in [lo, hi] within [0, c):
+// X % c is y, X / c is (X - y) / c. C's ops only with X >= 0.
+UMap divisions_given_remainder(const UPtr& x, const UPtr& y, int64_t lo, int64_t hi) {
+  UMap with;
+  for (const UPtr& u : toposort(x)) {
+    if (!(is_div(u->op) || is_mod(u->op)) || !u->src[1]->is_const()) continue;
+    const UPtr& X = u->src[0];
+    const int64_t c = u->src[1]->as_int();
+    if (c < 2 || lo < 0 || hi >= c || X == y || ((u->op == Op::DIV || u->op == Op::MOD) && X->vmin < 0)) continue;
+    if (!congruent_mod(X, y, c)) continue;
+    if (UPtr q = is_mod(u->op) ? y : exact_quotient(X, y, c)) with[u] = q;
+  }
+  return with;
+}
+
 // x (index arithmetic or a condition over it) under the bounds valid sets; x itself when none helps.
 UPtr given_bounds(const UPtr& valid, const UPtr& x) {
   UPtr out = x;
   for (const GateBound& b : gate_bounds(valid)) {
     if (b.lo > b.hi || (b.lo == b.node->vmin && b.hi == b.node->vmax)) continue;  // never valid, or no news
     std::vector<UPtr> nodes = toposort(out);
-    if (std::find(nodes.begin(), nodes.end(), b.node) == nodes.end()) continue;
+    if (std::find(nodes.begin(), nodes.end(), b.node) == nodes.end()) {
+      if (UMap with = divisions_given_remainder(out, b.node, b.lo, b.hi); !with.empty()) {
+        UPtr y = graph_rewrite(substitute(out, with), rules::symbolic);
+        if (count_nodes(y) < count_nodes(out)) out = y;
+      }
+      continue;
+    }
     UPtr narrowed = b.lo == b.hi ? cnst_int(dtypes::index, b.lo) : stand_in(b.lo, b.hi);
     UPtr y = graph_rewrite(substitute(out, {{b.node, narrowed}}), rules::symbolic);
     if (!narrowed->is_const()) y = graph_rewrite(substitute(y, {{narrowed, b.node}}), rules::symbolic);
@@ -91,6 +149,18 @@ int uses_of_bounded(const UPtr& clause, const std::vector<UPtr>& all) {
 }
 
 }  // namespace
+
+UPtr remainder_below_as_range(const UPtr& cmp) {
+  if (cmp->op != Op::CMPLT || !cmp->src[1]->is_const()) return {};
+  const UPtr& m = cmp->src[0];
+  if (!is_mod(m->op) || !m->src[1]->is_const() || !m->src[0]->dtype.is_index()) return {};
+  const UPtr& x = m->src[0];
+  const int64_t c = m->src[1]->as_int(), k = cmp->src[1]->as_int();
+  if (c < 2 || (m->op == Op::MOD && x->vmin < 0)) return {};
+  UPtr y = congruent_form(x, c);
+  if (!y || y == x || y->vmin <= -c || y->vmax >= c || y->vmin + c < k) return {};
+  return (cnst_int(dtypes::index, -1) < y) & (y < cmp->src[1]);
+}
 
 UPtr index_given_valid(const UPtr& valid, const UPtr& x) {
   if (!x->dtype.is_index() || x->is_const() || !index_arithmetic(x)) return {};

@@ -10,6 +10,15 @@ namespace {
 
 UPtr ic(int64_t v) { return cnst_int(dtypes::index, v); }
 bool known(const UPtr& x) { return x->is_const() && !x->is_invalid(); }
+bool is_zero(const UPtr& x) { return known(x) && x->as_int() == 0; }
+
+// A PAD's or SHRINK's offsets, one per axis (window_offset), or none when its windows are fixed.
+std::vector<UPtr> offsets_of(const UPtr& m) {
+  std::vector<UPtr> res;
+  if (m->src.size() > 1)
+    for (size_t d = 0; d < m->shape.size(); ++d) res.push_back(window_offset(*m, d));
+  return res;
+}
 
 // Index arithmetic is built without identity operations (no `* 1`, `/ 1`, `0 +` from strides of 1), and
 // nothing else: what bounds can fold (a modulo that never wraps) is left to rules/symbolic.rules,
@@ -91,9 +100,15 @@ std::vector<UPtr> expand_indices(const Shape& in, const std::vector<UPtr>& idx) 
   return res;
 }
 
-std::vector<UPtr> shrink_indices(const Pairs& bounds, const std::vector<UPtr>& idx) {
+std::vector<UPtr> shrink_indices(const Pairs& bounds, const std::vector<UPtr>& idx, const std::vector<UPtr>& offsets) {
   std::vector<UPtr> res = idx;
-  for (size_t d = 0; d < idx.size(); ++d) res[d] = idx[d] + ic(bounds[d].first);
+  for (size_t d = 0; d < idx.size(); ++d) {
+    const bool moved = !offsets.empty() && !is_zero(offsets[d]);
+    if (!moved)
+      res[d] = idx[d] + ic(bounds[d].first);
+    else
+      res[d] = bounds[d].first == 0 ? idx[d] + offsets[d] : idx[d] + ic(bounds[d].first) + offsets[d];
+  }
   return res;
 }
 
@@ -104,10 +119,27 @@ std::vector<UPtr> flip_indices(const Shape& in, const std::vector<int64_t>& flag
   return res;
 }
 
-std::vector<UPtr> pad_indices(const Shape& in, const Pairs& pads, const std::vector<UPtr>& idx, UPtr* valid) {
+// A pad whose `before` is symbolic (an offset moves the window): the same conditions over index values.
+UPtr pad_index_moved(int64_t size, int64_t before_c, const UPtr& offset, const UPtr& i, UPtr* valid) {
+  const UPtr before = before_c == 0 ? offset : offset + ic(before_c);
+  const UPtr end = before + ic(size);
+  UPtr ok;  // before <= i < end; checks that the bounds already decide are left out
+  if (i->vmin < before->vmax) ok = ne(i < before, cnst_int(dtypes::bool_, 1));
+  if (i->vmax >= end->vmin) ok = ok ? ok & (i < end) : (i < end);
+  if (ok) *valid = *valid ? *valid & ok : ok;
+  UPtr shifted = i - before;
+  return ok ? where(ok, shifted, invalid(dtypes::index)) : shifted;
+}
+
+std::vector<UPtr> pad_indices(const Shape& in, const Pairs& pads, const std::vector<UPtr>& idx, UPtr* valid,
+                              const std::vector<UPtr>& offsets) {
   std::vector<UPtr> res = idx;
   *valid = UPtr();
   for (size_t d = 0; d < idx.size(); ++d) {
+    if (!offsets.empty() && !is_zero(offsets[d])) {
+      res[d] = pad_index_moved(in[d], pads[d].first, offsets[d], idx[d], valid);
+      continue;
+    }
     const int64_t before = pads[d].first, end = before + in[d];
     const UPtr& i = idx[d];
     UPtr ok;  // i >= before, written as tinygrad's (i < before) != true
@@ -151,7 +183,7 @@ UPtr index_expand(const UPtr& m, USpan idx) {
 
 UPtr index_shrink(const UPtr& m, USpan idx) {
   check_rank(m, idx.size());
-  return make_index(m->src[0], shrink_indices(m->pairs_arg(), vec(idx)));
+  return make_index(m->src[0], shrink_indices(m->pairs_arg(), vec(idx), offsets_of(m)));
 }
 
 UPtr index_flip(const UPtr& m, USpan idx) {
@@ -163,7 +195,7 @@ UPtr index_pad(const UPtr& m, USpan idx) {
   check_rank(m, idx.size());
   const UPtr& x = m->src[0];
   UPtr valid;
-  std::vector<UPtr> inner = pad_indices(x->shape, m->pairs_arg(), vec(idx), &valid);
+  std::vector<UPtr> inner = pad_indices(x->shape, m->pairs_arg(), vec(idx), &valid, offsets_of(m));
   UPtr read = make_index(x, inner);
   if (!valid) return read;
   // The value is gated too: an Invalid index alone would vanish when x turns out to be a constant.

@@ -119,16 +119,15 @@ std::vector<UPtr> flip_indices(const Shape& in, const std::vector<int64_t>& flag
   return res;
 }
 
-// A pad whose `before` is symbolic (an offset moves the window): the same conditions over index values.
+// A pad whose `before` is symbolic (an offset moves the window): the conditions are asked of the shifted
+// index, 0 <= i - before < size, which folds where i is itself `r + before` (a sharded value read back on
+// its own device: rules/symbolic.rules cancels the offset, and the bounds of r decide both conditions).
 UPtr pad_index_moved(int64_t size, int64_t before_c, const UPtr& offset, const UPtr& i, UPtr* valid) {
   const UPtr before = before_c == 0 ? offset : offset + ic(before_c);
-  const UPtr end = before + ic(size);
-  UPtr ok;  // before <= i < end; checks that the bounds already decide are left out
-  if (i->vmin < before->vmax) ok = ne(i < before, cnst_int(dtypes::bool_, 1));
-  if (i->vmax >= end->vmin) ok = ok ? ok & (i < end) : (i < end);
-  if (ok) *valid = *valid ? *valid & ok : ok;
-  UPtr shifted = i - before;
-  return ok ? where(ok, shifted, invalid(dtypes::index)) : shifted;
+  const UPtr shifted = i - before;
+  UPtr ok = ne(shifted < ic(0), cnst_int(dtypes::bool_, 1)) & (shifted < ic(size));
+  *valid = *valid ? *valid & ok : ok;
+  return where(ok, shifted, invalid(dtypes::index));
 }
 
 std::vector<UPtr> pad_indices(const Shape& in, const Pairs& pads, const std::vector<UPtr>& idx, UPtr* valid,

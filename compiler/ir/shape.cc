@@ -94,8 +94,7 @@ Shape movement(Op op, const Shape& in, const Arg& arg) {
 // the source (SHRINK) or the padding non-negative (PAD).
 void check_window_offsets(Op op, const std::vector<UPtr>& src, const Arg& arg) {
   const Shape& in = src[0]->shape;
-  if (src.size() != in.size() + 1)
-    fail(op, in, "takes one offset per axis, got " + std::to_string(src.size() - 1));
+  if (src.size() != in.size() + 1) fail(op, in, "takes one offset per axis, got " + std::to_string(src.size() - 1));
   const Pairs p = pairs_arg(op, arg);
   if (p.size() != in.size()) return;  // movement() names the bad arg
   for (size_t d = 0; d < in.size(); ++d) {

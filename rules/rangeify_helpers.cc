@@ -1,5 +1,6 @@
 #include "rules/rangeify_helpers.h"
 
+#include <algorithm>
 #include <string>
 
 #include "compiler/ir/shape.h"
@@ -201,6 +202,22 @@ UPtr index_pad(const UPtr& m, USpan idx) {
   UPtr fill = x->dtype.is_bool() ? cnst_int(x->dtype, 0) : invalid(x->dtype);
   if (valid->vmax == 0) return fill;  // every index lies in the padding
   return where(valid, read, fill);
+}
+
+UPtr stack_to_where(const UPtr& stack, const UPtr& k, USpan idx) {
+  check_rank(stack, idx.size() + 1);
+  const std::vector<UPtr> inner = vec(idx);
+  if (known(k)) {
+    const int64_t j = k->as_int();
+    if (j < 0 || j >= int64_t(stack->src.size()))
+      throw Error("rangeify: stack of " + std::to_string(stack->src.size()) + " values indexed at " +
+                  std::to_string(j));
+    return make_index(stack->src[j], inner);
+  }
+  UPtr acc = invalid(stack->dtype);
+  for (int64_t j = std::min<int64_t>(k->vmax, int64_t(stack->src.size()) - 1); j >= std::max<int64_t>(k->vmin, 0); --j)
+    acc = where(eq(k, ic(j)), make_index(stack->src[j], inner), acc);
+  return acc;
 }
 
 UPtr index_reduce(RangeifyCtx& ctx, const UPtr& m, USpan idx) {

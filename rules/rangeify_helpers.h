@@ -48,6 +48,9 @@ UPtr index_shrink(const UPtr& m, USpan idx);
 UPtr index_flip(const UPtr& m, USpan idx);
 // where(valid, INDEX(x, gated indices), fill): fill is Invalid, or false for bool (docs/ir.md#pad-fills-invalid).
 UPtr index_pad(const UPtr& m, USpan idx);
+// INDEX(STACK(v_0, ..., v_n-1), k, idx...): v_k at idx when k is a constant, else
+// where(k == 0, INDEX(v_0, idx), where(k == 1, ..., where(k == n-1, INDEX(v_n-1, idx), Invalid))).
+UPtr stack_to_where(const UPtr& stack, const UPtr& k, USpan idx);
 // REDUCE[op](INDEX(x, idx with a new Reduce RANGE on each reduced axis), those ranges).
 UPtr index_reduce(RangeifyCtx& ctx, const UPtr& m, USpan idx);
 // A BUFFER becomes the kernel's PARAM for it.

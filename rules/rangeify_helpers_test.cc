@@ -9,6 +9,7 @@
 
 #include "compiler/ir/rewrite.h"
 #include "compiler/ir/shape.h"
+#include "rules/rangeify.h"
 #include "rules/symbolic.h"
 
 namespace rg {
@@ -248,6 +249,30 @@ TEST(RangeifyHelpers, PadReadThroughAShrinkOfTheSameOffsetIsThePlainIndex) {
   std::vector<UPtr> idx = pad_indices({5}, {{0, 15}}, shrunk, &valid, {d * 5});
   EXPECT_EQ(render_expr(simplified(valid)), "true");
   EXPECT_EQ(simplified(idx[0]), r[0]);
+}
+
+// MSTACK's `STACK(v_0, v_1, v_2).index(k)`: by the rule index_stack_to_where, nested WHEREs over the values k
+// can take (by its bounds), Invalid past them; a constant k reads its value directly.
+TEST(RangeifyHelpers, IndexOfAStackIsNestedWheres) {
+  UPtr dev = UOp::make(Op::DEVICE, dtypes::void_, {}, std::string("CPU"));
+  std::vector<UPtr> v;
+  for (int64_t j = 0; j < 3; ++j)
+    v.push_back(UOp::make(Op::BUFFER, dtypes::float32, {dev}, to_arg(BufferArg{j, 4})));
+  UPtr stack = UOp::make(Op::STACK, dtypes::float32, v);
+  ASSERT_EQ(stack->shape, (Shape{3, 4}));
+  UPtr r = range(4, 0), k = var("k", 1, 2);
+  RangeifyCtx ctx;
+  UPtr got = graph_rewrite(UOp::make(Op::INDEX, dtypes::float32, {stack, k, r}), rules::rangeify, ctx);
+  auto read = [&](int64_t j) { return UOp::make(Op::INDEX, dtypes::float32, {v[j], r}); };
+  // k in [1, 2]: v_0 is never read.
+  UPtr want = where(eq(k, cnst_int(dtypes::index, 1)), read(1),
+                    where(eq(k, cnst_int(dtypes::index, 2)), read(2), invalid(dtypes::float32)));
+  EXPECT_EQ(render(got), render(want));
+  // A known k is that value's read; one outside the stack is an error naming the stack.
+  std::vector<UPtr> idx{r};
+  EXPECT_EQ(stack_to_where(stack, cnst_int(dtypes::index, 2), USpan{idx.data(), 1}),
+            UOp::make(Op::INDEX, dtypes::float32, {v[2], r}));
+  EXPECT_THROW(stack_to_where(stack, cnst_int(dtypes::index, 3), USpan{idx.data(), 1}), Error);
 }
 
 TEST(RangeifyHelpers, FlatIndex) {

@@ -174,6 +174,18 @@ inline UPtr shard_u(const UPtr& full, int64_t axis, int64_t n) {
   return mk(Op::SHRINK, full->dtype, device_offsets(full, axis, n, sz), to_arg(bounds));
 }
 
+// MSTACK's replacement, `STACK(v_0, ..., v_n-1).index(_device_num)`: device k sees v_k. The index is the
+// stacked axis SHRUNK to the row _device_num (a moved window) and reshaped away; rangeify lowers the INDEX
+// of the STACK to nested WHEREs (rules/rangeify.rules, index_stack_to_where).
+inline UPtr stack_index_u(const std::vector<UPtr>& values) {
+  const int64_t n = int64_t(values.size());
+  UPtr stack = mk(Op::STACK, values[0]->dtype, values);
+  Pairs row{{0, 1}};
+  std::vector<UPtr> src{stack, device_num(n)};
+  for (int64_t d : values[0]->shape) row.push_back({0, d}), src.push_back(cnst_int(dtypes::index, 0));
+  return reshape_u(mk(Op::SHRINK, stack->dtype, std::move(src), to_arg(row)), values[0]->shape);
+}
+
 // Device k of `tuple` gets piece k of x along `axis` (of n): x with the axis split into (n, size / n) and the
 // n moved first, sent by a COPY with arg n; what is left of the axes is the piece's shape, in order.
 inline UPtr scatter_u(const UPtr& x, int64_t axis, int64_t n, const std::string& tuple) {

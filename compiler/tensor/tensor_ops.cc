@@ -446,7 +446,9 @@ Tensor Tensor::allreduce(Op op, const std::vector<bool>& reduced, bool keepdim) 
   std::optional<UPtr> acc;
   for (int64_t j = 0; j < n; ++j) {
     UPtr own = mk(Op::COPY, partial->dtype, {partial, mk(Op::DEVICE, dtypes::void_, {}, devs[j])});
-    UPtr v = mk(Op::COPY, partial->dtype, {own, tuple});
+    UPtr copied = mk(Op::COPY, partial->dtype, {own, tuple});
+    // tinygrad's `dnum.eq(j).where(buf, state)`: device j reads its own partial, the others the copy of it.
+    UPtr v = mk(Op::WHERE, partial->dtype, {is_device(j, n, partial->shape), partial, copied});
     acc = acc ? mk(op, v->dtype, {*acc, v}) : v;
   }
   return on_devices(*acc, devs, -1, node_->device);

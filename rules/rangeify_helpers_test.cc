@@ -256,8 +256,7 @@ TEST(RangeifyHelpers, PadReadThroughAShrinkOfTheSameOffsetIsThePlainIndex) {
 TEST(RangeifyHelpers, IndexOfAStackIsNestedWheres) {
   UPtr dev = UOp::make(Op::DEVICE, dtypes::void_, {}, std::string("CPU"));
   std::vector<UPtr> v;
-  for (int64_t j = 0; j < 3; ++j)
-    v.push_back(UOp::make(Op::BUFFER, dtypes::float32, {dev}, to_arg(BufferArg{j, 4})));
+  for (int64_t j = 0; j < 3; ++j) v.push_back(UOp::make(Op::BUFFER, dtypes::float32, {dev}, to_arg(BufferArg{j, 4})));
   UPtr stack = UOp::make(Op::STACK, dtypes::float32, v);
   ASSERT_EQ(stack->shape, (Shape{3, 4}));
   UPtr r = range(4, 0), k = var("k", 1, 2);

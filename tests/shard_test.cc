@@ -2,10 +2,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "compiler/tensor/jit.h"
 #include "compiler/tensor/tensor.h"
 #include "runtime/buffer.h"
 #include "runtime/executor.h"
@@ -382,6 +384,26 @@ TEST(Allreduce, RingAndNaiveAgreeWithAPlainSum) {
   }
 }
 
+// The naive allreduce is assembled as tinygrad's `dnum.eq(j).where(buf, state)`: per device j a WHERE on
+// `_device_num == j` reading the own partial there and the copy of device j's partial elsewhere.
+TEST(Allreduce, NaiveTermsAreWheresOnTheDeviceNumber) {
+  Env env("RG_RING", "0");
+  for (int64_t n : {2, 3, 4}) {
+    std::vector<std::string> devs;
+    for (int64_t k = 0; k < n; ++k) devs.push_back("CPU:" + std::to_string(k));
+    std::vector<float> v = data(4 * 3 * 5, 0.5f, -3.0f);
+    Tensor r = Tensor::from_vector(v, {12, 5}).shard(devs, 0).sum(0);
+    int64_t selects = 0;
+    for (const UPtr& u : toposort(r.uop()))
+      if (u->op == Op::WHERE && u->src[0]->op == Op::EXPAND) {
+        const UPtr& c = u->src[0]->src[0]->src[0];  // EXPAND(RESHAPE(_device_num == j))
+        selects += c->op == Op::CMPEQ && c->src[0]->op == Op::DEFINE_VAR && c->src[0]->arg_var().name == "_device_num";
+      }
+    EXPECT_EQ(selects, n) << n << " devices";
+    EXPECT_EQ(r.to_vector<float>(), sum_axis(v, 12, 5, 0)) << n << " devices";
+  }
+}
+
 // tinygrad's choice: a ring on more than 2 devices above the threshold; RG_RING=0 never, 2 always. The ring
 // moves chunks device to device: per chunk n - 1 steps each way, more copy steps than the naive 2n.
 TEST(Allreduce, RingChosenBySizeAndByEnvironment) {
@@ -566,6 +588,54 @@ TEST(Shard, GraphDoesNotGrowWithTheDeviceCount) {
       EXPECT_EQ(program(devs, axis).realize().to_vector<float>(), want) << devs.size() << " devices, axis " << axis;
     }
   }
+}
+
+}  // namespace
+}  // namespace rg
+
+namespace rg {
+namespace {
+
+// A linear model's squared-error loss, data parallel (the batch rows of x and y over the devices, w replicated)
+// and tensor parallel (w's output columns over the devices): the gradient equals the unsharded one, and a
+// training step replayed by rg::Jit on sharded batches follows the same weights as plain steps without sharding.
+TEST(ShardModel, GradientAndJitReplayedStepEqualTheUnsharded) {
+  const int64_t b = 6, k = 4, m = 2;
+  auto batch = [&](int step, float scale) { return data(b * (scale > 0 ? k : m), scale, float(step) - 2.0f); };
+  auto loss_of = [](const Tensor& x, const Tensor& y, const Tensor& w) {
+    Tensor e = x.matmul(w) - y;
+    return (e * e).sum() * 0.5f;
+  };
+  const std::vector<float> w0 = data(k * m, -0.25f, 0.5f);
+  auto near = [](const std::vector<float>& got, const std::vector<float>& want, const std::string& what) {
+    ASSERT_EQ(got.size(), want.size()) << what;
+    for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-3 * (1 + std::abs(want[i]))) << what;
+  };
+  // The gradient, sharded both ways, against the unsharded one.
+  Tensor x = Tensor::from_vector(batch(0, 0.5f), {b, k}), y = Tensor::from_vector(batch(0, -1.0f), {b, m});
+  Tensor w = Tensor::from_vector(w0, {k, m});
+  const std::vector<float> want = gradient(loss_of(x, y, w), {w})[0].to_vector<float>();
+  Tensor dp = gradient(loss_of(x.shard(kThree, 0), y.shard(kThree, 0), w), {w})[0];
+  EXPECT_EQ(dp.device(), "CPU");  // w's: the devices' gradients summed back
+  near(dp.to_vector<float>(), want, "data parallel");
+  Tensor ws = Tensor::from_vector(w0, {k, m}).shard(kTwo, 1);
+  Tensor tp = gradient(loss_of(x, y, ws), {ws})[0];
+  EXPECT_EQ(tp.shard_axis(), 1);
+  near(tp.to_vector<float>(), want, "tensor parallel");
+
+  // Training steps: w -= 0.05 * grad, replayed by the JIT on new sharded batches.
+  Jit step([&](const std::vector<Tensor>& in) {
+    Tensor g = gradient(loss_of(in[0], in[1], in[2]), {in[2]})[0];
+    return std::vector<Tensor>{in[2] - g * 0.05f};
+  });
+  Tensor w_jit = Tensor::from_vector(w0, {k, m}), w_plain = w_jit;
+  for (int s = 0; s < 4; ++s) {
+    Tensor xs = Tensor::from_vector(batch(s, 0.5f), {b, k}), ys = Tensor::from_vector(batch(s, -1.0f), {b, m});
+    w_jit = step({xs.shard(kThree, 0), ys.shard(kThree, 0), w_jit})[0];
+    w_plain = (w_plain - gradient(loss_of(xs, ys, w_plain), {w_plain})[0] * 0.05f).realize();
+    near(w_jit.to_vector<float>(), w_plain.to_vector<float>(), "step " + std::to_string(s));
+  }
+  EXPECT_TRUE(step.captured());
 }
 
 }  // namespace

@@ -371,6 +371,7 @@ class Tensor {
   Tensor& backward_impl(const std::optional<Tensor>& gradient);
   friend std::vector<Tensor> gradient(const Tensor& loss, const std::vector<Tensor>& params,
                                       const std::optional<Tensor>& loss_gradient);
+  friend class Jit;  // replays name a realized tensor's storage, its per-device pieces on a tuple
 };
 
 // Scalars on either side; the scalar follows the Python-scalar promotion rules.

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "compiler/tensor/jit.h"
+#include "compiler/tensor/shard_axis.h"
 #include "compiler/tensor/tensor.h"
 #include "runtime/buffer.h"
 #include "runtime/executor.h"
@@ -636,6 +637,45 @@ TEST(ShardModel, GradientAndJitReplayedStepEqualTheUnsharded) {
     near(w_jit.to_vector<float>(), w_plain.to_vector<float>(), "step " + std::to_string(s));
   }
   EXPECT_TRUE(step.captured());
+}
+
+}  // namespace
+}  // namespace rg
+
+namespace rg {
+namespace {
+
+// The shard axis is read from the graph: shard_axis_of agrees with the handle after every kind of op, and a
+// Tensor made from a sharded graph alone (realized or not) is sharded the same way, with the same values.
+TEST(Shard, AxisIsReadFromTheGraph) {
+  const std::vector<float> v = data(4 * 6 * 2);
+  Tensor x = Tensor::from_vector(v, {4, 6, 2}).shard(kTwo, 1);
+  Tensor stored = (x * 3).realize();
+  Tensor w = Tensor::from_vector(data(2 * 5), {2, 5});
+  const std::vector<std::pair<std::string, Tensor>> cases{
+      {"shard", x},
+      {"elementwise with a replicated operand", x * Tensor::from_vector(data(2), {2}) + 1},
+      {"permute", x.permute({2, 0, 1})},
+      {"reshape keeping the axis", x.reshape({4, 6, 1, 2})},
+      {"reshape merging another", x.reshape({4, 12})},
+      {"expand", x.reshape({1, 4, 6, 2}).expand({3, 4, 6, 2})},
+      {"reduce over another axis", x.sum(0)},
+      {"reduce over the shard axis (replicated)", x.sum(1)},
+      {"pad along another axis", x.pad({{1, 0}, {0, 0}, {0, 0}})},
+      {"flip along another axis", x.flip(2)},
+      {"matmul", x.matmul(w)},
+      {"realized", stored},
+      {"realized, then a where", (stored > 0).where(stored, x)},
+      {"unsharded", Tensor::from_vector(v, {4, 6, 2})}};
+  for (const auto& [what, t] : cases) {
+    EXPECT_EQ(shard_axis_of(t.uop()), t.shard_axis()) << what;
+    Tensor again(t.uop());
+    EXPECT_EQ(again.device(), t.device()) << what;
+    EXPECT_EQ(again.shard_axis(), t.shard_axis()) << what;
+    EXPECT_EQ(again.to_vector<float>(), t.to_vector<float>()) << what;
+  }
+  EXPECT_EQ(x.reshape({4, 12}).shard_axis(), -1);  // the merge gathered: replicated
+  EXPECT_EQ(x.permute({2, 0, 1}).shard_axis(), 2);
 }
 
 }  // namespace

@@ -20,13 +20,6 @@ void realize(std::vector<Tensor>& tensors) {
 
 const UPtr& Jit::storage(const Tensor& t) { return buffer_of(t.multi() ? t.node_->data : t.uop()); }
 
-Tensor Jit::handle_on(const Tensor& t) {
-  if (!t.multi()) return Tensor(t.uop());
-  Tensor h = Tensor::on_devices(t.uop(), t.node_->devices, t.node_->axis, t.node_->device);
-  h.node_->data = t.node_->data;
-  return h;
-}
-
 Jit::Jit(Fn fn) : fn_(std::move(fn)) {
   if (!fn_) throw Error("Jit: no function");
 }
@@ -99,7 +92,7 @@ std::vector<Tensor> Jit::operator()(const std::vector<Tensor>& given) {
   ++calls_;
   std::vector<Tensor> out;
   for (size_t o = 0; o < outputs_.size(); ++o)
-    out.push_back(output_input_[o] >= 0 ? inputs[output_input_[o]] : handle_on(outputs_[o]));
+    out.push_back(output_input_[o] >= 0 ? inputs[output_input_[o]] : Tensor(outputs_[o].uop()));
   return out;
 }
 

@@ -48,8 +48,6 @@ class Jit {
 
   // The BUFFER a realized tensor's data lives in (a sharded tensor's: its pieces' buffer on the tuple).
   static const UPtr& storage(const Tensor& t);
-  // A new handle on a realized tensor's data, on the same devices and shard axis.
-  static Tensor handle_on(const Tensor& t);
 };
 
 }  // namespace rg

@@ -10,6 +10,7 @@
 #include "compiler/tensor/jit.h"
 #include "compiler/tensor/shard_axis.h"
 #include "compiler/tensor/tensor.h"
+#include "nn/nn.h"
 #include "runtime/buffer.h"
 #include "runtime/executor.h"
 
@@ -676,6 +677,38 @@ TEST(Shard, AxisIsReadFromTheGraph) {
   }
   EXPECT_EQ(x.reshape({4, 12}).shard_axis(), -1);  // the merge gathered: replicated
   EXPECT_EQ(x.permute({2, 0, 1}).shard_axis(), 2);
+}
+
+}  // namespace
+}  // namespace rg
+
+namespace rg {
+namespace {
+
+// An embedding's backward on sharded tensors: the table sharded by columns (each device its columns of every
+// row) and the indices sharded by rows with the table replicated. The weight's gradient equals the unsharded
+// one: at each looked-up row, the sum of the upstream gradients of the positions that chose it.
+TEST(ShardModel, EmbeddingBackward) {
+  nn::Embedding emb(5, 4);
+  emb.weight = Tensor::from_vector(data(5 * 4, 0.5f, -3.0f), {5, 4});
+  const std::vector<int32_t> ids{3, 0, 3, 1, 4, 3};
+  const std::vector<float> up = data(6 * 4, 0.25f, -1.0f);
+  std::vector<float> want(5 * 4, 0.0f);  // the scatter-add of the upstream gradient, by hand
+  for (size_t p = 0; p < ids.size(); ++p)
+    for (int j = 0; j < 4; ++j) want[ids[p] * 4 + j] += up[p * 4 + j];
+  auto weight_grad = [&](const Tensor& w, const Tensor& idx, const Tensor& g) {
+    nn::Embedding e = emb;
+    e.weight = w;
+    return gradient((e(idx) * g).sum(), {w})[0];
+  };
+  Tensor idx = Tensor::from_vector(ids, {6}), g = Tensor::from_vector(up, {6, 4});
+  EXPECT_EQ(weight_grad(emb.weight, idx, g).to_vector<float>(), want);
+  Tensor by_columns = weight_grad(emb.weight.shard(kTwo, 1), idx, g.shard(kTwo, 1));
+  EXPECT_EQ(by_columns.shard_axis(), 1);
+  EXPECT_EQ(by_columns.to_vector<float>(), want);
+  Tensor by_rows = weight_grad(emb.weight, idx.shard(kThree, 0), g.shard(kThree, 0));
+  EXPECT_EQ(by_rows.device(), "CPU");
+  EXPECT_EQ(by_rows.to_vector<float>(), want);
 }
 
 }  // namespace

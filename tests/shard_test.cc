@@ -386,6 +386,40 @@ TEST(Allreduce, RingAndNaiveAgreeWithAPlainSum) {
   }
 }
 
+// The all-to-all allreduce (RG_ALL2ALL=2) gives the plain loop's sums and maxima on 2, 3 and 4 devices, for sizes
+// the device count and the chunk factor do not divide; it goes before the ring, and by size only when asked.
+TEST(Allreduce, AllToAllAgreesWithAPlainSum) {
+  {
+    Env env("RG_ALL2ALL", "2");
+    for (int64_t n : {2, 3, 4}) {
+      std::vector<std::string> devs;
+      for (int64_t k = 0; k < n; ++k) devs.push_back("CPU:" + std::to_string(k));
+      for (int64_t cols : {13, 1, 6}) {
+        const int64_t rows = 2 * n;
+        std::vector<float> v = data(rows * cols, 0.75f, -5.0f);
+        Tensor x = Tensor::from_vector(v, {rows, cols}).shard(devs, 0);
+        const std::string what = std::to_string(n) + " devices, " + std::to_string(cols) + " columns";
+        EXPECT_EQ(x.sum(0).to_vector<float>(), sum_axis(v, rows, cols, 0)) << what;
+        EXPECT_EQ(x.max(0).to_vector<float>(), sum_axis(v, rows, cols, 0, true)) << what;
+        Tensor r = x.sum(0);
+        for (int64_t k = 0; cols == 13 && k < n; ++k)
+          EXPECT_EQ((r + 0).to(devs[k]).to_vector<float>(), sum_axis(v, rows, cols, 0)) << what << ", device " << k;
+      }
+    }
+    std::vector<float> v = data(6 * 13);
+    Tensor x = Tensor::from_vector(v, {6, 13}).shard(kThree, 0).sum(0);  // chunks of 5, 4, 4
+    x.realize();
+    // The scatter; each partial out of the tuple; per chunk 2 copies to its device and 2 from it; the stack.
+    EXPECT_EQ(last_timings().copies, 1 + 3 + 6 + 6 + 1) << last_timings().str();
+    EXPECT_TRUE(Tensor::all2all_allreduce(2, 1));
+  }
+  EXPECT_FALSE(Tensor::all2all_allreduce(3, 1 << 20));  // never by default: the ring
+  Env by_size("RG_ALL2ALL", "1");
+  EXPECT_TRUE(Tensor::all2all_allreduce(3, 256001));
+  EXPECT_FALSE(Tensor::all2all_allreduce(3, 256000));
+  EXPECT_FALSE(Tensor::all2all_allreduce(2, 1 << 20));
+}
+
 // The naive allreduce is assembled as tinygrad's `dnum.eq(j).where(buf, state)`: per device j a WHERE on
 // `_device_num == j` reading the own partial there and the copy of device j's partial elsewhere.
 TEST(Allreduce, NaiveTermsAreWheresOnTheDeviceNumber) {

@@ -25,6 +25,13 @@ UPtr reduce_axis(Op op, const UPtr& x, const std::vector<int64_t>& axes) {
   return mk(Op::REDUCE_AXIS, x->dtype, {x}, to_arg(ReduceAxisArg{op, axes}));
 }
 
+// `first` followed by m's window offsets, if it has any.
+std::vector<UPtr> with_offsets(const UPtr& first, const UPtr& m) {
+  std::vector<UPtr> src{first};
+  src.insert(src.end(), m->src.begin() + 1, m->src.end());
+  return src;
+}
+
 }  // namespace
 
 UPtr unpad(const UPtr& g, const UPtr& pad) {
@@ -32,7 +39,13 @@ UPtr unpad(const UPtr& g, const UPtr& pad) {
   const Shape& s = pad->src[0]->shape;
   Pairs bounds;
   for (size_t i = 0; i < s.size(); ++i) bounds.push_back({p[i].first, p[i].first + s[i]});
-  return mk(Op::SHRINK, g->dtype, {g}, to_arg(bounds));
+  return mk(Op::SHRINK, g->dtype, with_offsets(g, pad), to_arg(bounds));
+}
+
+UPtr source_grads(const UPtr& gx, const UPtr& m) {
+  std::vector<UPtr> src{gx};
+  for (size_t i = 1; i < m->src.size(); ++i) src.push_back(mk(Op::NO_GRAD, dtypes::void_, {}));
+  return mk(Op::GRADS, dtypes::void_, std::move(src));
 }
 
 UPtr pad_zeros(const UPtr& g, const UPtr& shrink) {
@@ -44,10 +57,10 @@ UPtr pad_zeros(const UPtr& g, const UPtr& shrink) {
     pads.push_back({b[i].first, s[i] - b[i].second});
     none &= pads.back() == std::pair<int64_t, int64_t>{0, 0};
   }
-  if (none) return g;
+  if (none && shrink->src.size() == 1) return g;
   const Arg arg = to_arg(pads);
-  UPtr mask = mk(Op::PAD, dtypes::bool_, {full_like(g, dtypes::bool_, 1)}, arg);
-  UPtr padded = mk(Op::PAD, g->dtype, {g}, arg);
+  UPtr mask = mk(Op::PAD, dtypes::bool_, with_offsets(full_like(g, dtypes::bool_, 1), shrink), arg);
+  UPtr padded = mk(Op::PAD, g->dtype, with_offsets(g, shrink), arg);
   return mk(Op::WHERE, g->dtype, {mask, padded, full_like(padded, g->dtype, 0)});
 }
 

@@ -11,11 +11,13 @@
 
 namespace rg {
 
-// PAD's gradient: g shrunk back to the padded source's extent.
+// PAD's gradient: g shrunk back to the padded source's extent (a moved window: the same offsets).
 UPtr unpad(const UPtr& g, const UPtr& pad);
 // SHRINK's gradient: g padded back to the source's shape with zeros (an explicit fill: the internal
-// PAD fills Invalid, docs/ir.md#pad-fills-invalid).
+// PAD fills Invalid, docs/ir.md#pad-fills-invalid); a moved window keeps its offsets.
 UPtr pad_zeros(const UPtr& g, const UPtr& shrink);
+// GRADS of a PAD or SHRINK m: gx for its source, none for its window offsets (ops.def).
+UPtr source_grads(const UPtr& gx, const UPtr& m);
 // PERMUTE's gradient: g permuted by the inverse order.
 UPtr unpermute(const UPtr& g, const std::vector<int64_t>& order);
 // RESHAPE's gradient: g reshaped to x's shape (g's own source when g is a reshape of it).

@@ -1,5 +1,6 @@
 #include "rules/rangeify_helpers.h"
 
+#include <algorithm>
 #include <string>
 
 #include "compiler/ir/shape.h"
@@ -10,6 +11,15 @@ namespace {
 
 UPtr ic(int64_t v) { return cnst_int(dtypes::index, v); }
 bool known(const UPtr& x) { return x->is_const() && !x->is_invalid(); }
+bool is_zero(const UPtr& x) { return known(x) && x->as_int() == 0; }
+
+// A PAD's or SHRINK's offsets, one per axis (window_offset), or none when its windows are fixed.
+std::vector<UPtr> offsets_of(const UPtr& m) {
+  std::vector<UPtr> res;
+  if (m->src.size() > 1)
+    for (size_t d = 0; d < m->shape.size(); ++d) res.push_back(window_offset(*m, d));
+  return res;
+}
 
 // Index arithmetic is built without identity operations (no `* 1`, `/ 1`, `0 +` from strides of 1), and
 // nothing else: what bounds can fold (a modulo that never wraps) is left to rules/symbolic.rules,
@@ -91,9 +101,15 @@ std::vector<UPtr> expand_indices(const Shape& in, const std::vector<UPtr>& idx) 
   return res;
 }
 
-std::vector<UPtr> shrink_indices(const Pairs& bounds, const std::vector<UPtr>& idx) {
+std::vector<UPtr> shrink_indices(const Pairs& bounds, const std::vector<UPtr>& idx, const std::vector<UPtr>& offsets) {
   std::vector<UPtr> res = idx;
-  for (size_t d = 0; d < idx.size(); ++d) res[d] = idx[d] + ic(bounds[d].first);
+  for (size_t d = 0; d < idx.size(); ++d) {
+    const bool moved = !offsets.empty() && !is_zero(offsets[d]);
+    if (!moved)
+      res[d] = idx[d] + ic(bounds[d].first);
+    else
+      res[d] = bounds[d].first == 0 ? idx[d] + offsets[d] : idx[d] + ic(bounds[d].first) + offsets[d];
+  }
   return res;
 }
 
@@ -104,10 +120,26 @@ std::vector<UPtr> flip_indices(const Shape& in, const std::vector<int64_t>& flag
   return res;
 }
 
-std::vector<UPtr> pad_indices(const Shape& in, const Pairs& pads, const std::vector<UPtr>& idx, UPtr* valid) {
+// A pad whose `before` is symbolic (an offset moves the window): the conditions are asked of the shifted
+// index, 0 <= i - before < size, which folds where i is itself `r + before` (a sharded value read back on
+// its own device: rules/symbolic.rules cancels the offset, and the bounds of r decide both conditions).
+UPtr pad_index_moved(int64_t size, int64_t before_c, const UPtr& offset, const UPtr& i, UPtr* valid) {
+  const UPtr before = before_c == 0 ? offset : offset + ic(before_c);
+  const UPtr shifted = i - before;
+  UPtr ok = ne(shifted < ic(0), cnst_int(dtypes::bool_, 1)) & (shifted < ic(size));
+  *valid = *valid ? *valid & ok : ok;
+  return where(ok, shifted, invalid(dtypes::index));
+}
+
+std::vector<UPtr> pad_indices(const Shape& in, const Pairs& pads, const std::vector<UPtr>& idx, UPtr* valid,
+                              const std::vector<UPtr>& offsets) {
   std::vector<UPtr> res = idx;
   *valid = UPtr();
   for (size_t d = 0; d < idx.size(); ++d) {
+    if (!offsets.empty() && !is_zero(offsets[d])) {
+      res[d] = pad_index_moved(in[d], pads[d].first, offsets[d], idx[d], valid);
+      continue;
+    }
     const int64_t before = pads[d].first, end = before + in[d];
     const UPtr& i = idx[d];
     UPtr ok;  // i >= before, written as tinygrad's (i < before) != true
@@ -151,7 +183,7 @@ UPtr index_expand(const UPtr& m, USpan idx) {
 
 UPtr index_shrink(const UPtr& m, USpan idx) {
   check_rank(m, idx.size());
-  return make_index(m->src[0], shrink_indices(m->pairs_arg(), vec(idx)));
+  return make_index(m->src[0], shrink_indices(m->pairs_arg(), vec(idx), offsets_of(m)));
 }
 
 UPtr index_flip(const UPtr& m, USpan idx) {
@@ -163,13 +195,29 @@ UPtr index_pad(const UPtr& m, USpan idx) {
   check_rank(m, idx.size());
   const UPtr& x = m->src[0];
   UPtr valid;
-  std::vector<UPtr> inner = pad_indices(x->shape, m->pairs_arg(), vec(idx), &valid);
+  std::vector<UPtr> inner = pad_indices(x->shape, m->pairs_arg(), vec(idx), &valid, offsets_of(m));
   UPtr read = make_index(x, inner);
   if (!valid) return read;
   // The value is gated too: an Invalid index alone would vanish when x turns out to be a constant.
   UPtr fill = x->dtype.is_bool() ? cnst_int(x->dtype, 0) : invalid(x->dtype);
   if (valid->vmax == 0) return fill;  // every index lies in the padding
   return where(valid, read, fill);
+}
+
+UPtr stack_to_where(const UPtr& stack, const UPtr& k, USpan idx) {
+  check_rank(stack, idx.size() + 1);
+  const std::vector<UPtr> inner = vec(idx);
+  if (known(k)) {
+    const int64_t j = k->as_int();
+    if (j < 0 || j >= int64_t(stack->src.size()))
+      throw Error("rangeify: stack of " + std::to_string(stack->src.size()) + " values indexed at " +
+                  std::to_string(j));
+    return make_index(stack->src[j], inner);
+  }
+  UPtr acc = invalid(stack->dtype);
+  for (int64_t j = std::min<int64_t>(k->vmax, int64_t(stack->src.size()) - 1); j >= std::max<int64_t>(k->vmin, 0); --j)
+    acc = where(eq(k, ic(j)), make_index(stack->src[j], inner), acc);
+  return acc;
 }
 
 UPtr index_reduce(RangeifyCtx& ctx, const UPtr& m, USpan idx) {

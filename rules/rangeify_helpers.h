@@ -28,11 +28,15 @@ struct RangeifyCtx {
 std::vector<UPtr> reshape_indices(const Shape& in, const Shape& out, const std::vector<UPtr>& idx);
 std::vector<UPtr> permute_indices(const std::vector<int64_t>& order, const std::vector<UPtr>& idx);
 std::vector<UPtr> expand_indices(const Shape& in, const std::vector<UPtr>& idx);
-std::vector<UPtr> shrink_indices(const Pairs& bounds, const std::vector<UPtr>& idx);  // (start, end) per axis
+// (start, end) per axis; `offsets` (one per axis, or none) move the windows: (start + o, end + o).
+std::vector<UPtr> shrink_indices(const Pairs& bounds, const std::vector<UPtr>& idx,
+                                 const std::vector<UPtr>& offsets = {});
 std::vector<UPtr> flip_indices(const Shape& in, const std::vector<int64_t>& flags, const std::vector<UPtr>& idx);
 // Pad by (before, after) per axis: each padded axis becomes `where(valid_d, i - before, Invalid)`;
 // `valid` gets the AND of the per-axis conditions (null when every index is known to be inside).
-std::vector<UPtr> pad_indices(const Shape& in, const Pairs& pads, const std::vector<UPtr>& idx, UPtr* valid);
+// `offsets` (one per axis, or none) move the windows: (before + o, after - o), so `before` is symbolic.
+std::vector<UPtr> pad_indices(const Shape& in, const Pairs& pads, const std::vector<UPtr>& idx, UPtr* valid,
+                              const std::vector<UPtr>& offsets = {});
 // Flat (row-major) offset of idx in shape.
 UPtr flat_index(const Shape& shape, const std::vector<UPtr>& idx);
 
@@ -44,6 +48,9 @@ UPtr index_shrink(const UPtr& m, USpan idx);
 UPtr index_flip(const UPtr& m, USpan idx);
 // where(valid, INDEX(x, gated indices), fill): fill is Invalid, or false for bool (docs/ir.md#pad-fills-invalid).
 UPtr index_pad(const UPtr& m, USpan idx);
+// INDEX(STACK(v_0, ..., v_n-1), k, idx...): v_k at idx when k is a constant, else
+// where(k == 0, INDEX(v_0, idx), where(k == 1, ..., where(k == n-1, INDEX(v_n-1, idx), Invalid))).
+UPtr stack_to_where(const UPtr& stack, const UPtr& k, USpan idx);
 // REDUCE[op](INDEX(x, idx with a new Reduce RANGE on each reduced axis), those ranges).
 UPtr index_reduce(RangeifyCtx& ctx, const UPtr& m, USpan idx);
 // A BUFFER becomes the kernel's PARAM for it.

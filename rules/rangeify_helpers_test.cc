@@ -9,6 +9,7 @@
 
 #include "compiler/ir/rewrite.h"
 #include "compiler/ir/shape.h"
+#include "rules/rangeify.h"
 #include "rules/symbolic.h"
 
 namespace rg {
@@ -16,7 +17,7 @@ namespace {
 
 // Evaluates an index expression with the ranges bound to values; nullopt is Invalid.
 std::optional<int64_t> eval(const UPtr& e, const std::unordered_map<const UOp*, int64_t>& env) {
-  if (e->op == Op::RANGE) return env.at(e.get());
+  if (e->op == Op::RANGE || e->op == Op::DEFINE_VAR) return env.at(e.get());
   if (e->is_invalid()) return std::nullopt;
   if (e->is_const()) return e->as_int();
   if (e->op == Op::WHERE) {
@@ -206,6 +207,71 @@ TEST(RangeifyHelpers, PadSkipsAxesThatCannotLeave) {
   std::vector<UPtr> idx = pad_indices({3, 2}, {{0, 0}, {0, 4}}, r, &valid);
   EXPECT_EQ(simplified(idx[0]), r[0]);    // axis 0 is not padded
   EXPECT_EQ(render_expr(valid), "r1<2");  // only the upper bound of axis 1 can fail
+}
+
+// Windows moved by `d * 2` (a device number d in [0, 2]: sharding's offsets), at every position for every d.
+TEST(RangeifyHelpers, ShrinkAndPadWithOffsetsEveryPosition) {
+  UPtr d = var("d", 0, 2);
+  const std::vector<UPtr> offsets{d * 2, cnst_int(dtypes::index, 0)};
+  std::vector<UPtr> r = ranges_for({2, 3});  // shrink ((0, 2), (1, 4)) of (6, 4), moved by (2d, 0)
+  std::vector<UPtr> s = shrink_indices({{0, 2}, {1, 4}}, r, offsets);
+  std::vector<UPtr> rp = ranges_for({6, 3});  // pad ((0, 4), (0, 0)) of (2, 3), moved: ((2d, 4 - 2d), (0, 0))
+  UPtr valid;
+  std::vector<UPtr> p = pad_indices({2, 3}, {{0, 4}, {0, 0}}, rp, &valid, offsets);
+  ASSERT_TRUE(valid);
+  for (int64_t dv = 0; dv <= 2; ++dv) {
+    for (const auto& pos : positions({2, 3})) {
+      std::vector<int64_t> at = pos;
+      at.push_back(dv);
+      auto got = eval_all(s, {r[0], r[1], d}, at);
+      EXPECT_EQ(got[0], pos[0] + 2 * dv);
+      EXPECT_EQ(got[1], pos[1] + 1);
+    }
+    for (const auto& pos : positions({6, 3})) {
+      std::vector<int64_t> at = pos;
+      at.push_back(dv);
+      const bool inside = pos[0] >= 2 * dv && pos[0] < 2 * dv + 2;
+      EXPECT_EQ(eval_all({valid}, {rp[0], rp[1], d}, at)[0], int64_t(inside));
+      auto got = eval_all(p, {rp[0], rp[1], d}, at);
+      EXPECT_EQ(got[0], inside ? std::optional<int64_t>(pos[0] - 2 * dv) : std::nullopt);
+      EXPECT_EQ(got[1], pos[1]);
+    }
+  }
+}
+
+// A device's piece read back through the pad that placed it (unshard, then shard: the same offset) is the
+// plain index, with no condition left: the offset cancels and the range's bounds decide the gate.
+TEST(RangeifyHelpers, PadReadThroughAShrinkOfTheSameOffsetIsThePlainIndex) {
+  UPtr d = var("d", 0, 3);
+  std::vector<UPtr> r = ranges_for({5});
+  std::vector<UPtr> shrunk = shrink_indices({{0, 5}}, r, {d * 5});
+  UPtr valid;
+  std::vector<UPtr> idx = pad_indices({5}, {{0, 15}}, shrunk, &valid, {d * 5});
+  EXPECT_EQ(render_expr(simplified(valid)), "true");
+  EXPECT_EQ(simplified(idx[0]), r[0]);
+}
+
+// MSTACK's `STACK(v_0, v_1, v_2).index(k)`: by the rule index_stack_to_where, nested WHEREs over the values k
+// can take (by its bounds), Invalid past them; a constant k reads its value directly.
+TEST(RangeifyHelpers, IndexOfAStackIsNestedWheres) {
+  UPtr dev = UOp::make(Op::DEVICE, dtypes::void_, {}, std::string("CPU"));
+  std::vector<UPtr> v;
+  for (int64_t j = 0; j < 3; ++j) v.push_back(UOp::make(Op::BUFFER, dtypes::float32, {dev}, to_arg(BufferArg{j, 4})));
+  UPtr stack = UOp::make(Op::STACK, dtypes::float32, v);
+  ASSERT_EQ(stack->shape, (Shape{3, 4}));
+  UPtr r = range(4, 0), k = var("k", 1, 2);
+  RangeifyCtx ctx;
+  UPtr got = graph_rewrite(UOp::make(Op::INDEX, dtypes::float32, {stack, k, r}), rules::rangeify, ctx);
+  auto read = [&](int64_t j) { return UOp::make(Op::INDEX, dtypes::float32, {v[j], r}); };
+  // k in [1, 2]: v_0 is never read.
+  UPtr want = where(eq(k, cnst_int(dtypes::index, 1)), read(1),
+                    where(eq(k, cnst_int(dtypes::index, 2)), read(2), invalid(dtypes::float32)));
+  EXPECT_EQ(render(got), render(want));
+  // A known k is that value's read; one outside the stack is an error naming the stack.
+  std::vector<UPtr> idx{r};
+  EXPECT_EQ(stack_to_where(stack, cnst_int(dtypes::index, 2), USpan{idx.data(), 1}),
+            UOp::make(Op::INDEX, dtypes::float32, {v[2], r}));
+  EXPECT_THROW(stack_to_where(stack, cnst_int(dtypes::index, 3), USpan{idx.data(), 1}), Error);
 }
 
 TEST(RangeifyHelpers, FlatIndex) {

@@ -2,11 +2,15 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "compiler/tensor/jit.h"
+#include "compiler/tensor/shard_axis.h"
 #include "compiler/tensor/tensor.h"
+#include "nn/nn.h"
 #include "runtime/buffer.h"
 #include "runtime/executor.h"
 
@@ -382,6 +386,60 @@ TEST(Allreduce, RingAndNaiveAgreeWithAPlainSum) {
   }
 }
 
+// The all-to-all allreduce (RG_ALL2ALL=2) gives the plain loop's sums and maxima on 2, 3 and 4 devices, for sizes
+// the device count and the chunk factor do not divide; it goes before the ring, and by size only when asked.
+TEST(Allreduce, AllToAllAgreesWithAPlainSum) {
+  {
+    Env env("RG_ALL2ALL", "2");
+    for (int64_t n : {2, 3, 4}) {
+      std::vector<std::string> devs;
+      for (int64_t k = 0; k < n; ++k) devs.push_back("CPU:" + std::to_string(k));
+      for (int64_t cols : {13, 1, 6}) {
+        const int64_t rows = 2 * n;
+        std::vector<float> v = data(rows * cols, 0.75f, -5.0f);
+        Tensor x = Tensor::from_vector(v, {rows, cols}).shard(devs, 0);
+        const std::string what = std::to_string(n) + " devices, " + std::to_string(cols) + " columns";
+        EXPECT_EQ(x.sum(0).to_vector<float>(), sum_axis(v, rows, cols, 0)) << what;
+        EXPECT_EQ(x.max(0).to_vector<float>(), sum_axis(v, rows, cols, 0, true)) << what;
+        Tensor r = x.sum(0);
+        for (int64_t k = 0; cols == 13 && k < n; ++k)
+          EXPECT_EQ((r + 0).to(devs[k]).to_vector<float>(), sum_axis(v, rows, cols, 0)) << what << ", device " << k;
+      }
+    }
+    std::vector<float> v = data(6 * 13);
+    Tensor x = Tensor::from_vector(v, {6, 13}).shard(kThree, 0).sum(0);  // chunks of 5, 4, 4
+    x.realize();
+    // The scatter; each partial out of the tuple; per chunk 2 copies to its device and 2 from it; the stack.
+    EXPECT_EQ(last_timings().copies, 1 + 3 + 6 + 6 + 1) << last_timings().str();
+    EXPECT_TRUE(Tensor::all2all_allreduce(2, 1));
+  }
+  EXPECT_FALSE(Tensor::all2all_allreduce(3, 1 << 20));  // never by default: the ring
+  Env by_size("RG_ALL2ALL", "1");
+  EXPECT_TRUE(Tensor::all2all_allreduce(3, 256001));
+  EXPECT_FALSE(Tensor::all2all_allreduce(3, 256000));
+  EXPECT_FALSE(Tensor::all2all_allreduce(2, 1 << 20));
+}
+
+// The naive allreduce is assembled as tinygrad's `dnum.eq(j).where(buf, state)`: per device j a WHERE on
+// `_device_num == j` reading the own partial there and the copy of device j's partial elsewhere.
+TEST(Allreduce, NaiveTermsAreWheresOnTheDeviceNumber) {
+  Env env("RG_RING", "0");
+  for (int64_t n : {2, 3, 4}) {
+    std::vector<std::string> devs;
+    for (int64_t k = 0; k < n; ++k) devs.push_back("CPU:" + std::to_string(k));
+    std::vector<float> v = data(4 * 3 * 5, 0.5f, -3.0f);
+    Tensor r = Tensor::from_vector(v, {12, 5}).shard(devs, 0).sum(0);
+    int64_t selects = 0;
+    for (const UPtr& u : toposort(r.uop()))
+      if (u->op == Op::WHERE && u->src[0]->op == Op::EXPAND) {
+        const UPtr& c = u->src[0]->src[0]->src[0];  // EXPAND(RESHAPE(_device_num == j))
+        selects += c->op == Op::CMPEQ && c->src[0]->op == Op::DEFINE_VAR && c->src[0]->arg_var().name == "_device_num";
+      }
+    EXPECT_EQ(selects, n) << n << " devices";
+    EXPECT_EQ(r.to_vector<float>(), sum_axis(v, 12, 5, 0)) << n << " devices";
+  }
+}
+
 // tinygrad's choice: a ring on more than 2 devices above the threshold; RG_RING=0 never, 2 always. The ring
 // moves chunks device to device: per chunk n - 1 steps each way, more copy steps than the naive 2n.
 TEST(Allreduce, RingChosenBySizeAndByEnvironment) {
@@ -524,6 +582,167 @@ TEST(Shard, MatmulDataAndTensorParallel) {
   std::vector<float> got2 = out.to_vector<float>();
   ASSERT_EQ(got2.size(), want2.size());
   for (size_t i = 0; i < want2.size(); ++i) EXPECT_NEAR(got2[i], want2[i], 1e-2) << "mlp at " << i;
+}
+
+}  // namespace
+}  // namespace rg
+
+namespace rg {
+namespace {
+
+// How many nodes of `op` a graph has.
+int64_t count_op(const UPtr& root, Op op) {
+  int64_t n = 0;
+  for (const UPtr& u : toposort(root)) n += u->op == op;
+  return n;
+}
+
+// A sharded tensor's graph is its piece under ONE PAD whose bounds depend on _device_num, and the kernel that
+// stores it computes ONE SHRINK with bounds _device_num * size: the graph has as many nodes on 2 devices as on
+// 4 (n PADs and SHRINKs selected by WHEREs grew with n). The values equal the unsharded ones on 2, 3, 4 devices.
+TEST(Shard, GraphDoesNotGrowWithTheDeviceCount) {
+  const std::vector<float> v = data(12 * 4), w = data(12 * 4, -0.25f, 2.0f);
+  const std::vector<std::string> four{"CPU", "CPU:1", "CPU:2", "CPU:3"};
+  auto program = [&](const std::vector<std::string>& devs, int64_t axis) {
+    Tensor x = Tensor::from_vector(v, {12, 4}), y = Tensor::from_vector(w, {12, 4});
+    if (!devs.empty()) x = x.shard(devs, axis), y = y.shard(devs, axis);
+    return (x * y + x).maximum(y) - 1.0f;
+  };
+  const std::vector<float> want = program({}, 0).to_vector<float>();
+  for (int64_t axis : {0, 1}) {
+    Tensor two = program(kTwo, axis), four_dev = program(four, axis);
+    EXPECT_EQ(count_nodes(two.uop()), count_nodes(four_dev.uop())) << "axis " << axis;
+    EXPECT_EQ(count_op(four_dev.uop(), Op::PAD), 2) << render(four_dev.uop());  // one per sharded input
+    EXPECT_EQ(count_op(four_dev.uop(), Op::WHERE), 0) << render(four_dev.uop());
+    // Realized, each device stores its piece and the graph reads the pieces back: again one PAD per tensor.
+    Tensor stored_two = program(kTwo, axis).realize(), stored_four = program(four, axis).realize();
+    EXPECT_EQ(count_nodes(stored_two.uop()), count_nodes(stored_four.uop())) << "axis " << axis;
+    EXPECT_EQ(count_op(stored_four.uop(), Op::PAD), 1) << render(stored_four.uop());
+    for (const auto& devs : {kTwo, kThree, four}) {
+      if (axis == 1 && devs.size() == 3) continue;  // 4 columns do not split over 3
+      EXPECT_EQ(program(devs, axis).to_vector<float>(), want) << devs.size() << " devices, axis " << axis;
+      EXPECT_EQ(program(devs, axis).realize().to_vector<float>(), want) << devs.size() << " devices, axis " << axis;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace rg
+
+namespace rg {
+namespace {
+
+// A linear model's squared-error loss, data parallel (the batch rows of x and y over the devices, w replicated)
+// and tensor parallel (w's output columns over the devices): the gradient equals the unsharded one, and a
+// training step replayed by rg::Jit on sharded batches follows the same weights as plain steps without sharding.
+TEST(ShardModel, GradientAndJitReplayedStepEqualTheUnsharded) {
+  const int64_t b = 6, k = 4, m = 2;
+  auto batch = [&](int step, float scale) { return data(b * (scale > 0 ? k : m), scale, float(step) - 2.0f); };
+  auto loss_of = [](const Tensor& x, const Tensor& y, const Tensor& w) {
+    Tensor e = x.matmul(w) - y;
+    return (e * e).sum() * 0.5f;
+  };
+  const std::vector<float> w0 = data(k * m, -0.25f, 0.5f);
+  auto near = [](const std::vector<float>& got, const std::vector<float>& want, const std::string& what) {
+    ASSERT_EQ(got.size(), want.size()) << what;
+    for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-3 * (1 + std::abs(want[i]))) << what;
+  };
+  // The gradient, sharded both ways, against the unsharded one.
+  Tensor x = Tensor::from_vector(batch(0, 0.5f), {b, k}), y = Tensor::from_vector(batch(0, -1.0f), {b, m});
+  Tensor w = Tensor::from_vector(w0, {k, m});
+  const std::vector<float> want = gradient(loss_of(x, y, w), {w})[0].to_vector<float>();
+  Tensor dp = gradient(loss_of(x.shard(kThree, 0), y.shard(kThree, 0), w), {w})[0];
+  EXPECT_EQ(dp.device(), "CPU");  // w's: the devices' gradients summed back
+  near(dp.to_vector<float>(), want, "data parallel");
+  Tensor ws = Tensor::from_vector(w0, {k, m}).shard(kTwo, 1);
+  Tensor tp = gradient(loss_of(x, y, ws), {ws})[0];
+  EXPECT_EQ(tp.shard_axis(), 1);
+  near(tp.to_vector<float>(), want, "tensor parallel");
+
+  // Training steps: w -= 0.05 * grad, replayed by the JIT on new sharded batches.
+  Jit step([&](const std::vector<Tensor>& in) {
+    Tensor g = gradient(loss_of(in[0], in[1], in[2]), {in[2]})[0];
+    return std::vector<Tensor>{in[2] - g * 0.05f};
+  });
+  Tensor w_jit = Tensor::from_vector(w0, {k, m}), w_plain = w_jit;
+  for (int s = 0; s < 4; ++s) {
+    Tensor xs = Tensor::from_vector(batch(s, 0.5f), {b, k}), ys = Tensor::from_vector(batch(s, -1.0f), {b, m});
+    w_jit = step({xs.shard(kThree, 0), ys.shard(kThree, 0), w_jit})[0];
+    w_plain = (w_plain - gradient(loss_of(xs, ys, w_plain), {w_plain})[0] * 0.05f).realize();
+    near(w_jit.to_vector<float>(), w_plain.to_vector<float>(), "step " + std::to_string(s));
+  }
+  EXPECT_TRUE(step.captured());
+}
+
+}  // namespace
+}  // namespace rg
+
+namespace rg {
+namespace {
+
+// The shard axis is read from the graph: shard_axis_of agrees with the handle after every kind of op, and a
+// Tensor made from a sharded graph alone (realized or not) is sharded the same way, with the same values.
+TEST(Shard, AxisIsReadFromTheGraph) {
+  const std::vector<float> v = data(4 * 6 * 2);
+  Tensor x = Tensor::from_vector(v, {4, 6, 2}).shard(kTwo, 1);
+  Tensor stored = (x * 3).realize();
+  Tensor w = Tensor::from_vector(data(2 * 5), {2, 5});
+  const std::vector<std::pair<std::string, Tensor>> cases{
+      {"shard", x},
+      {"elementwise with a replicated operand", x * Tensor::from_vector(data(2), {2}) + 1},
+      {"permute", x.permute({2, 0, 1})},
+      {"reshape keeping the axis", x.reshape({4, 6, 1, 2})},
+      {"reshape merging another", x.reshape({4, 12})},
+      {"expand", x.reshape({1, 4, 6, 2}).expand({3, 4, 6, 2})},
+      {"reduce over another axis", x.sum(0)},
+      {"reduce over the shard axis (replicated)", x.sum(1)},
+      {"pad along another axis", x.pad({{1, 0}, {0, 0}, {0, 0}})},
+      {"flip along another axis", x.flip(2)},
+      {"matmul", x.matmul(w)},
+      {"realized", stored},
+      {"realized, then a where", (stored > 0).where(stored, x)},
+      {"unsharded", Tensor::from_vector(v, {4, 6, 2})}};
+  for (const auto& [what, t] : cases) {
+    EXPECT_EQ(shard_axis_of(t.uop()), t.shard_axis()) << what;
+    Tensor again(t.uop());
+    EXPECT_EQ(again.device(), t.device()) << what;
+    EXPECT_EQ(again.shard_axis(), t.shard_axis()) << what;
+    EXPECT_EQ(again.to_vector<float>(), t.to_vector<float>()) << what;
+  }
+  EXPECT_EQ(x.reshape({4, 12}).shard_axis(), -1);  // the merge gathered: replicated
+  EXPECT_EQ(x.permute({2, 0, 1}).shard_axis(), 2);
+}
+
+}  // namespace
+}  // namespace rg
+
+namespace rg {
+namespace {
+
+// An embedding's backward on sharded tensors: the table sharded by columns (each device its columns of every
+// row) and the indices sharded by rows with the table replicated. The weight's gradient equals the unsharded
+// one: at each looked-up row, the sum of the upstream gradients of the positions that chose it.
+TEST(ShardModel, EmbeddingBackward) {
+  nn::Embedding emb(5, 4);
+  emb.weight = Tensor::from_vector(data(5 * 4, 0.5f, -3.0f), {5, 4});
+  const std::vector<int32_t> ids{3, 0, 3, 1, 4, 3};
+  const std::vector<float> up = data(6 * 4, 0.25f, -1.0f);
+  std::vector<float> want(5 * 4, 0.0f);  // the scatter-add of the upstream gradient, by hand
+  for (size_t p = 0; p < ids.size(); ++p)
+    for (int j = 0; j < 4; ++j) want[ids[p] * 4 + j] += up[p * 4 + j];
+  auto weight_grad = [&](const Tensor& w, const Tensor& idx, const Tensor& g) {
+    nn::Embedding e = emb;
+    e.weight = w;
+    return gradient((e(idx) * g).sum(), {w})[0];
+  };
+  Tensor idx = Tensor::from_vector(ids, {6}), g = Tensor::from_vector(up, {6, 4});
+  EXPECT_EQ(weight_grad(emb.weight, idx, g).to_vector<float>(), want);
+  Tensor by_columns = weight_grad(emb.weight.shard(kTwo, 1), idx, g.shard(kTwo, 1));
+  EXPECT_EQ(by_columns.shard_axis(), 1);
+  EXPECT_EQ(by_columns.to_vector<float>(), want);
+  Tensor by_rows = weight_grad(emb.weight, idx.shard(kThree, 0), g.shard(kThree, 0));
+  EXPECT_EQ(by_rows.device(), "CPU");
+  EXPECT_EQ(by_rows.to_vector<float>(), want);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "compiler/ir/rewrite.h"
+#include "compiler/ir/shape.h"
 #include "compiler/ir/uop.h"
 #include "gtest/gtest.h"
 
@@ -207,6 +208,46 @@ TEST(UOp, BadMovementArgumentsThrow) {
     EXPECT_STREQ(e.what(), "reshape: cannot reshape to (4, 2): 6 elements vs 8 (input shape (6,))");
   }
   EXPECT_THROW(UOp::make(Op::ADD, dtypes::float32, {b}), Error);  // wrong arity
+}
+
+// PAD and SHRINK with window offsets (ops.def): the shape is the arg's; offsets whose bounds would leave the
+// source, a wrong count and non-index offsets are errors naming the op.
+TEST(UOp, WindowOffsetsKeepTheShapeAndStayInRange) {
+  UPtr b = UOp::make(Op::BUFFER, dtypes::float32, {UOp::make(Op::DEVICE, dtypes::void_, {}, std::string("CPU"))},
+                     std::vector<int64_t>{1, 12});
+  UPtr x = UOp::make(Op::RESHAPE, dtypes::float32, {b}, std::vector<int64_t>{6, 2});
+  UPtr d = var("d", 0, 2), zero = cnst_int(dtypes::index, 0);
+  UPtr s = UOp::make(Op::SHRINK, dtypes::float32, {x, d * 2, zero}, to_arg(Pairs{{0, 2}, {0, 2}}));
+  EXPECT_EQ(s->shape, (Shape{2, 2}));
+  EXPECT_EQ(window_offset(*s, 0), d * 2);
+  EXPECT_FALSE(window_offset(*UOp::make(Op::SHRINK, dtypes::float32, {x}, to_arg(Pairs{{0, 2}, {0, 2}})), 0));
+  UPtr p = UOp::make(Op::PAD, dtypes::float32, {s, d * 2, zero}, to_arg(Pairs{{0, 4}, {0, 0}}));
+  EXPECT_EQ(p->shape, (Shape{6, 2}));
+  auto error = [](auto make) {
+    try {
+      make();
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(
+      error([&] {
+        UOp::make(Op::SHRINK, dtypes::float32, {x, d * 3, zero}, to_arg(Pairs{{0, 2}, {0, 2}}));
+      }),
+      "shrink: offset d*3 in [0, 6] moves the bounds ((0, 2), (0, 2)) out of range on axis 0 (input shape (6, 2))");
+  EXPECT_EQ(error([&] {
+              UOp::make(Op::PAD, dtypes::float32, {s, d * 2, zero}, to_arg(Pairs{{0, 3}, {0, 0}}));
+            }),
+            "pad: offset d*2 in [0, 4] moves the bounds ((0, 3), (0, 0)) out of range on axis 0 (input shape (2, 2))");
+  EXPECT_EQ(error([&] {
+              UOp::make(Op::PAD, dtypes::float32, {s, d}, to_arg(Pairs{{0, 4}, {0, 0}}));
+            }),
+            "pad: takes one offset per axis, got 1 (input shape (2, 2))");
+  EXPECT_EQ(error([&] {
+              UOp::make(Op::PAD, dtypes::float32, {s, x, zero}, to_arg(Pairs{{0, 4}, {0, 0}}));
+            }),
+            "pad: offset 0 is not a scalar index value: " + render_expr(x) + " (input shape (2, 2))");
 }
 
 TEST(Printer, NestsSmallExpressionsAndNamesSharedNodes) {

@@ -90,6 +90,26 @@ Shape movement(Op op, const Shape& in, const Arg& arg) {
   }
 }
 
+// PAD's and SHRINK's offsets (ops.def): one index value per axis, whose bounds keep the moved window inside
+// the source (SHRINK) or the padding non-negative (PAD).
+void check_window_offsets(Op op, const std::vector<UPtr>& src, const Arg& arg) {
+  const Shape& in = src[0]->shape;
+  if (src.size() != in.size() + 1) fail(op, in, "takes one offset per axis, got " + std::to_string(src.size() - 1));
+  const Pairs p = pairs_arg(op, arg);
+  if (p.size() != in.size()) return;  // movement() names the bad arg
+  for (size_t d = 0; d < in.size(); ++d) {
+    const UPtr& o = src[d + 1];
+    if (o->dtype != dtypes::index || !o->shape.empty())
+      fail(op, in, "offset " + std::to_string(d) + " is not a scalar index value: " + render_expr(o));
+    const bool fits = op == Op::SHRINK ? p[d].first + o->vmin >= 0 && p[d].second + o->vmax <= in[d]
+                                       : p[d].first + o->vmin >= 0 && p[d].second - o->vmax >= 0;
+    if (!fits)
+      fail(op, in,
+           "offset " + render_expr(o) + " in [" + std::to_string(o->vmin) + ", " + std::to_string(o->vmax) +
+               "] moves the bounds " + render_arg(op, arg) + " out of range on axis " + std::to_string(d));
+  }
+}
+
 }  // namespace
 
 std::optional<Shape> infer_shape(Op op, const std::vector<UPtr>& src, const Arg& arg) {
@@ -125,6 +145,7 @@ std::optional<Shape> infer_shape(Op op, const std::vector<UPtr>& src, const Arg&
   }
   if (is(op, kMovement) || op == Op::REDUCE_AXIS) {
     if (!src[0]->has_shape) return std::nullopt;
+    if (src.size() > 1 && (op == Op::PAD || op == Op::SHRINK)) check_window_offsets(op, src, arg);
     return movement(op, src[0]->shape, arg);
   }
   if (is(op, kElementwise)) {

@@ -21,4 +21,7 @@ inline int64_t copy_scatter(const Arg& copy_arg) {
   return n ? *n : 0;
 }
 
+// PAD's or SHRINK's offset on axis d, which moves that axis' window (ops.def); null when the window is fixed.
+inline UPtr window_offset(const UOp& m, size_t d) { return m.src.size() > 1 ? m.src[d + 1] : UPtr(); }
+
 }  // namespace rg

@@ -113,8 +113,10 @@ Tensor Tensor::seed_of(const char* who, const std::optional<Tensor>& given) cons
   seed = align(who, {&seed, this}, size_t(ndim()), &devs, &axis)[0];
   if (shard_axis() >= 0) return seed;
   if (!seed.multi()) seed = seed.replicate(devs);  // a constant: computed where _device_num is bound
-  return like(
-      mk(Op::WHERE, dtype(), {is_device(0, int64_t(devs.size()), shape()), seed.uop(), const_u(dtype(), 0, shape())}));
+  // MSTACK's form: device 0 sees the seed, the others 0.
+  std::vector<UPtr> per_device(devs.size(), const_u(dtype(), 0, shape()));
+  per_device[0] = seed.uop();
+  return like(stack_index_u(per_device));
 }
 
 namespace {

@@ -320,6 +320,21 @@ TEST(Gradient, ShardedTensorsGetShardedGradients) {
   EXPECT_EQ(g[0].to_vector<float>(), (F{1, 1, 2, 2, 3, 3, 4, 4}));
 }
 
+// A replicated loss is one value: its gradient enters on device 0 only, as MSTACK's form
+// `STACK(seed, 0, ...).index(_device_num)` (one STACK node in the gradient's graph), on 2 and 3 devices.
+TEST(Gradient, ReplicatedLossEntersThroughAStackIndexedByTheDevice) {
+  for (const std::vector<std::string>& devs :
+       {std::vector<std::string>{"LLVM:0", "LLVM:1"}, std::vector<std::string>{"LLVM:0", "LLVM:1", "LLVM:2"}}) {
+    Tensor m = f32({1, -2, 3, 4, 0.5, 6}).shard(devs, 0);
+    Tensor loss = (m * m * 3.0f).sum();  // replicated on every device: an allreduce of the local sums
+    std::vector<Tensor> g = gradient(loss, {m});
+    int stacks = 0;
+    for (const UPtr& u : toposort(g[0].uop())) stacks += u->op == Op::STACK;
+    EXPECT_EQ(stacks, 1) << devs.size() << " devices";
+    EXPECT_EQ(g[0].to_vector<float>(), (F{6, -12, 18, 24, 3, 36})) << devs.size() << " devices";  // 6 m
+  }
+}
+
 // The gradient of an unsharded tensor through shard (a scatter): each device's piece comes back to its place.
 TEST(Gradient, ThroughAShardScatter) {
   const std::vector<std::string> devs{"LLVM:0", "LLVM:1", "LLVM:2"};

@@ -145,33 +145,45 @@ inline UPtr is_device(int64_t k, int64_t n, const Shape& s) {
   return s.empty() ? c : expand_u(mk(Op::RESHAPE, dtypes::bool_, {c}, Shape(s.size(), 1)), s);
 }
 
-// A device's piece seen full-shape: PAD with _device_num-dependent bounds, that is
-// STACK(PAD_0(x), ..., PAD_{n-1}(x)).index(_device_num) lowered to nested WHEREs, PAD_k placing the
-// piece at k * size along `axis` with Invalid around it.
-inline UPtr unshard_u(const UPtr& piece, int64_t axis, int64_t n) {
-  const int64_t sz = piece->shape[axis];
-  UPtr acc;
-  for (int64_t k = n - 1; k >= 0; --k) {
-    Pairs pads(piece->shape.size(), {0, 0});
-    pads[axis] = {k * sz, (n - 1 - k) * sz};
-    UPtr pk = n == 1 ? piece : mk(Op::PAD, piece->dtype, {piece}, to_arg(pads));
-    acc = acc ? mk(Op::WHERE, piece->dtype, {is_device(k, n, pk->shape), pk, acc}) : pk;
-  }
-  return acc;
+// `_device_num * size` on `axis`, 0 on the others: the window offsets (ops.def) that move a PAD or SHRINK
+// to the piece of the device running the kernel.
+inline std::vector<UPtr> device_offsets(const UPtr& x, int64_t axis, int64_t n, int64_t size) {
+  std::vector<UPtr> src{x};
+  for (size_t d = 0; d < x->shape.size(); ++d)
+    src.push_back(int64_t(d) == axis ? device_num(n) * size : cnst_int(dtypes::index, 0));
+  return src;
 }
 
-// The piece of a full-shape value a device holds: SHRINK with _device_num-dependent bounds, as nested WHEREs.
+// A device's piece seen full-shape: ONE PAD whose bounds depend on _device_num, placing the piece at
+// _device_num * size along `axis` with Invalid around it (bounds (dnum * size, (n - 1 - dnum) * size)).
+inline UPtr unshard_u(const UPtr& piece, int64_t axis, int64_t n) {
+  if (n == 1) return piece;
+  const int64_t sz = piece->shape[axis];
+  Pairs pads(piece->shape.size(), {0, 0});
+  pads[axis] = {0, (n - 1) * sz};
+  return mk(Op::PAD, piece->dtype, device_offsets(piece, axis, n, sz), to_arg(pads));
+}
+
+// The piece of a full-shape value a device holds: ONE SHRINK with bounds (dnum * size, (dnum + 1) * size).
 inline UPtr shard_u(const UPtr& full, int64_t axis, int64_t n) {
+  if (n == 1) return full;
   const int64_t sz = full->shape[axis] / n;
-  UPtr acc;
-  for (int64_t k = n - 1; k >= 0; --k) {
-    Pairs bounds;
-    for (size_t d = 0; d < full->shape.size(); ++d)
-      bounds.push_back(int64_t(d) == axis ? std::pair{k * sz, (k + 1) * sz} : std::pair{int64_t(0), full->shape[d]});
-    UPtr sk = n == 1 ? full : mk(Op::SHRINK, full->dtype, {full}, to_arg(bounds));
-    acc = acc ? mk(Op::WHERE, full->dtype, {is_device(k, n, sk->shape), sk, acc}) : sk;
-  }
-  return acc;
+  Pairs bounds;
+  for (size_t d = 0; d < full->shape.size(); ++d)
+    bounds.push_back(int64_t(d) == axis ? std::pair{int64_t(0), sz} : std::pair{int64_t(0), full->shape[d]});
+  return mk(Op::SHRINK, full->dtype, device_offsets(full, axis, n, sz), to_arg(bounds));
+}
+
+// MSTACK's replacement, `STACK(v_0, ..., v_n-1).index(_device_num)`: device k sees v_k. The index is the
+// stacked axis SHRUNK to the row _device_num (a moved window) and reshaped away; rangeify lowers the INDEX
+// of the STACK to nested WHEREs (rules/rangeify.rules, index_stack_to_where).
+inline UPtr stack_index_u(const std::vector<UPtr>& values) {
+  const int64_t n = int64_t(values.size());
+  UPtr stack = mk(Op::STACK, values[0]->dtype, values);
+  Pairs row{{0, 1}};
+  std::vector<UPtr> src{stack, device_num(n)};
+  for (int64_t d : values[0]->shape) row.push_back({0, d}), src.push_back(cnst_int(dtypes::index, 0));
+  return reshape_u(mk(Op::SHRINK, stack->dtype, std::move(src), to_arg(row)), values[0]->shape);
 }
 
 // Device k of `tuple` gets piece k of x along `axis` (of n): x with the axis split into (n, size / n) and the

@@ -10,19 +10,15 @@ namespace rg {
 
 namespace {
 
-// The tensors realized, each a single-device tensor; rg::Error naming the one that is not (`what`: "input").
-void realize_single_device(std::vector<Tensor>& tensors, const char* what) {
+void realize(std::vector<Tensor>& tensors) {
   std::vector<Tensor*> ptrs;
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    if (!tensors[i].devices().empty())
-      throw Error(std::string("Jit: ") + what + " " + std::to_string(i) + " is on " + tensors[i].device() +
-                  "; sharded tensors are not supported by the JIT yet");
-    ptrs.push_back(&tensors[i]);
-  }
+  for (Tensor& t : tensors) ptrs.push_back(&t);
   Tensor::realize_all(ptrs);
 }
 
 }  // namespace
+
+const UPtr& Jit::storage(const Tensor& t) { return buffer_of(t.multi() ? t.node_->data : t.uop()); }
 
 Jit::Jit(Fn fn) : fn_(std::move(fn)) {
   if (!fn_) throw Error("Jit: no function");
@@ -43,10 +39,10 @@ void Jit::reset() {
 
 std::vector<Tensor> Jit::operator()(const std::vector<Tensor>& given) {
   std::vector<Tensor> inputs = given;
-  realize_single_device(inputs, "input");
+  realize(inputs);
   if (calls_ == 0) {  // a plain run: first-use work (compiling, realizing constants) stays out of the capture
     std::vector<Tensor> out = fn_(inputs);
-    realize_single_device(out, "output");
+    realize(out);
     ++calls_;
     return out;
   }
@@ -55,20 +51,20 @@ std::vector<Tensor> Jit::operator()(const std::vector<Tensor>& given) {
     {
       ScheduleCapture capture;
       out = fn_(inputs);
-      realize_single_device(out, "output");
+      realize(out);
       items_ = capture.take();
     }
     inputs_ = inputs;
     outputs_ = out;
     uses_.assign(inputs.size(), {});
     for (size_t i = 0; i < inputs.size(); ++i) {
-      const UPtr& b = buffer_of(inputs[i].uop());
+      const UPtr& b = storage(inputs[i]);
       for (size_t k = 0; k < items_.size(); ++k)
         for (size_t s = 0; s < items_[k].buffers.size(); ++s)
           if (items_[k].buffers[s] == b) uses_[i].push_back({k, s});
     }
     for (const Tensor& t : out) {  // an output that is an input stays the input given
-      auto same = [&](const Tensor& in) { return buffer_of(in.uop()) == buffer_of(t.uop()); };
+      auto same = [&](const Tensor& in) { return storage(in) == storage(t); };
       auto it = std::find_if(inputs.begin(), inputs.end(), same);
       output_input_.push_back(it == inputs.end() ? -1 : int(it - inputs.begin()));
     }
@@ -84,8 +80,11 @@ std::vector<Tensor> Jit::operator()(const std::vector<Tensor>& given) {
       throw Error("Jit: input " + std::to_string(i) + " is " + now.dtype().name() + " " + shape_str(now.shape()) +
                   " on " + now.device() + ", captured as " + then.dtype().name() + " " + shape_str(then.shape()) +
                   " on " + then.device());
-    const UPtr& b = buffer_of(now.uop());
-    if (b == buffer_of(then.uop())) continue;
+    if (now.shard_axis() != then.shard_axis())
+      throw Error("Jit: input " + std::to_string(i) + " is sharded on axis " + std::to_string(now.shard_axis()) +
+                  ", captured on axis " + std::to_string(then.shard_axis()));
+    const UPtr& b = storage(now);
+    if (b == storage(then)) continue;
     for (auto [k, s] : uses_[i]) rebind(items_[k], s, b);
     inputs_[i] = now;  // keeps the buffer the launches now name alive
   }

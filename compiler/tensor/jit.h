@@ -26,7 +26,7 @@ class Jit {
 
   // Realizes the inputs and returns the function's outputs, realized. From the third call on the inputs
   // must match the captured ones in count, shape, dtype and device (an rg::Error naming the input
-  // otherwise); sharded tensors are not supported as inputs or outputs yet (an rg::Error).
+  // otherwise). Sharded tensors are replayed like others: each device's launch on its piece of the tuple.
   std::vector<Tensor> operator()(const std::vector<Tensor>& inputs);
 
   int calls() const { return calls_; }
@@ -45,6 +45,9 @@ class Jit {
   // Per input, the (launch, slot) pairs that name its buffer.
   std::vector<std::vector<std::pair<size_t, size_t>>> uses_;
   std::vector<int> output_input_;  // per output, the input it is (-1: none)
+
+  // The BUFFER a realized tensor's data lives in (a sharded tensor's: its pieces' buffer on the tuple).
+  static const UPtr& storage(const Tensor& t);
 };
 
 }  // namespace rg

@@ -9,6 +9,8 @@
 #include "compiler/ir/shape.h"
 #include "compiler/tensor/backend.h"
 #include "compiler/tensor/graph_builders.h"
+#include "compiler/tensor/shard_axis.h"
+#include "runtime/device.h"
 
 namespace rg {
 
@@ -29,7 +31,16 @@ std::string Tensor::common_device(const char* who, const std::vector<const Tenso
 
 // ---------------------------------------------------------------- creation
 
-Tensor::Tensor(UPtr u) : Tensor(u, u ? graph_device(u) : std::string()) {}
+// A graph on a device tuple is a sharded or replicated tensor: its devices, its shard axis and, realized, the
+// per-device pieces are all read from the graph (the handle's bookkeeping caches them).
+Tensor::Tensor(UPtr u) : Tensor(u, u ? graph_device(u) : std::string()) {
+  Node& n = *node_;
+  if (!is_device_tuple(n.device)) return;
+  n.devices = device_tuple(n.device);
+  n.axis = shard_axis_of(n.uop);
+  const UPtr& held = n.axis >= 0 && n.uop->op == Op::PAD ? n.uop->src[0] : n.uop;  // the unshard PAD's piece
+  if (backend::is_realized(held)) n.data = held;
+}
 
 Tensor::Tensor(UPtr u, std::string device)
     : node_(std::make_shared<Node>(Node{std::move(u), std::move(device), {}, -1, {}, false, nullptr})) {

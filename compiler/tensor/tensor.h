@@ -155,6 +155,9 @@ class Tensor {
   // Whether a reduce over the shard axis with `numel` elements per device on `devices` devices combines the
   // partials in a ring rather than naively (docs/multi_device.md#allreduce; RG_RING, RG_RING_ALLREDUCE_THRESHOLD).
   static bool ring_allreduce(int64_t devices, int64_t numel);
+  // Whether it is all-to-all instead (RG_ALL2ALL: 0 never, the default; 1 by the ring's size rule; 2 always),
+  // which goes before the ring as in tinygrad.
+  static bool all2all_allreduce(int64_t devices, int64_t numel);
 
   // --- in place ---
   // Stores `value` into this tensor's buffer, lazily: the next realize of this tensor (or of anything that
@@ -351,7 +354,7 @@ class Tensor {
   Tensor resharded(int64_t axis) const;
   // Per-device partials of a reduce over the shard axis, combined on every device (naive or ring allreduce).
   Tensor allreduce(Op op, const std::vector<bool>& reduced, bool keepdim) const;
-  UPtr ring_u(Op op, const UPtr& partial) const;
+  UPtr chunked_allreduce_u(Op op, const UPtr& partial, bool all2all) const;
   // The one device of operands of `who` (constants fit any); rg::Error naming both when they differ.
   static std::string common_device(const char* who, const std::vector<const Tensor*>& tensors);
 
@@ -371,6 +374,7 @@ class Tensor {
   Tensor& backward_impl(const std::optional<Tensor>& gradient);
   friend std::vector<Tensor> gradient(const Tensor& loss, const std::vector<Tensor>& params,
                                       const std::optional<Tensor>& loss_gradient);
+  friend class Jit;  // replays name a realized tensor's storage, its per-device pieces on a tuple
 };
 
 // Scalars on either side; the scalar follows the Python-scalar promotion rules.

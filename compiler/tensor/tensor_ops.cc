@@ -437,27 +437,39 @@ bool Tensor::ring_allreduce(int64_t devices, int64_t numel) {
          (ring == 1 && devices > 2 && numel > env_count("RG_RING_ALLREDUCE_THRESHOLD", 0, 1 << 30, 256000));
 }
 
+bool Tensor::all2all_allreduce(int64_t devices, int64_t numel) {
+  const int all2all = env_count("RG_ALL2ALL", 0, 2, 0);
+  return all2all == 2 ||
+         (all2all == 1 && devices > 2 && numel > env_count("RG_RING_ALLREDUCE_THRESHOLD", 0, 1 << 30, 256000));
+}
+
 Tensor Tensor::allreduce(Op op, const std::vector<bool>& reduced, bool keepdim) const {
   const std::vector<std::string>& devs = node_->devices;
   const int64_t n = int64_t(devs.size());
   UPtr partial = reduce_u(op, shard_u(uop(), shard_axis(), n), reduced, keepdim);
-  if (ring_allreduce(n, int64_t(partial->numel()))) return on_devices(ring_u(op, partial), devs, -1, node_->device);
+  const int64_t numel = int64_t(partial->numel());
+  if (const bool all2all = all2all_allreduce(n, numel); all2all || ring_allreduce(n, numel))
+    return on_devices(chunked_allreduce_u(op, partial, all2all), devs, -1, node_->device);
   UPtr tuple = mk(Op::DEVICE, dtypes::void_, {}, node_->device);
   std::optional<UPtr> acc;
   for (int64_t j = 0; j < n; ++j) {
     UPtr own = mk(Op::COPY, partial->dtype, {partial, mk(Op::DEVICE, dtypes::void_, {}, devs[j])});
-    UPtr v = mk(Op::COPY, partial->dtype, {own, tuple});
+    UPtr copied = mk(Op::COPY, partial->dtype, {own, tuple});
+    // tinygrad's `dnum.eq(j).where(buf, state)`: device j reads its own partial, the others the copy of it.
+    UPtr v = mk(Op::WHERE, partial->dtype, {is_device(j, n, partial->shape), partial, copied});
     acc = acc ? mk(op, v->dtype, {*acc, v}) : v;
   }
   return on_devices(*acc, devs, -1, node_->device);
 }
 
-// The ring allreduce of `partial` (a value on this tensor's tuple), tinygrad's: the flat partials cut into
-// n chunks (sizes a multiple of the largest of 32, 16, ..., 2 that divides them); chunk i travels the ring
-// from device i, each device adding its own chunk i (reduce-scatter), then the sum of chunk i travels on
-// round the ring (allgather). Device k concatenates the chunks it holds, and a COPY of the STACK of those
-// n values puts each in its device's shard (tinygrad's MSTACK). Every step is a COPY between two devices.
-UPtr Tensor::ring_u(Op op, const UPtr& partial) const {
+// The ring or all-to-all allreduce of `partial` (a value on this tensor's tuple), tinygrad's: the flat
+// partials cut into n chunks (sizes a multiple of the largest of 32, 16, ..., 2 that divides them).
+// Ring: chunk i travels the ring from device i, each device adding its own chunk i (reduce-scatter), then
+// the sum of chunk i travels on round the ring (allgather). All-to-all: every device's chunk i is copied
+// to device i and reduced there, then sent from device i to every other device. Device k concatenates the
+// chunks it holds, and a COPY of the STACK of those n values puts each in its device's shard (tinygrad's
+// MSTACK). Every step is a COPY between two devices.
+UPtr Tensor::chunked_allreduce_u(Op op, const UPtr& partial, bool all2all) const {
   const std::vector<std::string>& devs = node_->devices;
   const int64_t n = int64_t(devs.size()), numel = int64_t(partial->numel());
   auto on = [&](const UPtr& v, int64_t k) {
@@ -479,6 +491,18 @@ UPtr Tensor::ring_u(Op op, const UPtr& partial) const {
     const Arg bounds = to_arg(Pairs{{at, at + size}});
     auto chunk = [&](int64_t k) { return mk(Op::SHRINK, partial->dtype, {flat[k]}, bounds); };
     at += size;
+    if (all2all) {  // reduced on device i in device order, then sent to the others
+      UPtr r;
+      for (int64_t j = 0; j < n; ++j) {
+        UPtr c = j == i ? chunk(j) : on(chunk(j), i);
+        r = r ? mk(op, c->dtype, {r, c}) : c;
+      }
+      for (int64_t step = 0; step < n; ++step) {
+        const int64_t dest = (i + step) % n;
+        held[dest].push_back(Tensor(dest == i ? r : on(r, dest), devs[dest]));
+      }
+      continue;
+    }
     UPtr r = chunk(i);
     for (int64_t step = 0; step + 1 < n; ++step) {
       const int64_t dest = (i + step + 1) % n;

@@ -25,8 +25,8 @@ bool const_divisor(const UPtr& n, int64_t& c) {
   return true;
 }
 
-// Floor quotient and remainder of a by b > 0.
-int64_t floor_div_of(int64_t a, int64_t b) { return a / b - (a % b != 0 && a < 0); }
+// Floor quotient and remainder of a by b != 0 (the remainder takes b's sign).
+int64_t floor_div_of(int64_t a, int64_t b) { return a / b - (a % b != 0 && (a < 0) != (b < 0)); }
 int64_t floor_mod_of(int64_t a, int64_t b) { return a - b * floor_div_of(a, b); }
 
 UPtr idx(int64_t v) { return cnst_int(dtypes::index, v); }
@@ -76,6 +76,13 @@ void each_term(const UPtr& x, Term&& term, Const&& constant) {
       term(*n, int64_t(1));
     }
   }
+}
+
+// a + b with b's terms added one by one: a sum stays a left-leaning chain, where like terms meet
+// (combine_like_terms_in_sum looks at one term at a time).
+UPtr plus_terms(const UPtr& a, const UPtr& b) {
+  if (!is_index_add(b)) return a + b;
+  return plus_terms(a, b->src[0]) + b->src[1];
 }
 
 // ----- recombination
@@ -168,7 +175,7 @@ bool divmod_base(const UPtr& n) {
 UPtr replace_pairing(const UPtr& n, const Term& y, int& budget) {
   if (--budget < 0) return {};
   if (is_index_add(n)) {
-    if (UPtr r = replace_pairing(n->src[1], y, budget)) return n->src[0] + r;
+    if (UPtr r = replace_pairing(n->src[1], y, budget)) return plus_terms(n->src[0], r);
     if (UPtr r = replace_pairing(n->src[0], y, budget)) return r + n->src[1];
     return {};
   }
@@ -200,7 +207,7 @@ UPtr replace_pairing(const UPtr& n, const Term& y, int& budget) {
   UPtr rest;
   UPtr p = inner(t.first, rest);
   if (!p) return {};
-  return rest ? rest * idx(m) + p : p;
+  return rest ? plus_terms(rest * idx(m), p) : p;
 }
 
 // ----- division of a sum
@@ -219,6 +226,17 @@ bool applies(const UPtr& root, int64_t& c) {
   if (root->op == Op::DIV || root->op == Op::MOD) return nonneg(root->src[0]);
   return root->op == Op::FLOORDIV || root->op == Op::FLOORMOD;
 }
+
+// applies(), or a floor op over a negative divisor c < -1 (floor's quotient and remainder are periodic in c
+// whatever its sign).
+bool applies_any_sign(const UPtr& root, int64_t& c) {
+  if (applies(root, c)) return true;
+  return root->dtype.is_index() && (root->op == Op::FLOORDIV || root->op == Op::FLOORMOD) && const_divisor(root, c) &&
+         c < -1 && c != INT64_MIN;
+}
+
+// v is its own floor remainder modulo c: in [0, c) for c > 0, in (c, 0] for c < 0.
+bool own_remainder(int64_t lo, int64_t hi, int64_t c) { return c > 0 ? lo >= 0 && hi < c : lo > c && hi <= 0; }
 
 }  // namespace
 
@@ -346,13 +364,13 @@ UPtr divmod_by_remainder(const UPtr& root) {
 
 bool has_multiple_of(const UPtr& root) {
   int64_t c;
-  if (!applies(root, c)) return false;
-  const bool is_mod = root->op == Op::MOD || root->op == Op::FLOORMOD;
+  if (!applies_any_sign(root, c)) return false;
   bool any = false;
   __int128 constant = 0;
   each_term(
       root->src[0], [&](const UOp&, int64_t k) { any |= k % c == 0; }, [&](int64_t v) { constant += v; });
-  return any || (is_mod && (constant < 0 || constant >= c));
+  if (constant < INT64_MIN || constant > INT64_MAX) return false;
+  return any || (constant != 0 && !own_remainder(int64_t(constant), int64_t(constant), c));
 }
 
 UPtr divmod_drop_multiples(const UPtr& root) {
@@ -362,20 +380,91 @@ UPtr divmod_drop_multiples(const UPtr& root) {
   if (!f) return {};
   const bool is_mod = root->op == Op::MOD || root->op == Op::FLOORMOD;
   Split stay, quo;
-  stay.constant = is_mod ? floor_mod_of(f->constant, c) : f->constant;
+  stay.constant = floor_mod_of(f->constant, c);
+  quo.constant = floor_div_of(f->constant, c);
   for (const auto& [b, k] : f->terms) (k % c == 0 ? quo.terms.push_back({b, k / c}) : stay.terms.push_back({b, k}));
   int64_t lo, hi;
   if (!sum_bounds(stay.terms, stay.constant, lo, hi)) return {};
   const bool floor = root->op == Op::FLOORDIV || root->op == Op::FLOORMOD;
   if (!floor && lo < 0) return {};
-  // What stays within [0, c) is its own remainder, and its quotient is 0.
-  const bool small = lo >= 0 && hi < c;
+  // What is its own remainder stays whole, and its quotient is 0.
+  const bool small = own_remainder(lo, hi, c);
   UPtr rest = small ? (is_mod ? sum_of(stay.terms, stay.constant) : UPtr())
                     : alu(root->op, {sum_of(stay.terms, stay.constant), root->src[1]});
   if (is_mod) return rest;
-  if (quo.terms.empty()) return rest ? rest : idx(0);
-  UPtr q = sum_of(quo.terms, 0);
-  return rest ? q + rest : q;
+  UPtr q = quo.terms.empty() ? rest : (rest ? sum_of(quo.terms, 0) + rest : sum_of(quo.terms, 0));
+  if (!q) return idx(quo.constant);
+  return quo.constant == 0 ? q : q + idx(quo.constant);
+}
+
+UPtr divmod_split_coefficients(const UPtr& root) {
+  int64_t c;
+  if (!applies(root, c) || !nonneg(root->src[0])) return {};
+  bool any = false;
+  each_term(
+      root->src[0], [&](const UOp&, int64_t k) { any |= k >= c; }, [](int64_t) {});
+  if (!any) return {};  // the constant alone is divmod_drop_multiples' to split
+  std::optional<LinearForm> f = linear_form(root->src[0]);
+  if (!f) return {};
+  Split rem, quo;
+  rem.constant = floor_mod_of(f->constant, c);
+  quo.constant = floor_div_of(f->constant, c);
+  for (const auto& [b, k] : f->terms) {
+    if (k < c) {  // a negative coefficient stays whole (its split would add a term for nothing)
+      rem.terms.push_back({b, k});
+      continue;
+    }
+    if (int64_t r = k % c; r != 0) rem.terms.push_back({b, r});
+    quo.terms.push_back({b, k / c});
+  }
+  int64_t lo, hi;
+  if (rem.terms.empty() || !sum_bounds(rem.terms, rem.constant, lo, hi) || lo < 0) return {};
+  UPtr rest = alu(root->op, {sum_of(rem.terms, rem.constant), root->src[1]});
+  if (root->op == Op::MOD || root->op == Op::FLOORMOD) return rest;
+  return quo.terms.empty() ? rest + idx(quo.constant) : sum_of(quo.terms, quo.constant) + rest;
+}
+
+namespace {
+// n = q / c (C's, q >= 0, c > 0) or floordiv(q, c) (c != 0): both floor's quotient. Its q and c.
+bool floor_quotient_of(const UPtr& n, UPtr& q, int64_t& c) {
+  if (!n->dtype.is_index() || !const_divisor(n, c) || c == 0 || c == INT64_MIN) return false;
+  q = n->src[0];
+  return n->op == Op::FLOORDIV || (n->op == Op::DIV && c > 0 && nonneg(q));
+}
+}  // namespace
+
+UPtr merge_nested_quotient(const UPtr& root) {
+  UPtr s;
+  int64_t d;
+  if (!floor_quotient_of(root, s, d) || d < 1) return {};
+  std::optional<LinearForm> f = linear_form(s);
+  if (!f) return {};
+  // The one quotient term of coefficient 1; every other coefficient scales by c without a new multiplication.
+  int found = -1;
+  UPtr x;
+  int64_t c = 0;
+  for (size_t i = 0; i < f->terms.size(); ++i) {
+    const auto& [b, k] = f->terms[i];
+    if (k == 1 && found < 0 && floor_quotient_of(b, x, c)) {
+      found = int(i);
+    } else if (k == 1) {
+      return {};
+    }
+  }
+  __int128 cd = __int128(c) * d;
+  if (found < 0 || cd < INT64_MIN || cd > INT64_MAX) return {};
+  std::optional<LinearForm> fx = linear_form(x);
+  if (!fx) return {};
+  Split m{fx->terms, fx->constant};
+  for (size_t i = 0; i < f->terms.size(); ++i) {
+    if (int(i) == found) continue;
+    __int128 kc = __int128(f->terms[i].second) * c;
+    if (kc < INT64_MIN || kc > INT64_MAX) return {};
+    m.terms.push_back({f->terms[i].first, int64_t(kc)});
+  }
+  __int128 k0 = __int128(f->constant) * c + m.constant;
+  if (k0 < INT64_MIN || k0 > INT64_MAX) return {};
+  return alu(Op::FLOORDIV, {sum_of(m.terms, int64_t(k0)), idx(int64_t(cd))});
 }
 
 }  // namespace rg

@@ -54,4 +54,16 @@ UPtr divmod_by_remainder(const UPtr& root);
 bool has_multiple_of(const UPtr& root);
 UPtr divmod_drop_multiples(const UPtr& root);
 
+// root is x / c or x % c (C's or floor's) with c > 1 and x >= 0. Each coefficient k >= c of x (and its constant) split
+// as k = (k // c)*c + k % c: with x' = sum (k % c)*v >= 0 for every value, x / c is sum (k // c)*v + x' / c and
+// x % c is x' % c ((gidx*16 + r*4) / 3 is gidx*5 + r + (gidx + r) / 3, whose dividend its remainder shares).
+// Null when no coefficient is outside [0, c), or x' may be negative.
+UPtr divmod_split_coefficients(const UPtr& root);
+
+// root is a floor quotient by d > 0 (floordiv, or C's / of a non-negative dividend) of a sum s = Q + R where Q is a
+// floor quotient x // c (c != 0) and each term of R has a coefficient other than 1. As floor(x/c) + R is
+// floor((x + R*c)/c), root is floordiv(x + R*c, c*d): floordiv(floordiv(a, -2) + 1, 3) is floordiv(a - 2, -6).
+// Null when s is no such sum.
+UPtr merge_nested_quotient(const UPtr& root);
+
 }  // namespace rg

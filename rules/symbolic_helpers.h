@@ -35,7 +35,9 @@ inline bool no_invalid_branch(const UPtr& a, const UPtr& b, const UPtr& c, const
 bool all_ones(const UPtr& c);
 // x + y where the sum x holds a term like y (same base b in b or b*k, y not a
 // constant) within its last kLikeTermReach terms: x with that term replaced by
-// b*(k + k_y); null when there is none. The reach bounds the search so that a
+// b*(k + k_y); null when there is none. When y is a sum itself (of at most
+// kLikeTermReach terms), each of its terms merges so, the others are added after:
+// r4*15 + r3*6 + (r3*2 + r4) is r4*16 + r3*8. The reach bounds the search so that a
 // long chain of unlike terms stays linear to simplify.
 constexpr int kLikeTermReach = 32;
 UPtr merge_like_term(const UPtr& x, const UPtr& y);

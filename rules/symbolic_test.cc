@@ -158,8 +158,9 @@ TEST(Symbolic, FloorDivModByBounds) {
   EXPECT_SIMPLIFIES(fm(z - 10, I(16)), "z+6", "floormod_by_bounds");     // quotient -1: x + 16
   EXPECT_SIMPLIFIES(fm(z - 10, I(-16)), "z+-10", "floormod_by_bounds");  // quotient 0: x itself
   EXPECT_SIMPLIFIES(fm(y + 16, I(8)), "y", "floormod_by_bounds");        // quotient 2
-  // Not folded: the quotient takes two values ([-15, -5] / 8 is -2 or -1).
-  EXPECT_EQ(simplify(fd(z - 10, I(8))).out, "floordiv(z+-10, 8)");
+  // Not folded: the quotient takes two values ([-15, -5] / 8 is -2 or -1). Its constant leaves it:
+  // z - 10 = (z + 6) - 16, and z + 6 is non-negative: C's.
+  EXPECT_SIMPLIFIES(fd(z - 10, I(8)), "(z+6)/8+-2", "floor_divmod_drop_multiples");
   // Its remainder is floor's remainder of z + 6 (congruent), which is non-negative: C's.
   EXPECT_SIMPLIFIES(fm(z - 10, I(8)), "(z+6)%8", "floor_divmod_drop_multiples");
 }
@@ -268,13 +269,13 @@ TEST(Symbolic, DivModRecombine) {
   EXPECT_SIMPLIFIES(x / 3 % 4 * 3 + x % 3, "x%12", "mod_div_mod_recombine");
   // Other terms between the halves.
   EXPECT_SIMPLIFIES(x % 4 + y + x / 4 * 4, "x+y", "recombine_divmod_in_sum");
-  EXPECT_SIMPLIFIES(x / 4 * 4 + a + y * 7 + x % 4, "y*7+(x+a)", "recombine_divmod_in_sum");
+  EXPECT_SIMPLIFIES(x / 4 * 4 + a + y * 7 + x % 4, "x+(y*7+a)", "recombine_divmod_in_sum");
   // The dividend a sum: (a*8+b)/4 is a*2 + b/4 first, so the quotient's term sits inside (a*2 + b/4)*4.
   EXPECT_SIMPLIFIES((a * 8 + bb) / 4 * 4 + (a * 8 + bb) % 4, "b+a*8", "recombine_divmod_in_sum");
   // x//3%224*3 + x%3 + x//672*672: x%672 first, then x; x//672 is (x//3)//224.
   EXPECT_SIMPLIFIES(n / 3 % 224 * 3 + n % 3 + n / 672 * 672, "n", "mod_div_mod_recombine");
   EXPECT_SIMPLIFIES(fd(n, I(3)) % 224 * 3 + fm(n, I(3)) + fd(n, I(672)) * 672, "n", "div_mod_recombine");
-  EXPECT_SIMPLIFIES(n / 3 % 224 * 3 + a + n % 3 + y + n / 672 * 672, "y+(a+n)", "recombine_divmod_in_sum");
+  EXPECT_SIMPLIFIES(n / 3 % 224 * 3 + a + n % 3 + y + n / 672 * 672, "y+a+n", "recombine_divmod_in_sum");
   // x//3%4*2 + x//12%5*8 == (x//3 % 20)*2.
   EXPECT_SIMPLIFIES(n / 3 % 4 * 2 + n / 12 % 5 * 8, "n/3%20*2", "recombine_divmod_in_sum");
   // (b*19+3)%7 becomes (b*5+3)%7 first; the pair still meets: b*19+3 and b*5+3 are congruent modulo 7.
@@ -299,11 +300,12 @@ TEST(Symbolic, DivModDropMultiples) {
   auto fm = [](const UPtr& a, int64_t c) { return alu(Op::FLOORMOD, {a, I(c)}); };
   // (x*8 + y + 9) % 4: x*8 leaves, 9 is 1 modulo 4; (y + 1) in [1, 4] keeps its %.
   EXPECT_SIMPLIFIES((x * 8 + y + 9) % 4, "(y+1)%4", "divmod_drop_multiples");
-  // (x*8 + y + 9) / 4 = x*2 + (y + 9)/4 (a quotient keeps its constant).
-  EXPECT_SIMPLIFIES((x * 8 + y + 9) / 4, "(y+9)/4+x*2", "divmod_drop_multiples");
+  // (x*8 + y + 9) / 4 = x*2 + (y + 1)/4 + 2: the constant's multiple leaves too, so that the quotient's
+  // dividend is its remainder's.
+  EXPECT_SIMPLIFIES((x * 8 + y + 9) / 4, "(y+1)/4+x*2+2", "divmod_drop_multiples");
   // Floor's, over negative values too: z*8 + y - 3 = z*8 + (y - 3), and y - 3 is congruent to y + 1.
   EXPECT_SIMPLIFIES(fm(z * 8 + y - 3, 4), "(y+1)%4", "floor_divmod_drop_multiples");
-  EXPECT_SIMPLIFIES(fd(z * 8 + y - 3, 4), "z*2+floordiv(y+-3, 4)", "floor_divmod_drop_multiples");
+  EXPECT_SIMPLIFIES(fd(z * 8 + y - 3, 4), "z*2+(y+1)/4+-1", "floor_divmod_drop_multiples");
   // Not: C's % of a sum that may be negative, or a coefficient the divisor does not divide.
   EXPECT_FALSE(simplify((x * 8 + z) % 4).fired_rule("divmod_drop_multiples"));
   EXPECT_FALSE(simplify((x * 6 + y) % 4).fired_rule("divmod_drop_multiples"));

@@ -1,6 +1,7 @@
 #include "rules/divmod_helpers.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <functional>
 #include <numeric>
 
@@ -287,7 +288,7 @@ UPtr recombine_divmod(const UPtr& x, const UPtr& y) {
 }
 
 bool shares_factor(const UPtr& x, const UPtr& c) {
-  const int64_t d = c->as_int();
+  const int64_t d = c->as_int() == INT64_MIN ? 0 : std::abs(c->as_int());
   bool shares = false;
   if (d < 2) return false;
   each_term(
@@ -297,12 +298,12 @@ bool shares_factor(const UPtr& x, const UPtr& c) {
 
 UPtr divide_common_factor(const UPtr& root) {
   int64_t c;
-  if (!applies(root, c)) return {};
+  if (!applies_any_sign(root, c)) return {};
   std::optional<LinearForm> f = linear_form(root->src[0]);
   if (!f || f->terms.empty()) return {};
   std::vector<int64_t> gs;
   for (const auto& [b, k] : f->terms)
-    if (int64_t g = k == INT64_MIN ? 0 : std::gcd(k, c); g > 1) gs.push_back(g);
+    if (int64_t g = k == INT64_MIN ? 0 : std::gcd(k, c); g > 1) gs.push_back(g);  // std::gcd is non-negative
   std::sort(gs.rbegin(), gs.rend());
   const bool is_div = root->op == Op::DIV || root->op == Op::FLOORDIV;
   for (size_t i = 0; i < gs.size(); ++i) {
@@ -314,10 +315,14 @@ UPtr divide_common_factor(const UPtr& root) {
     for (const auto& [b, k] : f->terms) (k % g == 0 ? a.terms.push_back({b, k / g}) : r.terms.push_back({b, k}));
     int64_t lo, hi;
     if (a.terms.empty() || !sum_bounds(r.terms, r.constant, lo, hi) || lo < 0 || hi >= g) continue;
+    // Over a negative divisor only an exact division: floor(floor(y)/m) is floor(y/m) for m > 0 alone.
+    if (c < 0 && (!r.terms.empty() || r.constant != 0)) continue;
     UPtr q = sum_of(a.terms, a.constant);
     if (is_div) return divmod_result(root->op, q, c / g);
     UPtr rest = sum_of(r.terms, r.constant);
-    return c / g == 1 ? rest : divmod_result(root->op, q, c / g) * idx(g) + rest;
+    if (c / g == 1) return rest;
+    UPtr m = divmod_result(root->op, q, c / g) * idx(g);
+    return r.terms.empty() && r.constant == 0 ? m : m + rest;
   }
   return {};
 }
@@ -386,7 +391,16 @@ UPtr divmod_drop_multiples(const UPtr& root) {
   int64_t lo, hi;
   if (!sum_bounds(stay.terms, stay.constant, lo, hi)) return {};
   const bool floor = root->op == Op::FLOORDIV || root->op == Op::FLOORMOD;
-  if (!floor && lo < 0) return {};
+  if (!floor && lo < 0) {
+    // C's remainder: as few multiples of c kept in the constant as keep what stays non-negative ((v*112 + w + 14) % 7
+    // with w >= -8 is (w + 14) % 7). (A quotient would need a constant outside as well: declined.)
+    if (!is_mod) return {};
+    const int64_t keep = (-(__int128)lo + c - 1) / c;
+    if (__builtin_mul_overflow(keep, c, &lo) || __builtin_add_overflow(stay.constant, lo, &stay.constant) ||
+        !sum_bounds(stay.terms, stay.constant, lo, hi) || lo < 0)
+      return {};
+    if (stay.terms.size() == f->terms.size() && stay.constant == f->constant) return {};  // nothing left the sum
+  }
   // What is its own remainder stays whole, and its quotient is 0.
   const bool small = own_remainder(lo, hi, c);
   UPtr rest = small ? (is_mod ? sum_of(stay.terms, stay.constant) : UPtr())
@@ -465,6 +479,112 @@ UPtr merge_nested_quotient(const UPtr& root) {
   __int128 k0 = __int128(f->constant) * c + m.constant;
   if (k0 < INT64_MIN || k0 > INT64_MAX) return {};
   return alu(Op::FLOORDIV, {sum_of(m.terms, int64_t(k0)), idx(int64_t(cd))});
+}
+
+// ----- symbolic divisors
+
+namespace {
+
+// A term of an index sum as a product: its constant coefficient and its other factors, in order.
+struct Monomial {
+  int64_t coef = 1;
+  std::vector<UPtr> factors;
+};
+
+bool monomial_of(const UPtr& t, Monomial& m) {
+  if (t->op == Op::MUL && t->dtype.is_index()) return monomial_of(t->src[0], m) && monomial_of(t->src[1], m);
+  if (t->is_const()) return !__builtin_mul_overflow(m.coef, t->as_int(), &m.coef);
+  m.factors.push_back(t);
+  return true;
+}
+
+// The monomials of a sum, its constant one last (no factors); false when a coefficient leaves int64.
+bool monomials_of(const UPtr& x, std::vector<Monomial>& out) {
+  std::optional<LinearForm> f = linear_form(x);
+  if (!f) return false;
+  for (const auto& [b, k] : f->terms) {
+    Monomial m;
+    m.coef = k;
+    if (!monomial_of(b, m)) return false;
+    out.push_back(std::move(m));
+  }
+  if (f->constant != 0) out.push_back(Monomial{f->constant, {}});
+  return true;
+}
+
+// m / d when d divides m exactly (its coefficient, and each of its factors is one of m's).
+std::optional<Monomial> divide_monomial(const Monomial& m, const Monomial& d) {
+  if (d.coef == 0 || m.coef % d.coef != 0) return std::nullopt;
+  Monomial q{m.coef / d.coef, m.factors};
+  for (const UPtr& f : d.factors) {
+    auto it = std::find(q.factors.begin(), q.factors.end(), f);
+    if (it == q.factors.end()) return std::nullopt;
+    q.factors.erase(it);
+  }
+  return q;
+}
+
+UPtr node_of(const Monomial& m) {
+  UPtr p;
+  for (const UPtr& f : m.factors) p = p ? p * f : f;
+  if (!p) return idx(m.coef);
+  return m.coef == 1 ? p : p * idx(m.coef);
+}
+
+UPtr sum_of_monomials(const std::vector<Monomial>& ms) {
+  UPtr s;
+  for (const Monomial& m : ms) s = s ? s + node_of(m) : node_of(m);
+  return s ? s : idx(0);
+}
+
+}  // namespace
+
+UPtr divide_symbolic_common_factor(const UPtr& root) {
+  const UPtr& d = root->src[1];
+  std::vector<Monomial> ms;
+  Monomial dm;
+  if (!root->dtype.is_index() || d->is_const() || !monomial_of(d, dm) || !monomials_of(root->src[0], ms) || ms.empty())
+    return {};
+  // The common factor g of every monomial and the divisor: the gcd of the coefficients, the factors all share.
+  Monomial g{dm.coef == INT64_MIN ? 0 : std::abs(dm.coef), dm.factors};
+  for (const Monomial& m : ms) {
+    g.coef = m.coef == INT64_MIN ? 0 : std::gcd(g.coef, m.coef);
+    std::vector<UPtr> rest = m.factors, shared;
+    for (const UPtr& f : g.factors) {
+      auto it = std::find(rest.begin(), rest.end(), f);
+      if (it == rest.end()) continue;
+      shared.push_back(f);
+      rest.erase(it);
+    }
+    g.factors = std::move(shared);
+  }
+  if (g.coef < 1 || (g.coef == 1 && g.factors.empty())) return {};
+  std::vector<Monomial> qs;
+  for (const Monomial& m : ms) qs.push_back(*divide_monomial(m, g));
+  // The same rational: floor's and C's quotients of x/g by d/g are x's by d; the remainders scale by g.
+  UPtr r = alu(root->op, {sum_of_monomials(qs), node_of(*divide_monomial(dm, g))});
+  return root->op == Op::MOD || root->op == Op::FLOORMOD ? r * node_of(g) : r;
+}
+
+UPtr divmod_drop_symbolic_multiples(const UPtr& root) {
+  const UPtr& d = root->src[1];
+  std::vector<Monomial> ms, quo, rem;
+  Monomial dm;
+  if ((root->op != Op::DIV && root->op != Op::MOD) || !root->dtype.is_index() || d->is_const() || d->vmin < 1 ||
+      !nonneg(root->src[0]) || !monomial_of(d, dm) || !monomials_of(root->src[0], ms))
+    return {};
+  for (const Monomial& m : ms) {
+    if (std::optional<Monomial> q = divide_monomial(m, dm)) {
+      quo.push_back(*q);
+    } else {
+      rem.push_back(m);
+    }
+  }
+  if (quo.empty()) return {};
+  UPtr rest = sum_of_monomials(rem);
+  if (!nonneg(rest)) return {};
+  if (root->op == Op::MOD) return rest % d;
+  return sum_of_monomials(quo) + rest / d;
 }
 
 }  // namespace rg

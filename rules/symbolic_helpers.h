@@ -45,6 +45,8 @@ UPtr merge_like_term(const UPtr& x, const UPtr& y);
 bool same_floor_quotient(const UPtr& x, const UPtr& c);
 // That value, floor(x->vmin / c), as a constant of x's dtype.
 UPtr floor_quotient(const UPtr& x, const UPtr& c);
+// x's one value (x->vmin == x->vmax), as a constant of x's dtype.
+inline UPtr fixed_value(const UPtr& x) { return cnst_int(x->dtype, x->vmin); }
 // x*c < d  <=>  x < ceil(d/c) for c > 0 (mathematical, not C, rounding).
 UPtr ceil_div(const UPtr& d, const UPtr& c);
 // d < x*c  <=>  floor(d/c) < x for c > 0.

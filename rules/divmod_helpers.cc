@@ -1,6 +1,7 @@
 #include "rules/divmod_helpers.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <functional>
 #include <numeric>
 
@@ -25,8 +26,8 @@ bool const_divisor(const UPtr& n, int64_t& c) {
   return true;
 }
 
-// Floor quotient and remainder of a by b > 0.
-int64_t floor_div_of(int64_t a, int64_t b) { return a / b - (a % b != 0 && a < 0); }
+// Floor quotient and remainder of a by b != 0 (the remainder takes b's sign).
+int64_t floor_div_of(int64_t a, int64_t b) { return a / b - (a % b != 0 && (a < 0) != (b < 0)); }
 int64_t floor_mod_of(int64_t a, int64_t b) { return a - b * floor_div_of(a, b); }
 
 UPtr idx(int64_t v) { return cnst_int(dtypes::index, v); }
@@ -76,6 +77,13 @@ void each_term(const UPtr& x, Term&& term, Const&& constant) {
       term(*n, int64_t(1));
     }
   }
+}
+
+// a + b with b's terms added one by one: a sum stays a left-leaning chain, where like terms meet
+// (combine_like_terms_in_sum looks at one term at a time).
+UPtr plus_terms(const UPtr& a, const UPtr& b) {
+  if (!is_index_add(b)) return a + b;
+  return plus_terms(a, b->src[0]) + b->src[1];
 }
 
 // ----- recombination
@@ -168,7 +176,7 @@ bool divmod_base(const UPtr& n) {
 UPtr replace_pairing(const UPtr& n, const Term& y, int& budget) {
   if (--budget < 0) return {};
   if (is_index_add(n)) {
-    if (UPtr r = replace_pairing(n->src[1], y, budget)) return n->src[0] + r;
+    if (UPtr r = replace_pairing(n->src[1], y, budget)) return plus_terms(n->src[0], r);
     if (UPtr r = replace_pairing(n->src[0], y, budget)) return r + n->src[1];
     return {};
   }
@@ -200,7 +208,7 @@ UPtr replace_pairing(const UPtr& n, const Term& y, int& budget) {
   UPtr rest;
   UPtr p = inner(t.first, rest);
   if (!p) return {};
-  return rest ? rest * idx(m) + p : p;
+  return rest ? plus_terms(rest * idx(m), p) : p;
 }
 
 // ----- division of a sum
@@ -219,6 +227,17 @@ bool applies(const UPtr& root, int64_t& c) {
   if (root->op == Op::DIV || root->op == Op::MOD) return nonneg(root->src[0]);
   return root->op == Op::FLOORDIV || root->op == Op::FLOORMOD;
 }
+
+// applies(), or a floor op over a negative divisor c < -1 (floor's quotient and remainder are periodic in c
+// whatever its sign).
+bool applies_any_sign(const UPtr& root, int64_t& c) {
+  if (applies(root, c)) return true;
+  return root->dtype.is_index() && (root->op == Op::FLOORDIV || root->op == Op::FLOORMOD) && const_divisor(root, c) &&
+         c < -1 && c != INT64_MIN;
+}
+
+// v is its own floor remainder modulo c: in [0, c) for c > 0, in (c, 0] for c < 0.
+bool own_remainder(int64_t lo, int64_t hi, int64_t c) { return c > 0 ? lo >= 0 && hi < c : lo > c && hi <= 0; }
 
 }  // namespace
 
@@ -269,7 +288,7 @@ UPtr recombine_divmod(const UPtr& x, const UPtr& y) {
 }
 
 bool shares_factor(const UPtr& x, const UPtr& c) {
-  const int64_t d = c->as_int();
+  const int64_t d = c->as_int() == INT64_MIN ? 0 : std::abs(c->as_int());
   bool shares = false;
   if (d < 2) return false;
   each_term(
@@ -279,12 +298,12 @@ bool shares_factor(const UPtr& x, const UPtr& c) {
 
 UPtr divide_common_factor(const UPtr& root) {
   int64_t c;
-  if (!applies(root, c)) return {};
+  if (!applies_any_sign(root, c)) return {};
   std::optional<LinearForm> f = linear_form(root->src[0]);
   if (!f || f->terms.empty()) return {};
   std::vector<int64_t> gs;
   for (const auto& [b, k] : f->terms)
-    if (int64_t g = k == INT64_MIN ? 0 : std::gcd(k, c); g > 1) gs.push_back(g);
+    if (int64_t g = k == INT64_MIN ? 0 : std::gcd(k, c); g > 1) gs.push_back(g);  // std::gcd is non-negative
   std::sort(gs.rbegin(), gs.rend());
   const bool is_div = root->op == Op::DIV || root->op == Op::FLOORDIV;
   for (size_t i = 0; i < gs.size(); ++i) {
@@ -296,10 +315,14 @@ UPtr divide_common_factor(const UPtr& root) {
     for (const auto& [b, k] : f->terms) (k % g == 0 ? a.terms.push_back({b, k / g}) : r.terms.push_back({b, k}));
     int64_t lo, hi;
     if (a.terms.empty() || !sum_bounds(r.terms, r.constant, lo, hi) || lo < 0 || hi >= g) continue;
+    // Over a negative divisor only an exact division: floor(floor(y)/m) is floor(y/m) for m > 0 alone.
+    if (c < 0 && (!r.terms.empty() || r.constant != 0)) continue;
     UPtr q = sum_of(a.terms, a.constant);
     if (is_div) return divmod_result(root->op, q, c / g);
     UPtr rest = sum_of(r.terms, r.constant);
-    return c / g == 1 ? rest : divmod_result(root->op, q, c / g) * idx(g) + rest;
+    if (c / g == 1) return rest;
+    UPtr m = divmod_result(root->op, q, c / g) * idx(g);
+    return r.terms.empty() && r.constant == 0 ? m : m + rest;
   }
   return {};
 }
@@ -346,13 +369,13 @@ UPtr divmod_by_remainder(const UPtr& root) {
 
 bool has_multiple_of(const UPtr& root) {
   int64_t c;
-  if (!applies(root, c)) return false;
-  const bool is_mod = root->op == Op::MOD || root->op == Op::FLOORMOD;
+  if (!applies_any_sign(root, c)) return false;
   bool any = false;
   __int128 constant = 0;
   each_term(
       root->src[0], [&](const UOp&, int64_t k) { any |= k % c == 0; }, [&](int64_t v) { constant += v; });
-  return any || (is_mod && (constant < 0 || constant >= c));
+  if (constant < INT64_MIN || constant > INT64_MAX) return false;
+  return any || (constant != 0 && !own_remainder(int64_t(constant), int64_t(constant), c));
 }
 
 UPtr divmod_drop_multiples(const UPtr& root) {
@@ -362,20 +385,206 @@ UPtr divmod_drop_multiples(const UPtr& root) {
   if (!f) return {};
   const bool is_mod = root->op == Op::MOD || root->op == Op::FLOORMOD;
   Split stay, quo;
-  stay.constant = is_mod ? floor_mod_of(f->constant, c) : f->constant;
+  stay.constant = floor_mod_of(f->constant, c);
+  quo.constant = floor_div_of(f->constant, c);
   for (const auto& [b, k] : f->terms) (k % c == 0 ? quo.terms.push_back({b, k / c}) : stay.terms.push_back({b, k}));
   int64_t lo, hi;
   if (!sum_bounds(stay.terms, stay.constant, lo, hi)) return {};
   const bool floor = root->op == Op::FLOORDIV || root->op == Op::FLOORMOD;
-  if (!floor && lo < 0) return {};
-  // What stays within [0, c) is its own remainder, and its quotient is 0.
-  const bool small = lo >= 0 && hi < c;
+  if (!floor && lo < 0) {
+    // C's remainder: as few multiples of c kept in the constant as keep what stays non-negative ((v*112 + w + 14) % 7
+    // with w >= -8 is (w + 14) % 7). (A quotient would need a constant outside as well: declined.)
+    if (!is_mod) return {};
+    const int64_t keep = (-(__int128)lo + c - 1) / c;
+    if (__builtin_mul_overflow(keep, c, &lo) || __builtin_add_overflow(stay.constant, lo, &stay.constant) ||
+        !sum_bounds(stay.terms, stay.constant, lo, hi) || lo < 0)
+      return {};
+    if (stay.terms.size() == f->terms.size() && stay.constant == f->constant) return {};  // nothing left the sum
+  }
+  // What is its own remainder stays whole, and its quotient is 0.
+  const bool small = own_remainder(lo, hi, c);
   UPtr rest = small ? (is_mod ? sum_of(stay.terms, stay.constant) : UPtr())
                     : alu(root->op, {sum_of(stay.terms, stay.constant), root->src[1]});
   if (is_mod) return rest;
-  if (quo.terms.empty()) return rest ? rest : idx(0);
-  UPtr q = sum_of(quo.terms, 0);
-  return rest ? q + rest : q;
+  UPtr q = quo.terms.empty() ? rest : (rest ? sum_of(quo.terms, 0) + rest : sum_of(quo.terms, 0));
+  if (!q) return idx(quo.constant);
+  return quo.constant == 0 ? q : q + idx(quo.constant);
+}
+
+UPtr divmod_split_coefficients(const UPtr& root) {
+  int64_t c;
+  if (!applies(root, c) || !nonneg(root->src[0])) return {};
+  bool any = false;
+  each_term(
+      root->src[0], [&](const UOp&, int64_t k) { any |= k >= c; }, [](int64_t) {});
+  if (!any) return {};  // the constant alone is divmod_drop_multiples' to split
+  std::optional<LinearForm> f = linear_form(root->src[0]);
+  if (!f) return {};
+  Split rem, quo;
+  rem.constant = floor_mod_of(f->constant, c);
+  quo.constant = floor_div_of(f->constant, c);
+  for (const auto& [b, k] : f->terms) {
+    if (k < c) {  // a negative coefficient stays whole (its split would add a term for nothing)
+      rem.terms.push_back({b, k});
+      continue;
+    }
+    if (int64_t r = k % c; r != 0) rem.terms.push_back({b, r});
+    quo.terms.push_back({b, k / c});
+  }
+  int64_t lo, hi;
+  if (rem.terms.empty() || !sum_bounds(rem.terms, rem.constant, lo, hi) || lo < 0) return {};
+  UPtr rest = alu(root->op, {sum_of(rem.terms, rem.constant), root->src[1]});
+  if (root->op == Op::MOD || root->op == Op::FLOORMOD) return rest;
+  return quo.terms.empty() ? rest + idx(quo.constant) : sum_of(quo.terms, quo.constant) + rest;
+}
+
+namespace {
+// n = q / c (C's, q >= 0, c > 0) or floordiv(q, c) (c != 0): both floor's quotient. Its q and c.
+bool floor_quotient_of(const UPtr& n, UPtr& q, int64_t& c) {
+  if (!n->dtype.is_index() || !const_divisor(n, c) || c == 0 || c == INT64_MIN) return false;
+  q = n->src[0];
+  return n->op == Op::FLOORDIV || (n->op == Op::DIV && c > 0 && nonneg(q));
+}
+}  // namespace
+
+UPtr merge_nested_quotient(const UPtr& root) {
+  UPtr s;
+  int64_t d;
+  if (!floor_quotient_of(root, s, d) || d < 1) return {};
+  std::optional<LinearForm> f = linear_form(s);
+  if (!f) return {};
+  // The one quotient term of coefficient 1; every other coefficient scales by c without a new multiplication.
+  int found = -1;
+  UPtr x;
+  int64_t c = 0;
+  for (size_t i = 0; i < f->terms.size(); ++i) {
+    const auto& [b, k] = f->terms[i];
+    if (k == 1 && found < 0 && floor_quotient_of(b, x, c)) {
+      found = int(i);
+    } else if (k == 1) {
+      return {};
+    }
+  }
+  __int128 cd = __int128(c) * d;
+  if (found < 0 || cd < INT64_MIN || cd > INT64_MAX) return {};
+  std::optional<LinearForm> fx = linear_form(x);
+  if (!fx) return {};
+  Split m{fx->terms, fx->constant};
+  for (size_t i = 0; i < f->terms.size(); ++i) {
+    if (int(i) == found) continue;
+    __int128 kc = __int128(f->terms[i].second) * c;
+    if (kc < INT64_MIN || kc > INT64_MAX) return {};
+    m.terms.push_back({f->terms[i].first, int64_t(kc)});
+  }
+  __int128 k0 = __int128(f->constant) * c + m.constant;
+  if (k0 < INT64_MIN || k0 > INT64_MAX) return {};
+  return alu(Op::FLOORDIV, {sum_of(m.terms, int64_t(k0)), idx(int64_t(cd))});
+}
+
+// ----- symbolic divisors
+
+namespace {
+
+// A term of an index sum as a product: its constant coefficient and its other factors, in order.
+struct Monomial {
+  int64_t coef = 1;
+  std::vector<UPtr> factors;
+};
+
+bool monomial_of(const UPtr& t, Monomial& m) {
+  if (t->op == Op::MUL && t->dtype.is_index()) return monomial_of(t->src[0], m) && monomial_of(t->src[1], m);
+  if (t->is_const()) return !__builtin_mul_overflow(m.coef, t->as_int(), &m.coef);
+  m.factors.push_back(t);
+  return true;
+}
+
+// The monomials of a sum, its constant one last (no factors); false when a coefficient leaves int64.
+bool monomials_of(const UPtr& x, std::vector<Monomial>& out) {
+  std::optional<LinearForm> f = linear_form(x);
+  if (!f) return false;
+  for (const auto& [b, k] : f->terms) {
+    Monomial m;
+    m.coef = k;
+    if (!monomial_of(b, m)) return false;
+    out.push_back(std::move(m));
+  }
+  if (f->constant != 0) out.push_back(Monomial{f->constant, {}});
+  return true;
+}
+
+// m / d when d divides m exactly (its coefficient, and each of its factors is one of m's).
+std::optional<Monomial> divide_monomial(const Monomial& m, const Monomial& d) {
+  if (d.coef == 0 || m.coef % d.coef != 0) return std::nullopt;
+  Monomial q{m.coef / d.coef, m.factors};
+  for (const UPtr& f : d.factors) {
+    auto it = std::find(q.factors.begin(), q.factors.end(), f);
+    if (it == q.factors.end()) return std::nullopt;
+    q.factors.erase(it);
+  }
+  return q;
+}
+
+UPtr node_of(const Monomial& m) {
+  UPtr p;
+  for (const UPtr& f : m.factors) p = p ? p * f : f;
+  if (!p) return idx(m.coef);
+  return m.coef == 1 ? p : p * idx(m.coef);
+}
+
+UPtr sum_of_monomials(const std::vector<Monomial>& ms) {
+  UPtr s;
+  for (const Monomial& m : ms) s = s ? s + node_of(m) : node_of(m);
+  return s ? s : idx(0);
+}
+
+}  // namespace
+
+UPtr divide_symbolic_common_factor(const UPtr& root) {
+  const UPtr& d = root->src[1];
+  std::vector<Monomial> ms;
+  Monomial dm;
+  if (!root->dtype.is_index() || d->is_const() || !monomial_of(d, dm) || !monomials_of(root->src[0], ms) || ms.empty())
+    return {};
+  // The common factor g of every monomial and the divisor: the gcd of the coefficients, the factors all share.
+  Monomial g{dm.coef == INT64_MIN ? 0 : std::abs(dm.coef), dm.factors};
+  for (const Monomial& m : ms) {
+    g.coef = m.coef == INT64_MIN ? 0 : std::gcd(g.coef, m.coef);
+    std::vector<UPtr> rest = m.factors, shared;
+    for (const UPtr& f : g.factors) {
+      auto it = std::find(rest.begin(), rest.end(), f);
+      if (it == rest.end()) continue;
+      shared.push_back(f);
+      rest.erase(it);
+    }
+    g.factors = std::move(shared);
+  }
+  if (g.coef < 1 || (g.coef == 1 && g.factors.empty())) return {};
+  std::vector<Monomial> qs;
+  for (const Monomial& m : ms) qs.push_back(*divide_monomial(m, g));
+  // The same rational: floor's and C's quotients of x/g by d/g are x's by d; the remainders scale by g.
+  UPtr r = alu(root->op, {sum_of_monomials(qs), node_of(*divide_monomial(dm, g))});
+  return root->op == Op::MOD || root->op == Op::FLOORMOD ? r * node_of(g) : r;
+}
+
+UPtr divmod_drop_symbolic_multiples(const UPtr& root) {
+  const UPtr& d = root->src[1];
+  std::vector<Monomial> ms, quo, rem;
+  Monomial dm;
+  if ((root->op != Op::DIV && root->op != Op::MOD) || !root->dtype.is_index() || d->is_const() || d->vmin < 1 ||
+      !nonneg(root->src[0]) || !monomial_of(d, dm) || !monomials_of(root->src[0], ms))
+    return {};
+  for (const Monomial& m : ms) {
+    if (std::optional<Monomial> q = divide_monomial(m, dm)) {
+      quo.push_back(*q);
+    } else {
+      rem.push_back(m);
+    }
+  }
+  if (quo.empty()) return {};
+  UPtr rest = sum_of_monomials(rem);
+  if (!nonneg(rest)) return {};
+  if (root->op == Op::MOD) return rest % d;
+  return sum_of_monomials(quo) + rest / d;
 }
 
 }  // namespace rg

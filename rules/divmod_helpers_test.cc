@@ -89,5 +89,73 @@ TEST(DivmodHelpers, DivmodByRemainder) {
   EXPECT_EQ(divmod_by_remainder((z * 3 + 3) / 4), UPtr());
 }
 
+TEST(DivmodHelpers, DropMultiplesAndConstants) {
+  // The constant's multiple leaves a quotient: a + 9 = (a + 1) + 4*2.
+  EXPECT_TRUE(has_multiple_of((a + 9) / 4));
+  EXPECT_EQ(text(divmod_drop_multiples((a + 9) / 4)), "(a+1)/4+2");
+  // Floor's over a negative divisor: z*-8 = -4*(z*2); -3 = -4*0 - 3 is its own remainder modulo -4.
+  EXPECT_EQ(text(divmod_drop_multiples(fd(z * -8 + b + 5, -4))), "z*2+floordiv(b+-3, -4)+-2");
+  EXPECT_EQ(text(divmod_drop_multiples(fm(z * -8 + b + 5, -4))), "floormod(b+-3, -4)");
+  // C's remainder keeps as much of the constant as keeps the rest non-negative: z + 7 (z >= -5), not z + 0.
+  EXPECT_EQ(text(divmod_drop_multiples((a * 112 + z + 14) % 7)), "(z+7)%7");
+  // Declined: nothing to drop, C's quotient whose rest would be negative, a zero divisor.
+  EXPECT_FALSE(has_multiple_of((a + 3) / 4));
+  EXPECT_EQ(divmod_drop_multiples((a * 8 + z + 8) / 4), UPtr());
+  EXPECT_FALSE(has_multiple_of(fd(a + 9, 0)));
+}
+
+TEST(DivmodHelpers, NegativeDivisorCommonFactor) {
+  EXPECT_TRUE(shares_factor(a * 4 + b * 2, I(-16)));
+  EXPECT_EQ(text(divide_common_factor(fd(a * 4 + b * 2, -16))), "floordiv(a*2+b, -8)");
+  EXPECT_EQ(text(divide_common_factor(fm(a * 4 + b * 2, -16))), "floormod(a*2+b, -8)*2");
+  // Not exact (a remainder 1): floor((a*4 + 1)/-8) is not floor(a/-2).
+  EXPECT_EQ(divide_common_factor(fd(a * 4 + 1, -8)), UPtr());
+}
+
+TEST(DivmodHelpers, SplitCoefficients) {
+  // a*16 + b*4 = 3*(a*5 + b) + (a + b).
+  EXPECT_EQ(text(divmod_split_coefficients((a * 16 + b * 4) / 3)), "a*5+b+(a+b)/3");
+  EXPECT_EQ(text(divmod_split_coefficients((a * 16 + b * 4) % 3)), "(a+b)%3");
+  EXPECT_EQ(text(divmod_split_coefficients((a * 5 + 7) / 3)), "a+2+(a*2+1)/3");  // the constant too
+  // Declined: no coefficient reaches the divisor, a negative coefficient would leave a negative rest, a divisor 1.
+  EXPECT_EQ(divmod_split_coefficients((a * 2 + b) / 3), UPtr());
+  EXPECT_EQ(divmod_split_coefficients((a * 5 + b * -1 + 7) / 3), UPtr());
+  EXPECT_EQ(divmod_split_coefficients((a * 5) / 1), UPtr());
+}
+
+TEST(DivmodHelpers, MergeNestedQuotient) {
+  EXPECT_EQ(text(merge_nested_quotient((a / 2 + 1) / 2)), "floordiv(a+2, 4)");
+  EXPECT_EQ(text(merge_nested_quotient(fd(fd(z, -2) + 1, 3))), "floordiv(z+-2, -6)");
+  // A scaled term scales with c: (a/4 + b*3)/5 = (a + b*12)/20.
+  EXPECT_EQ(text(merge_nested_quotient((a / 4 + b * 3) / 5)), "floordiv(a+b*12, 20)");
+  // Declined: C's inner quotient of a negative dividend, a term of coefficient 1, a negative outer divisor,
+  // no inner quotient.
+  EXPECT_EQ(merge_nested_quotient(fd(z / 2 + 1, 2)), UPtr());
+  EXPECT_EQ(merge_nested_quotient((a / 2 + b) / 2), UPtr());
+  EXPECT_EQ(merge_nested_quotient(fd(fd(z, 2) + 1, -3)), UPtr());
+  EXPECT_EQ(merge_nested_quotient((a * 2 + b * 3) / 2), UPtr());
+}
+
+TEST(DivmodHelpers, SymbolicDivisors) {
+  UPtr d = var("d", 1, 10), e = var("e", 1, 10), p = var("p", 0, 10);
+  auto sfd = [](const UPtr& x, const UPtr& y) { return alu(Op::FLOORDIV, {x, y}); };
+  auto sfm = [](const UPtr& x, const UPtr& y) { return alu(Op::FLOORMOD, {x, y}); };
+  EXPECT_EQ(text(divide_symbolic_common_factor(sfd(z * 3 + b * 9, d * 3))), "floordiv(z+b*3, d)");
+  EXPECT_EQ(text(divide_symbolic_common_factor(sfm(z * 3 + b * 9, d * 3))), "floormod(z+b*3, d)*3");
+  EXPECT_EQ(text(divide_symbolic_common_factor(sfd(d * z * e * b * d, d * e))), "floordiv(z*b*d, 1)");
+  EXPECT_EQ(text(divide_symbolic_common_factor((d * a * 3 + b * d * 9 + 3) / (d * 3 * e))), "(d*a+b*d*3+1)/(d*e)");
+  // Declined: nothing in common (a constant term shares no factor with d), a constant divisor.
+  EXPECT_EQ(divide_symbolic_common_factor(sfd(d * a + 1, d)), UPtr());
+  EXPECT_EQ(divide_symbolic_common_factor(sfd(z * 3, I(3))), UPtr());
+  // (d*p*20 + b*d*5 + 10) / (d*5): d*5 times p*4 and b; 10 stays.
+  EXPECT_EQ(text(divmod_drop_symbolic_multiples((d * p * 20 + b * d * 5 + 10) / (d * 5))), "p*4+b+10/(d*5)");
+  EXPECT_EQ(text(divmod_drop_symbolic_multiples((d * p * 20 + b + 2) % d)), "(b+2)%d");
+  // Declined: a divisor that may be 0, a negative dividend, no multiple.
+  UPtr d0 = var("d0", 0, 10);
+  EXPECT_EQ(divmod_drop_symbolic_multiples((d0 * p + b) / d0), UPtr());
+  EXPECT_EQ(divmod_drop_symbolic_multiples(sfd(d * z + b, d)), UPtr());
+  EXPECT_EQ(divmod_drop_symbolic_multiples((p * 3 + b) / d), UPtr());
+}
+
 }  // namespace
 }  // namespace rg

@@ -56,10 +56,33 @@ bool all_ones(const UPtr& c) {
 }
 
 UPtr merge_like_term(const UPtr& x, const UPtr& y) {
-  if (y->is_const() || y->op == Op::ADD || x->op != Op::ADD) return {};
-  auto [base, c] = split_term(y);
-  int budget = kLikeTermReach;
-  return merge_into(x, *base, c, budget);
+  if (y->is_const() || x->op != Op::ADD) return {};
+  if (y->op != Op::ADD) {
+    auto [base, c] = split_term(y);
+    int budget = kLikeTermReach;
+    return merge_into(x, *base, c, budget);
+  }
+  // y is a sum too (a rule put one in place of a term): its terms merge one by one, the others follow x's.
+  std::vector<UPtr> terms;
+  for (UPtr t = y; terms.size() < size_t(kLikeTermReach); t = t->src[0]) {
+    if (t->op != Op::ADD || t->dtype != x->dtype) {
+      terms.push_back(t);
+      break;
+    }
+    terms.push_back(t->src[1]);
+  }
+  if (terms.back()->op == Op::ADD) return {};  // longer than the reach: left as it is
+  UPtr sum = x;
+  std::vector<UPtr> rest;
+  for (auto it = terms.rbegin(); it != terms.rend(); ++it) {
+    auto [base, c] = split_term(*it);
+    int budget = kLikeTermReach;
+    UPtr merged = (*it)->is_const() ? UPtr() : merge_into(sum, *base, c, budget);
+    merged ? void(sum = merged) : rest.push_back(*it);
+  }
+  if (rest.size() == terms.size()) return {};
+  for (const UPtr& t : rest) sum = sum + t;
+  return sum;
 }
 
 bool same_floor_quotient(const UPtr& x, const UPtr& c) {

@@ -35,7 +35,9 @@ inline bool no_invalid_branch(const UPtr& a, const UPtr& b, const UPtr& c, const
 bool all_ones(const UPtr& c);
 // x + y where the sum x holds a term like y (same base b in b or b*k, y not a
 // constant) within its last kLikeTermReach terms: x with that term replaced by
-// b*(k + k_y); null when there is none. The reach bounds the search so that a
+// b*(k + k_y); null when there is none. When y is a sum itself (of at most
+// kLikeTermReach terms), each of its terms merges so, the others are added after:
+// r4*15 + r3*6 + (r3*2 + r4) is r4*16 + r3*8. The reach bounds the search so that a
 // long chain of unlike terms stays linear to simplify.
 constexpr int kLikeTermReach = 32;
 UPtr merge_like_term(const UPtr& x, const UPtr& y);
@@ -43,6 +45,8 @@ UPtr merge_like_term(const UPtr& x, const UPtr& y);
 bool same_floor_quotient(const UPtr& x, const UPtr& c);
 // That value, floor(x->vmin / c), as a constant of x's dtype.
 UPtr floor_quotient(const UPtr& x, const UPtr& c);
+// x's one value (x->vmin == x->vmax), as a constant of x's dtype.
+inline UPtr fixed_value(const UPtr& x) { return cnst_int(x->dtype, x->vmin); }
 // x*c < d  <=>  x < ceil(d/c) for c > 0 (mathematical, not C, rounding).
 UPtr ceil_div(const UPtr& d, const UPtr& c);
 // d < x*c  <=>  floor(d/c) < x for c > 0.

@@ -385,6 +385,19 @@ TEST_F(SymbolicSemantics, EveryRewriteAgreesWithTheEvaluatorAndZ3) {
                                          alu(Op::FLOORMOD, {rn, e}),
                                          (i * 4 + j % 4) / I(8)})
     run(x);
+  // Coefficients past the divisor split, a quotient of a quotient merges, negative divisors, C's quotient decided
+  // by bounds, a sum's terms merge with a sum's.
+  for (const UPtr& x :
+       std::vector<UPtr>{(i * 16 + j * 4) / I(3), (i * 16 + j * 4) % I(3), (i / 2 + 1) / I(2), fd(fd(k, -2) + 1, 3),
+                         fd(fd(k, 2) * 3 + 1, 4), fd(k * -8 + j - 3, -4), fm(k * -8 + j + 5, -4), fd(k * 6 + 12, -6),
+                         var("w", 8, 11) % I(8), var("w", 8, 11) / I(8), i * 15 + j * 6 + (j * 2 + i)})
+    run(x);
+  // Symbolic divisors (multiples in products, floor's lowered), a fixed variable, a clamp as a max, a comparison of
+  // negations.
+  for (const UPtr& x : std::vector<UPtr>{(d * i * 4 + j + 2) / d, alu(Op::FLOORDIV, {i + j, d}), var("f", 3, 3) * i + 2,
+                                         where(k < I(0), I(0), k), where(I(2) < k, k, I(2)),
+                                         where(vars_i32[0] < i32(3), i32(3), vars_i32[0]), i * -1 < j * -1})
+    run(x);
   with_floor = true;
   for (int n = 0; n < 200; ++n) run(random_expr(4, dtypes::index, ivars, true));
 

@@ -158,8 +158,9 @@ TEST(Symbolic, FloorDivModByBounds) {
   EXPECT_SIMPLIFIES(fm(z - 10, I(16)), "z+6", "floormod_by_bounds");     // quotient -1: x + 16
   EXPECT_SIMPLIFIES(fm(z - 10, I(-16)), "z+-10", "floormod_by_bounds");  // quotient 0: x itself
   EXPECT_SIMPLIFIES(fm(y + 16, I(8)), "y", "floormod_by_bounds");        // quotient 2
-  // Not folded: the quotient takes two values ([-15, -5] / 8 is -2 or -1).
-  EXPECT_EQ(simplify(fd(z - 10, I(8))).out, "floordiv(z+-10, 8)");
+  // Not folded: the quotient takes two values ([-15, -5] / 8 is -2 or -1). Its constant leaves it:
+  // z - 10 = (z + 6) - 16, and z + 6 is non-negative: C's.
+  EXPECT_SIMPLIFIES(fd(z - 10, I(8)), "(z+6)/8+-2", "floor_divmod_drop_multiples");
   // Its remainder is floor's remainder of z + 6 (congruent), which is non-negative: C's.
   EXPECT_SIMPLIFIES(fm(z - 10, I(8)), "(z+6)%8", "floor_divmod_drop_multiples");
 }
@@ -176,10 +177,11 @@ TEST(Symbolic, FloorDivModOfNonNegativesAreCs) {
   EXPECT_SIMPLIFIES(fm(x, I(8)), "x%8", "floormod_nonneg_to_mod");
   EXPECT_SIMPLIFIES(fd(x * 4 + y, I(4)), "x", "floordiv_nonneg_to_div");  // then div_sum_of_multiple
   EXPECT_SIMPLIFIES(fm(x * 4 + y, I(4)), "y", "floormod_nonneg_to_mod");
-  // Not lowered: a negative dividend (C gives -1/4 = 0, floor gives -1), a negative divisor, a divisor
-  // that is not a constant (its range [-2, 3] holds 0).
+  EXPECT_SIMPLIFIES(fd(x, var("d", 2, 3)), "x/d", "floordiv_nonneg_symbolic_to_div");  // d >= 2: C's too
+  // Not lowered: a negative dividend (C gives -1/4 = 0, floor gives -1), a negative divisor, a symbolic divisor
+  // whose range [-2, 3] holds 0 and negatives.
   for (const UPtr& e : {fd(z, I(4)), fm(z, I(4)), fd(x, I(-4)), fm(x, I(-4)), fd(x, var("d", -2, 3)),
-                        fm(x, var("d", -2, 3)), fd(x, var("d", 2, 3))}) {
+                        fm(x, var("d", -2, 3)), fd(z, var("d", 2, 3))}) {
     Simplified s = simplify(e);
     EXPECT_EQ(s.out, render_expr(e));
     EXPECT_TRUE(s.fired.empty()) << render_expr(e) << ": " << joined(s.fired);
@@ -268,13 +270,13 @@ TEST(Symbolic, DivModRecombine) {
   EXPECT_SIMPLIFIES(x / 3 % 4 * 3 + x % 3, "x%12", "mod_div_mod_recombine");
   // Other terms between the halves.
   EXPECT_SIMPLIFIES(x % 4 + y + x / 4 * 4, "x+y", "recombine_divmod_in_sum");
-  EXPECT_SIMPLIFIES(x / 4 * 4 + a + y * 7 + x % 4, "y*7+(x+a)", "recombine_divmod_in_sum");
+  EXPECT_SIMPLIFIES(x / 4 * 4 + a + y * 7 + x % 4, "x+(y*7+a)", "recombine_divmod_in_sum");
   // The dividend a sum: (a*8+b)/4 is a*2 + b/4 first, so the quotient's term sits inside (a*2 + b/4)*4.
   EXPECT_SIMPLIFIES((a * 8 + bb) / 4 * 4 + (a * 8 + bb) % 4, "b+a*8", "recombine_divmod_in_sum");
   // x//3%224*3 + x%3 + x//672*672: x%672 first, then x; x//672 is (x//3)//224.
   EXPECT_SIMPLIFIES(n / 3 % 224 * 3 + n % 3 + n / 672 * 672, "n", "mod_div_mod_recombine");
   EXPECT_SIMPLIFIES(fd(n, I(3)) % 224 * 3 + fm(n, I(3)) + fd(n, I(672)) * 672, "n", "div_mod_recombine");
-  EXPECT_SIMPLIFIES(n / 3 % 224 * 3 + a + n % 3 + y + n / 672 * 672, "y+(a+n)", "recombine_divmod_in_sum");
+  EXPECT_SIMPLIFIES(n / 3 % 224 * 3 + a + n % 3 + y + n / 672 * 672, "y+a+n", "recombine_divmod_in_sum");
   // x//3%4*2 + x//12%5*8 == (x//3 % 20)*2.
   EXPECT_SIMPLIFIES(n / 3 % 4 * 2 + n / 12 % 5 * 8, "n/3%20*2", "recombine_divmod_in_sum");
   // (b*19+3)%7 becomes (b*5+3)%7 first; the pair still meets: b*19+3 and b*5+3 are congruent modulo 7.
@@ -299,11 +301,12 @@ TEST(Symbolic, DivModDropMultiples) {
   auto fm = [](const UPtr& a, int64_t c) { return alu(Op::FLOORMOD, {a, I(c)}); };
   // (x*8 + y + 9) % 4: x*8 leaves, 9 is 1 modulo 4; (y + 1) in [1, 4] keeps its %.
   EXPECT_SIMPLIFIES((x * 8 + y + 9) % 4, "(y+1)%4", "divmod_drop_multiples");
-  // (x*8 + y + 9) / 4 = x*2 + (y + 9)/4 (a quotient keeps its constant).
-  EXPECT_SIMPLIFIES((x * 8 + y + 9) / 4, "(y+9)/4+x*2", "divmod_drop_multiples");
+  // (x*8 + y + 9) / 4 = x*2 + (y + 1)/4 + 2: the constant's multiple leaves too, so that the quotient's
+  // dividend is its remainder's.
+  EXPECT_SIMPLIFIES((x * 8 + y + 9) / 4, "(y+1)/4+x*2+2", "divmod_drop_multiples");
   // Floor's, over negative values too: z*8 + y - 3 = z*8 + (y - 3), and y - 3 is congruent to y + 1.
   EXPECT_SIMPLIFIES(fm(z * 8 + y - 3, 4), "(y+1)%4", "floor_divmod_drop_multiples");
-  EXPECT_SIMPLIFIES(fd(z * 8 + y - 3, 4), "z*2+floordiv(y+-3, 4)", "floor_divmod_drop_multiples");
+  EXPECT_SIMPLIFIES(fd(z * 8 + y - 3, 4), "z*2+(y+1)/4+-1", "floor_divmod_drop_multiples");
   // Not: C's % of a sum that may be negative, or a coefficient the divisor does not divide.
   EXPECT_FALSE(simplify((x * 8 + z) % 4).fired_rule("divmod_drop_multiples"));
   EXPECT_FALSE(simplify((x * 6 + y) % 4).fired_rule("divmod_drop_multiples"));
@@ -381,6 +384,98 @@ TEST(Symbolic, SymbolicDivisors) {
   }
 }
 
+// The shapes tinygrad's index simplifier gives (tools/symbolic_corpus.txt), family by family.
+// A quotient's constant leaves it, over a divisor of either sign (floor's); C's remainder keeps what keeps it
+// non-negative.
+TEST(Symbolic, QuotientConstantsLeave) {
+  EXPECT_SIMPLIFIES((x + 9) / 4, "(x+1)/4+2", "divmod_drop_multiples");
+  // z*-8 is -4*(z*2); y - 3 in [-3, 0] is its own floor remainder modulo -4, its quotient 0.
+  EXPECT_SIMPLIFIES(fd(z * -8 + y - 3, I(-4)), "z*2", "floor_divmod_drop_multiples");
+  EXPECT_SIMPLIFIES(fm(z * -8 + y + 5, I(-4)), "y+-3", "floor_divmod_drop_multiples");  // 5 = -4*-2 - 3
+  // 999 = -4*-250 - 1: the +250 outside cancels.
+  UPtr g = var("g", 0, 124), l = var("l", 0, 7);
+  EXPECT_SIMPLIFIES(fd(g * -8 + l * -1 + 999, I(-4)) + 250, "floordiv(l*-1+-1, -4)+g*2", "floor_divmod_drop_multiples");
+  // (y*112 + z + 14) % 7 with z >= -5: y*112 leaves, one 7 of the 14 stays.
+  EXPECT_SIMPLIFIES((y * 112 + z + 14) % 7, "(z+7)%7", "divmod_drop_multiples");
+  // Not: a constant already in [0, c), a zero divisor, C's quotient whose rest would be negative.
+  for (const UPtr& e : {(x + 3) / 4, fd(x + 9, I(0)), (x * 8 + z + 8) / 4}) {
+    Simplified s = simplify(e);
+    for (const char* r : {"divmod_drop_multiples", "floor_divmod_drop_multiples"})
+      EXPECT_FALSE(s.fired_rule(r)) << render_expr(e) << " => " << s.out;
+  }
+}
+
+// Over a negative divisor, a common factor leaves only an exact division.
+TEST(Symbolic, NegativeDivisorCommonFactor) {
+  EXPECT_SIMPLIFIES(fd(x * 4 + y * 2, I(-16)), "floordiv(y+x*2, -8)", "floor_divmod_common_factor");
+  Simplified s = simplify(fd(x * 4 + 1, I(-8)));  // floor((x*4 + 1)/-8) is not floor(x/-2)
+  EXPECT_FALSE(s.fired_rule("floor_divmod_common_factor")) << s.out;
+}
+
+// Coefficients past the divisor split, so that a quotient's dividend is its remainder's.
+TEST(Symbolic, CoefficientsSplit) {
+  EXPECT_SIMPLIFIES((x * 16 + y * 4) / 3, "(x+y)/3+(y+x*5)", "divmod_split_coefficients");
+  EXPECT_SIMPLIFIES((x * 16 + y * 4) % 3, "(x+y)%3", "mod_sum_reduce_multiplier");
+  UPtr r = var("r", 0, 15), s = var("s", 0, 3);
+  EXPECT_SIMPLIFIES((r * 8 + s) % 7 * ((r * 8 + s) / 7) + (r * 8 + s) % 7, "(r+s)%7*(r+(r+s)/7)+(r+s)%7",
+                    "divmod_split_coefficients");
+  // Not: every coefficient below the divisor, a dividend that may be negative.
+  for (const UPtr& e : {(x * 2 + y) / 3, fd(x * 4 + z, I(3))})
+    EXPECT_FALSE(simplify(e).fired_rule("divmod_split_coefficients")) << render_expr(e);
+}
+
+// A quotient of a quotient plus constants (or scaled terms) is one quotient.
+TEST(Symbolic, NestedQuotients) {
+  EXPECT_SIMPLIFIES((x / 2 + 1) / 2, "(x+2)/4", "div_of_quotient_sum");
+  EXPECT_SIMPLIFIES(fd(fd(z, I(-2)) + 1, I(3)), "floordiv(z+-2, -6)", "div_of_quotient_sum");
+  EXPECT_SIMPLIFIES(fd(fd(z, I(-2)), I(3)), "floordiv(z, -6)", "div_of_quotient_sum");
+  // Not: a term of coefficient 1 besides the quotient (it would gain a multiplication), a negative outer divisor.
+  for (const UPtr& e : {(x / 2 + y) / 2, fd(fd(z, I(2)) + 1, I(-3))})
+    EXPECT_FALSE(simplify(e).fired_rule("div_of_quotient_sum")) << render_expr(e);
+}
+
+// C's quotient and remainder of a value within one period.
+TEST(Symbolic, CDivModByBounds) {
+  UPtr w = var("w", 8, 11);
+  EXPECT_SIMPLIFIES(w / 8, "1", "div_by_bounds");
+  EXPECT_SIMPLIFIES(w % 8, "w+-8", "mod_by_bounds");
+  EXPECT_FALSE(simplify(w / 9).fired_rule("div_by_bounds"));  // 8 / 9 is 0, 11 / 9 is 1
+}
+
+// Symbolic divisors: common factors, multiples inside products, floor's on non-negatives lowered, one value.
+TEST(Symbolic, SymbolicDivisorFactors) {
+  UPtr a = var("a", -10, 10), bb = var("b", -10, 10), d = var("d", 1, 10), d1 = var("d1", 1, 10);
+  UPtr p = var("p", 0, 10), q = var("q", 0, 10);
+  EXPECT_SIMPLIFIES(fd(a * 3 + bb * 9, d * 3), "floordiv(b*3+a, d)", "divmod_symbolic_common_factor");
+  EXPECT_SIMPLIFIES(fd(d1 * a + bb * d1, d1), "b+a", "divmod_symbolic_common_factor");
+  EXPECT_SIMPLIFIES(fm(a * 3 + bb * 9, d * 3), "floormod(b*3+a, d)*3", "divmod_symbolic_common_factor");
+  EXPECT_SIMPLIFIES(fd(d * p * 20 + q * d * 5 + 10, d * 5), "2/d+(p*4+q)", "divmod_drop_symbolic_multiples");
+  EXPECT_SIMPLIFIES(fd(p + q, d), "(q+p)/d", "floordiv_nonneg_symbolic_to_div");
+  EXPECT_SIMPLIFIES(fm(d * p * 2 + var("s", 0, 1), d), "s%d", "divmod_drop_symbolic_multiples");  // d may be 1
+  EXPECT_SIMPLIFIES(fd(var("u", 20, 23), var("v", 8, 10)), "2", "divmod_of_one_value");
+  // Not: no factor in common, a dividend that may be negative, a divisor that may be 0.
+  UPtr d0 = var("d0", 0, 10);
+  for (const UPtr& e : {fd(a + bb, d * 3), fd(d * p + a, d), (d0 * p + q) / d0})
+    for (const char* r :
+         {"divmod_symbolic_common_factor", "divmod_drop_symbolic_multiples", "floordiv_nonneg_symbolic_to_div"})
+      EXPECT_FALSE(simplify(e).fired_rule(r)) << render_expr(e) << ": " << r;
+}
+
+TEST(Symbolic, ClampsNegationsAndFixedValues) {
+  EXPECT_SIMPLIFIES(where(z < I(0), I(0), z), "max(z, 0)", "where_below_const_is_max");
+  EXPECT_SIMPLIFIES(where(I(2) < z, z, I(2)), "max(z, 2)", "where_above_const_is_max");
+  EXPECT_SIMPLIFIES(z * -1 < y * -1, "y<z", "lt_negated");
+  EXPECT_SIMPLIFIES(var("f", 3, 3) + x, "x+3", "var_of_one_value");
+  // Not: a clamp at another value than the bound, a variable of two values.
+  EXPECT_FALSE(simplify(where(z < I(0), I(1), z)).fired_rule("where_below_const_is_max"));
+  EXPECT_FALSE(simplify(var("f", 3, 4) + x).fired_rule("var_of_one_value"));
+}
+
+// A sum put in place of a term merges its like terms: x*15 + y*6 + (y*2 + x) is x*16 + y*8.
+TEST(Symbolic, LikeTermsOfAnInnerSum) {
+  EXPECT_SIMPLIFIES(x * 15 + y * 6 + (y * 2 + x), "y*8+x*16", "combine_like_terms_in_sum");
+}
+
 TEST(Symbolic, BenchmarkTermsFold) {
   UPtr v = var("v", 0, 255);
   // v in [0, 255]: (v*256 + v) % 256 = v, and v*4/4 = v.
@@ -417,6 +512,10 @@ TEST(SymbolicHelpers, Each) {
   EXPECT_EQ(merge_like_term(y + a * 2, x * 3), UPtr());  // no like term
   EXPECT_EQ(merge_like_term(y + I(2), I(3)), UPtr());    // constants are not terms here
   EXPECT_EQ(merge_like_term(y, y), UPtr());              // not a sum
+  // y a sum: its like terms merge, the others follow.
+  EXPECT_EQ(render_expr(merge_like_term(a * 15 + x * 6, x * 2 + a + y)), "a*16+x*8+y");
+  EXPECT_EQ(merge_like_term(a * 15 + x * 6, y + I(2)), UPtr());  // nothing in common
+  EXPECT_EQ(render_expr(fixed_value(var("f", 3, 3))), "3");
   EXPECT_EQ(floor_quotient(var("m", INT64_MIN, INT64_MIN, dtypes::int64), cnst_int(dtypes::int64, -1)), UPtr());
 }
 

@@ -47,8 +47,9 @@ TEST(SymbolicCorpus, ComparingAtPointsFindsADifference) {
   EXPECT_EQ(compare_at_points((x * d) / d, x, 100, 1, &n), "");
 }
 
-// The corpus: rulegrad must agree with the original expression everywhere; the shares of results no larger
-// than tinygrad's and of bounds as tight are held at what the rules reach (percent).
+// The corpus: rulegrad must agree with the original expression everywhere; results no larger than tinygrad's
+// and bounds as tight in at least 95% of the expressions each (issue 13's targets; bounds are held at the 98%
+// the rules reach).
 TEST(SymbolicCorpus, AgainstTinygrad) {
   std::vector<CorpusEntry> corpus = read_corpus("tools/symbolic_corpus.txt");
   ASSERT_GT(corpus.size(), 1000u);
@@ -56,7 +57,7 @@ TEST(SymbolicCorpus, AgainstTinygrad) {
   for (const std::string& w : r.wrong) ADD_FAILURE() << w;
   std::printf("%zu expressions, %zu points: no larger %zu, bounds as tight %zu, input bounds as tight %zu\n", r.total,
               r.points, r.no_larger, r.bounds_as_tight, r.in_bounds_as_tight);
-  EXPECT_GE(r.no_larger * 100, r.total * 90);
+  EXPECT_GE(r.no_larger * 100, r.total * 95);
   EXPECT_GE(r.bounds_as_tight * 100, r.total * 98);
 }
 

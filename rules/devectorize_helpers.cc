@@ -112,15 +112,19 @@ std::vector<std::pair<int64_t, int>> fold_runs(const std::vector<int64_t>& offse
 }
 
 bool foldable_dtype(DType dt) {
-  return !dt.ptr && dt.count == 1 &&
-         (dt.scalar == Scalar::Float32 || dt.scalar == Scalar::Int32 || dt.scalar == Scalar::UInt32);
+  return !dt.ptr && dt.count == 1 && !dt.is_bool() && !dt.is_index() && dt.scalar != Scalar::Float16 &&
+         dt.scalar != Scalar::BFloat16 && dt.scalar != Scalar::Void;
+}
+
+bool FoldCtx::foldable(DType dt) const {
+  return foldable_dtype(dt) && std::find(dtypes.begin(), dtypes.end(), dt.scalar) != dtypes.end();
 }
 
 void plan_load_folds(const UPtr& kernel, FoldCtx& ctx) {
   std::vector<UPtr> loads;
   std::map<GroupKey, Group> groups;
   for (const UPtr& u : toposort(kernel)) {
-    if (u->op != Op::LOAD || u->src.size() != 1 || !foldable_dtype(u->dtype)) continue;
+    if (u->op != Op::LOAD || u->src.size() != 1 || !ctx.foldable(u->dtype)) continue;
     const UOp* buf = plain_buffer(u->src[0]);
     if (!buf || buf->dtype.scalar != u->dtype.scalar) continue;
     add_to_group(groups, buf, u->src[0]->src[1], loads.size());
@@ -152,7 +156,7 @@ UPtr fold_store_group(const FoldCtx& ctx, const UPtr& group) {
   std::map<GroupKey, Group> groups;
   for (size_t i = 0; i < group->src.size(); ++i) {
     const UPtr& s = group->src[i];
-    if (s->op != Op::STORE || !foldable_dtype(s->src[1]->dtype)) continue;
+    if (s->op != Op::STORE || !ctx.foldable(s->src[1]->dtype)) continue;
     const UOp* buf = plain_buffer(s->src[0]);
     if (!buf || buf->dtype.scalar != s->src[1]->dtype.scalar) continue;
     add_to_group(groups, buf, s->src[0]->src[1], i);
@@ -190,10 +194,10 @@ UPtr fold_store_group(const FoldCtx& ctx, const UPtr& group) {
 UPtr vectorize_alu(const UPtr& vec) {
   const UPtr& l0 = vec->src[0];
   const DType dt = l0->dtype;
-  const bool f32 = dt == dtypes::float32, i32 = dt == dtypes::int32;
-  if (!f32 && !i32) return {};
+  if (!foldable_dtype(dt)) return {};
   const Op op = l0->op;
-  if (!(op == Op::ADD || op == Op::SUB || op == Op::MUL || op == Op::NEG || ((op == Op::DIV || op == Op::EXP2) && f32)))
+  if (!(op == Op::ADD || op == Op::SUB || op == Op::MUL || op == Op::NEG || (op == Op::DIV && dt.is_float()) ||
+        (op == Op::EXP2 && dt == dtypes::float32)))
     return {};
   const size_t n = vec->src.size();
   for (const UPtr& l : vec->src)

@@ -42,20 +42,23 @@ bool affine_aligned(const AffineIndex& a, int64_t w);
 std::vector<std::pair<int64_t, int>> fold_runs(const std::vector<int64_t>& offsets, const std::vector<int>& widths,
                                                const AffineIndex& base);
 
-// Context of the devectorize rule sets: the target's fold widths (descending, e.g. {4, 2}; 1 implied)
-// and, for fold_loads, each scalar load that is a lane of a vector load (its GEP).
+// Context of the devectorize rule sets: the target's fold widths (descending, e.g. {4, 2}; 1 implied), the
+// scalar types it has vectors of and, for fold_loads, each scalar load that is a lane of a vector load (its GEP).
 struct FoldCtx {
   std::vector<int> widths;
+  std::vector<Scalar> dtypes;
   UMap loads;
   bool folds(const UPtr& l) const { return loads.count(l) > 0; }
+  // A scalar value of dt can be a lane of this target's vector loads and stores.
+  bool foldable(DType dt) const;
 };
 // The GEP a planned load becomes.
 UPtr folded_load(const FoldCtx& ctx, const UPtr& load);
 
-// Plans fold_loads over a kernel: every ungated scalar load of a PARAM buffer (32-bit types) grouped
+// Plans fold_loads over a kernel: every ungated scalar load of a PARAM buffer (of a type ctx folds) grouped
 // with the loads whose addresses differ from it by a constant, each group folded with fold_runs.
 void plan_load_folds(const UPtr& kernel, FoldCtx& ctx);
-// Can a scalar of dt live in a vector lane of the CPU's memory accesses (float32, int32, uint32)?
+// Is dt a scalar of vector_scalars() (the types a vector accumulator may hold)?
 bool foldable_dtype(DType dt);
 
 // NOOP/SINK whose scalar stores to consecutive addresses become vector stores of a VECTORIZE of their

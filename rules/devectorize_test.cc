@@ -57,7 +57,7 @@ TEST(Devectorize, LoadsFoldToVectorLoadsAndGeps) {
   std::vector<UPtr> stores;
   for (int i = 0; i < 6; ++i) stores.push_back(store(out, idx(5 - i), load_at(in, idx(i)) * load_at(in, idx(i))));
   UPtr k = UOp::make(Op::SINK, dtypes::void_, stores);
-  FoldCtx ctx{kCpu, {}};
+  FoldCtx ctx{kCpu, vector_scalars(), {}};
   plan_load_folds(k, ctx);
   EXPECT_EQ(ctx.loads.size(), 6u);
   UPtr l0 = load_at(in, idx(0)), l5 = load_at(in, idx(5));
@@ -73,7 +73,7 @@ TEST(Devectorize, LoadsFoldToVectorLoadsAndGeps) {
   // Gated loads and bool loads stay scalar.
   UPtr gated =
       UOp::make(Op::LOAD, dtypes::float32, {address(in, idx(0)), cnst(dtypes::float32, 0), cnst(dtypes::bool_, 1)});
-  FoldCtx none{kCpu, {}};
+  FoldCtx none{kCpu, vector_scalars(), {}};
   plan_load_folds(UOp::make(Op::SINK, dtypes::void_, {store(out, idx(0), gated)}), none);
   EXPECT_TRUE(none.loads.empty());
 }
@@ -85,7 +85,7 @@ TEST(Devectorize, StoresFoldInTheirGroupAndValuesBecomeVectorOps) {
   for (int i = 0; i < 4; ++i)
     stores.push_back(store(out, r * 4 + idx(i), load_at(a, r * 4 + idx(i)) + load_at(a, r * 4 + idx(i))));
   UPtr noop = UOp::make(Op::NOOP, dtypes::void_, stores);
-  FoldCtx ctx{kCpu, {}};
+  FoldCtx ctx{kCpu, vector_scalars(), {}};
   UPtr folded = fold_store_group(ctx, noop);
   ASSERT_TRUE(folded);
   ASSERT_EQ(folded->src.size(), 1u);

@@ -5,6 +5,8 @@
 #include <cmath>
 
 #include "compiler/ir/kernel_builders.h"
+#include "compiler/ir/rewrite.h"
+#include "rules/codegen.h"
 
 namespace rg {
 namespace {
@@ -51,6 +53,27 @@ TEST(ReduceToAcc, NoRangeIsTheValue) {
   UPtr x = cnst(dtypes::float32, 2);
   ReduceCtx ctx;
   EXPECT_EQ(reduce_to_acc(ctx, UOp::make(Op::REDUCE, dtypes::float32, {x}, Op::ADD)), x);
+}
+
+// Seed 003's tensor-core fusion on a graph built by hand: WMMA(a, b, c) + d -> WMMA(a, b, c + d), in either
+// operand order; a WMMA that is not added to stays.
+TEST(RemoveReduce, AddIntoWmma) {
+  UPtr a = UOp::make(Op::LOAD, dtypes::float16.vec(8),
+                     {UOp::make(Op::INDEX, dtypes::float16.vec(8).ptr_to(-1), {param(1, dtypes::float16, 8), idx(0)})});
+  UPtr b = UOp::make(Op::LOAD, dtypes::float16.vec(8),
+                     {UOp::make(Op::INDEX, dtypes::float16.vec(8).ptr_to(-1), {param(2, dtypes::float16, 8), idx(0)})});
+  UPtr c = UOp::make(Op::LOAD, dtypes::float32.vec(4),
+                     {UOp::make(Op::INDEX, dtypes::float32.vec(4).ptr_to(-1), {param(3, dtypes::float32, 4), idx(0)})});
+  UPtr d = UOp::make(Op::LOAD, dtypes::float32.vec(4),
+                     {UOp::make(Op::INDEX, dtypes::float32.vec(4).ptr_to(-1), {param(4, dtypes::float32, 4), idx(0)})});
+  const std::string kind = "WMMA_8_16_16_half_float";
+  UPtr w = UOp::make(Op::WMMA, dtypes::float32.vec(4), {a, b, c}, kind);
+  UPtr fused = UOp::make(Op::WMMA, dtypes::float32.vec(4), {a, b, UOp::make(Op::ADD, c->dtype, {c, d})}, kind);
+  ReduceCtx ctx;
+  EXPECT_EQ(graph_rewrite(UOp::make(Op::ADD, w->dtype, {w, d}), rules::remove_reduce, ctx), fused);
+  EXPECT_EQ(graph_rewrite(UOp::make(Op::ADD, w->dtype, {d, w}), rules::remove_reduce, ctx), fused);
+  EXPECT_EQ(graph_rewrite(UOp::make(Op::MUL, w->dtype, {w, d}), rules::remove_reduce, ctx),
+            UOp::make(Op::MUL, w->dtype, {w, d}));
 }
 
 TEST(LoadOf, ValueIndexBecomesLoad) {

@@ -65,16 +65,15 @@ bool foldable_dtype(DType dt);
 // values (same fold as loads); null when none folds.
 UPtr fold_store_group(const FoldCtx& ctx, const UPtr& group);
 
-// VECTORIZE of lanes that are all the same ALU op (same arg, same dtype, a vector op of the target:
-// ADD, SUB, MUL, NEG on float32/int32, DIV and EXP2 on float32): the op over the VECTORIZEs of each operand.
-// Null otherwise.
-UPtr vectorize_alu(const UPtr& vec);
+// Guard of lanes_to_vector_alu: the lanes of VECTORIZE v are one Vectorizable op (same arg, same dtype, every
+// operand of that dtype, a type vectors hold; DIV on floats, EXP2 on float32 only).
+bool alu_lanes(const UPtr& v);
+// Operand j of every lane of VECTORIZE v, as one VECTORIZE.
+UPtr lane_operands(const UPtr& v, int64_t j);
 // VECTORIZE(REDUCE[op](x0, rs...), REDUCE[op](x1, rs...), ...) of one op over the same ranges, of a
 // foldable dtype: REDUCE[op](VECTORIZE(x0, x1, ...), rs...). Null otherwise.
 UPtr vectorize_reduce(const UPtr& vec);
-// GEP(VECTORIZE(a0, a1, ...), k): a_k. Null for a GEP of several lanes.
-UPtr gep_of_vectorize(const UPtr& gep);
-// VECTORIZE(GEP(x, 0), GEP(x, 1), ..., GEP(x, n-1)) with x of width n: x. Null otherwise.
-UPtr vectorize_geps(const UPtr& vec);
+// Guard of vectorize_of_lanes: v is VECTORIZE(GEP(x, 0), GEP(x, 1), ..., GEP(x, n-1)) with x of v's dtype.
+bool lanes_in_order(const UPtr& v, const UPtr& x);
 
 }  // namespace rg

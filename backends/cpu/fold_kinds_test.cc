@@ -74,31 +74,32 @@ TEST(FoldKinds, StandardFourTwoOne) {
 TEST(FoldKinds, AmxSixteenEightFourTwo) {
   Program p = lower(times3(dtypes::float32, 30), amx_lower_options());
   const std::string src = render_c(p);
-  EXPECT_EQ(src,
-            "typedef float float16 __attribute__((ext_vector_type(16), aligned(sizeof(float))));\n"
-            "typedef float float2 __attribute__((ext_vector_type(2), aligned(sizeof(float))));\n"
-            "typedef float float4 __attribute__((ext_vector_type(4), aligned(sizeof(float))));\n"
-            "typedef float float8 __attribute__((ext_vector_type(8), aligned(sizeof(float))));\n"
-            "void E_30(void** bufs) {\n"
-            "  float* data0 = (float*)bufs[0];\n"
-            "  float* data1 = (float*)bufs[1];\n"
-            "  float16 val0 = *((float16*)(data1+0));\n"
-            "  float16 vec1 = (float16){3.0f,3.0f,3.0f,3.0f,3.0f,3.0f,3.0f,3.0f,3.0f,3.0f,3.0f,3.0f,3.0f,3.0f,3.0f,3.0f};\n"
-            "  float16 alu2 = (val0*vec1);\n"
-            "  *((float16*)(data0+0)) = alu2;\n"
-            "  float8 val3 = *((float8*)(data1+16));\n"
-            "  float8 vec4 = (float8){3.0f,3.0f,3.0f,3.0f,3.0f,3.0f,3.0f,3.0f};\n"
-            "  float8 alu5 = (val3*vec4);\n"
-            "  *((float8*)(data0+16)) = alu5;\n"
-            "  float4 val6 = *((float4*)(data1+24));\n"
-            "  float4 vec7 = (float4){3.0f,3.0f,3.0f,3.0f};\n"
-            "  float4 alu8 = (val6*vec7);\n"
-            "  *((float4*)(data0+24)) = alu8;\n"
-            "  float2 val9 = *((float2*)(data1+28));\n"
-            "  float2 vec10 = (float2){3.0f,3.0f};\n"
-            "  float2 alu11 = (val9*vec10);\n"
-            "  *((float2*)(data0+28)) = alu11;\n"
-            "}\n");
+  EXPECT_EQ(
+      src,
+      "typedef float float16 __attribute__((ext_vector_type(16), aligned(sizeof(float))));\n"
+      "typedef float float2 __attribute__((ext_vector_type(2), aligned(sizeof(float))));\n"
+      "typedef float float4 __attribute__((ext_vector_type(4), aligned(sizeof(float))));\n"
+      "typedef float float8 __attribute__((ext_vector_type(8), aligned(sizeof(float))));\n"
+      "void E_30(void** bufs) {\n"
+      "  float* data0 = (float*)bufs[0];\n"
+      "  float* data1 = (float*)bufs[1];\n"
+      "  float16 val0 = *((float16*)(data1+0));\n"
+      "  float16 vec1 = (float16){3.0f,3.0f,3.0f,3.0f,3.0f,3.0f,3.0f,3.0f,3.0f,3.0f,3.0f,3.0f,3.0f,3.0f,3.0f,3.0f};\n"
+      "  float16 alu2 = (val0*vec1);\n"
+      "  *((float16*)(data0+0)) = alu2;\n"
+      "  float8 val3 = *((float8*)(data1+16));\n"
+      "  float8 vec4 = (float8){3.0f,3.0f,3.0f,3.0f,3.0f,3.0f,3.0f,3.0f};\n"
+      "  float8 alu5 = (val3*vec4);\n"
+      "  *((float8*)(data0+16)) = alu5;\n"
+      "  float4 val6 = *((float4*)(data1+24));\n"
+      "  float4 vec7 = (float4){3.0f,3.0f,3.0f,3.0f};\n"
+      "  float4 alu8 = (val6*vec7);\n"
+      "  *((float4*)(data0+24)) = alu8;\n"
+      "  float2 val9 = *((float2*)(data1+28));\n"
+      "  float2 vec10 = (float2){3.0f,3.0f};\n"
+      "  float2 alu11 = (val9*vec10);\n"
+      "  *((float2*)(data0+28)) = alu11;\n"
+      "}\n");
   check_times3<float>(src, p.name, 30);
 }
 
@@ -132,10 +133,11 @@ TEST(FoldKinds, ImageFourOne) {
 // are one 4-lane load, multiply and store. float16 (computed in float, stored as bits) stays scalar.
 TEST(FoldKinds, EveryVectorTypeOfC) {
   const std::vector<std::pair<DType, std::string>> types = {
-      {dtypes::int8, "signed_char4"},  {dtypes::uint8, "unsigned_char4"}, {dtypes::int16, "short4"},
-      {dtypes::uint16, "unsigned_short4"}, {dtypes::int32, "int4"},       {dtypes::uint32, "unsigned_int4"},
-      {dtypes::int64, "long_long4"},   {dtypes::uint64, "unsigned_long_long4"}, {dtypes::float32, "float4"},
-      {dtypes::float64, "double4"}};
+      {dtypes::int8, "signed_char4"}, {dtypes::uint8, "unsigned_char4"},
+      {dtypes::int16, "short4"},      {dtypes::uint16, "unsigned_short4"},
+      {dtypes::int32, "int4"},        {dtypes::uint32, "unsigned_int4"},
+      {dtypes::int64, "long_long4"},  {dtypes::uint64, "unsigned_long_long4"},
+      {dtypes::float32, "float4"},    {dtypes::float64, "double4"}};
   for (const auto& [dt, name] : types) {
     SCOPED_TRACE(dt.name());
     Program p = lower(times3(dt, 4), cpu_lower_options());
@@ -143,16 +145,36 @@ TEST(FoldKinds, EveryVectorTypeOfC) {
     EXPECT_NE(src.find("  " + name + " val0 = *((" + name + "*)(data1+0));\n"), std::string::npos) << src;
     EXPECT_NE(src.find("  *((" + name + "*)(data0+0)) = alu2;\n"), std::string::npos) << src;
     switch (dt.scalar) {
-      case Scalar::Int8: check_times3<int8_t>(src, p.name, 4); break;
-      case Scalar::UInt8: check_times3<uint8_t>(src, p.name, 4); break;
-      case Scalar::Int16: check_times3<int16_t>(src, p.name, 4); break;
-      case Scalar::UInt16: check_times3<uint16_t>(src, p.name, 4); break;
-      case Scalar::Int32: check_times3<int32_t>(src, p.name, 4); break;
-      case Scalar::UInt32: check_times3<uint32_t>(src, p.name, 4); break;
-      case Scalar::Int64: check_times3<int64_t>(src, p.name, 4); break;
-      case Scalar::UInt64: check_times3<uint64_t>(src, p.name, 4); break;
-      case Scalar::Float32: check_times3<float>(src, p.name, 4); break;
-      default: check_times3<double>(src, p.name, 4); break;
+      case Scalar::Int8:
+        check_times3<int8_t>(src, p.name, 4);
+        break;
+      case Scalar::UInt8:
+        check_times3<uint8_t>(src, p.name, 4);
+        break;
+      case Scalar::Int16:
+        check_times3<int16_t>(src, p.name, 4);
+        break;
+      case Scalar::UInt16:
+        check_times3<uint16_t>(src, p.name, 4);
+        break;
+      case Scalar::Int32:
+        check_times3<int32_t>(src, p.name, 4);
+        break;
+      case Scalar::UInt32:
+        check_times3<uint32_t>(src, p.name, 4);
+        break;
+      case Scalar::Int64:
+        check_times3<int64_t>(src, p.name, 4);
+        break;
+      case Scalar::UInt64:
+        check_times3<uint64_t>(src, p.name, 4);
+        break;
+      case Scalar::Float32:
+        check_times3<float>(src, p.name, 4);
+        break;
+      default:
+        check_times3<double>(src, p.name, 4);
+        break;
     }
   }
   const std::string half = render_c(lower(times3(dtypes::float16, 4), cpu_lower_options()));

@@ -76,6 +76,28 @@ TEST(RemoveReduce, AddIntoWmma) {
             UOp::make(Op::MUL, w->dtype, {w, d}));
 }
 
+// Stage 15's merge_sibling_ends on hand-built groups.
+TEST(MergeSiblingEnds, SameRangesBecomeOneEnd) {
+  UPtr p = param(0, dtypes::float32, 8), q = param(1, dtypes::float32, 8);
+  UPtr r0 = range(2, 0), r1 = range(4, 1);
+  UPtr s0 = store(p, r0 * 4 + r1, f32(1)), s1 = store(q, r0 * 4 + r1, f32(2)), s2 = store(q, r0, f32(3));
+  UPtr e0 = end(s0, {r0, r1}), e1 = end(s1, {r1, r0}), e2 = end(s2, {r0});
+  // The two over {r0, r1} (in either order) merge at the first's place; the one over r0 alone stays.
+  UPtr merged = merge_sibling_ends(sink({e0, e2, e1}));
+  ASSERT_TRUE(merged);
+  EXPECT_EQ(merged, sink({end(UOp::make(Op::NOOP, dtypes::void_, {s0, s1}), {r0, r1}), e2}));
+  EXPECT_EQ(graph_rewrite(sink({e0, e2, e1}), rules::merge_ends), merged);
+  // Inside a NOOP too; nothing to merge: null.
+  UPtr noop = UOp::make(Op::NOOP, dtypes::void_, {end(s0, {r1}), end(s1, {r1})});
+  EXPECT_EQ(merge_sibling_ends(noop),
+            UOp::make(Op::NOOP, dtypes::void_, {end(UOp::make(Op::NOOP, dtypes::void_, {s0, s1}), {r1})}));
+  EXPECT_FALSE(merge_sibling_ends(sink({e0, e2})));
+  // An END whose body needs the other's loop finished stays apart.
+  UPtr after = UOp::make(Op::AFTER, p->dtype, {p, e0});
+  UPtr reads = end(store(q, r0 * 4 + r1, load(after, r0 * 4 + r1)), {r0, r1});
+  EXPECT_FALSE(merge_sibling_ends(sink({e0, reads})));
+}
+
 TEST(LoadOf, ValueIndexBecomesLoad) {
   UPtr p = param(0, dtypes::int32, 4);
   UPtr v = load(p, cnst_int(dtypes::index, 1));

@@ -81,6 +81,14 @@ TEST(Invalid, MovingTermsAcrossComparisonsNeedsARange) {
   EXPECT_EQ(fired, std::vector<std::string>{"lt_move_range_free_term"});
   EXPECT_EQ(run(w + v < cnst_int(dtypes::index, 5)), "w+v<5");  // range-free: left alone
   EXPECT_TRUE(fired.empty());
+  // The != form (audit row 37), in either operand order.
+  UPtr five = cnst_int(dtypes::index, 5);
+  EXPECT_EQ(run(UOp::make(Op::CMPNE, dtypes::bool_, {r + v, five})), "r0!=5-v");
+  EXPECT_EQ(fired, std::vector<std::string>{"ne_move_range_free_term"});
+  EXPECT_EQ(run(UOp::make(Op::CMPNE, dtypes::bool_, {five, v + r})), "r0!=5-v");
+  EXPECT_EQ(fired, std::vector<std::string>{"ne_move_range_free_term"});
+  EXPECT_EQ(run(UOp::make(Op::CMPNE, dtypes::bool_, {w + v, five})), "w+v!=5");
+  EXPECT_TRUE(fired.empty());
 }
 
 TEST(Invalid, RemovedAtTheEnd) {

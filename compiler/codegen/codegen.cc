@@ -169,6 +169,7 @@ const std::vector<Pass<Lowering>>& lower_passes() {
            {&rules::fold_loads, &rules::fold_stores})},
       {"vector_lanes", kVectorAlu, rewrite<L>({&rules::vector_lanes})},
       {"whole_vectors", kVectorMemoryOnly, rewrite<L>({&rules::whole_vectors})},
+      {"merge_ends", {}, rewrite<L>({&rules::merge_ends})},
       {"split_ends", {}, rewrite<L>({&rules::split_ends})},
       {"index_dtype", {}, cxx<L>([](const UPtr& k, L&) { return lower_index_dtype(k); })},
   };

@@ -49,6 +49,7 @@ bool vector_alu(const LowerOptions& o) { return folds(o) && o.devectorize == 1 &
 const When<L> kVectorLanes{"targets with fold widths", [](const L& s) { return folds(s.opts); }};
 const When<L> kVectorAlu{"targets with fold widths and vector ALU ops, DEVECTORIZE 1",
                          [](const L& s) { return vector_alu(s.opts); }};
+const When<L> kCpuLanes{"CPU targets with fold widths", [](const L& s) { return folds(s.opts) && !s.opts.gpu; }};
 const When<L> kVectorMemoryOnly{"targets with fold widths but no vector ALU ops (or DEVECTORIZE 0)",
                                 [](const L& s) { return folds(s.opts) && !vector_alu(s.opts); }};
 const When<L> kAxesRetyped{"after threads, lanes or unrolls", [](const L& s) { return s.axes_retyped; }};
@@ -110,7 +111,7 @@ const std::vector<Pass<Lowering>>& lower_passes() {
            },
            {&rules::choose_threads})},
       // A kernel too large to unroll fully: its innermost contiguous output axis split into vector lanes.
-      {"upcast", kVectorLanes,
+      {"upcast", kCpuLanes,
        rewrite<L, UpcastPlan>(
            [](const UPtr& k, L& s) {
              UpcastPlan p = plan_upcast(k, s.opts.upcast, s.opts.unroll_limit);

@@ -38,14 +38,15 @@ struct Expr {
     Call,      // head[arg](kids...); infix operators are calls too
     Bind,      // name @ kids[0]
     Span,      // name...
+    Element,   // name[k] in a result: source k of a bound span (k: an int literal or a bound int/ints arg)
     Rest,      // ...
     OpRef,     // a `for` variable used as a value in a result: the op itself (name: its lower-case name)
   } kind = Wild;
   Loc loc;
-  std::string name;  // Name, ConstVar, Bind, Span: the name; Call: the head
+  std::string name;  // Name, ConstVar, Bind, Span, Element: the name; Call: the head
   double num = 0;    // Number; Bool: 0 or 1
   bool is_int = true;
-  std::optional<ArgPat> arg;
+  std::optional<ArgPat> arg;  // Call: the op's arg; Element: the index
   std::optional<DTypeSpec> dtype;
   std::vector<Expr> kids;
 

@@ -82,6 +82,9 @@ std::string show(const Expr& e) {
     case Expr::Rest:
       s = "...";
       break;
+    case Expr::Element:
+      s = e.name + "[" + e.arg->text + "]";
+      break;
     case Expr::Bind:
       s = e.name + " @ " + show(e.kids[0]);
       break;
@@ -450,6 +453,9 @@ class Checker {
       case Expr::Rest:
         error(e.loc, "'" + show(e) + "' stands only for the last sources of a variadic op");
         return;
+      case Expr::Element:
+        error(e.loc, "'" + show(e) + "' takes a source of a bound span: it is a term of results only");
+        return;
       case Expr::OpRef:
         return;
       case Expr::Call:
@@ -525,6 +531,33 @@ class Checker {
     }
   }
 
+  // xs[k] in a result: xs a bound span, k an int literal or a bound int or ints arg (a GEP's lane list:
+  // its one lane). The rule declines where k is out of range (or an ints arg is not one lane).
+  void element(const Expr& e) {
+    fallible_ = true;
+    const Binding* b = bound(e.name);
+    if (!b || b->kind != Binding::Span)
+      error(e.loc, "'" + e.name + "' in '" + show(e) + "' is not a span bound by the pattern (bind one as '" + e.name +
+                       "...')");
+    else
+      used_.insert(e.name);
+    const ArgPat& k = *e.arg;
+    if (k.kind == ArgPat::Number) {
+      if (!k.is_int || k.num < 0) error(k.loc, "the index of '" + show(e) + "' is not a non-negative integer");
+      return;
+    }
+    if (k.kind == ArgPat::Name) {
+      const Binding* a = bound(k.text);
+      if (!a || a->kind != Binding::Arg || (a->arg != ArgKind::Int && a->arg != ArgKind::Ints))
+        error(k.loc, "the index of '" + show(e) + "' is an int literal or an int or ints arg bound by the pattern; '" +
+                         k.text + "' is not");
+      else
+        used_.insert(k.text);
+      return;
+    }
+    error(k.loc, "the index of '" + show(e) + "' is an int literal or a bound arg");
+  }
+
   const Binding* bound(const std::string& name) {
     for (auto& [n, b] : bindings_)
       if (n == name) return &b;
@@ -532,7 +565,7 @@ class Checker {
   }
 
   void result(const Expr& e, bool top) {
-    if (e.dtype && (e.kind == Expr::Name || e.kind == Expr::Span || e.kind == Expr::OpRef)) {
+    if (e.dtype && (e.kind == Expr::Name || e.kind == Expr::Span || e.kind == Expr::OpRef || e.kind == Expr::Element)) {
       error(e.dtype->loc, "a dtype in a result sets the dtype of a built term; '" + e.name +
                               "' is already built (write '(a + b) : f32', not 'a + b : f32')");
     } else if (e.dtype) {
@@ -569,6 +602,9 @@ class Checker {
         error(e.loc, "write '" + e.name + "', not '#" + e.name + "', in a result");
         return;
       case Expr::OpRef:
+        return;
+      case Expr::Element:
+        element(e);
         return;
       case Expr::Name:
       case Expr::Span: {

@@ -328,6 +328,11 @@ class Emitter {
             "  return u->dtype.is_float() ? u->as_float() == static_cast<double>(v) : u->as_int() == v;\n}\n";
     out_ << "[[maybe_unused]] static bool rg_lit_float(const rg::UPtr& u, double v) {\n"
             "  return u->dtype.is_float() && u->as_float() == v;\n}\n";
+    out_ << "// xs[k]: source k of a span, null (the rule declines) past its end; an ints arg k is one lane.\n";
+    out_ << "[[maybe_unused]] static rg::UPtr rg_element(const rg::USpan& s, int64_t k) {\n"
+            "  return k >= 0 && static_cast<size_t>(k) < s.size() ? s[k] : rg::UPtr();\n}\n";
+    out_ << "[[maybe_unused]] static rg::UPtr rg_element(const rg::USpan& s, const std::vector<int64_t>& k) {\n"
+            "  return k.size() == 1 ? rg_element(s, k[0]) : rg::UPtr();\n}\n";
     out_ << "// Comparisons give bool, as wide as their operands.\n";
     out_ << "[[maybe_unused]] static rg::DType rg_bool_like(const rg::DType& d) { return "
             "rg::dtypes::bool_.vec(d.count); "
@@ -468,6 +473,14 @@ class Emitter {
         return e.name;
       case Expr::OpRef:
         return op_enum(*op_by_name(e.name));
+      case Expr::Element: {
+        const ArgPat& k = *e.arg;
+        std::string t = temp();
+        stmt("rg::UPtr " + t + " = rg_element(" + e.name + ", " +
+             (k.kind == ArgPat::Number ? int_lit(static_cast<int64_t>(k.num)) : k.text) + ");");
+        stmt("if (!" + t + ") break;");
+        return t;
+      }
       case Expr::Number:
       case Expr::Bool:
       case Expr::Invalid: {

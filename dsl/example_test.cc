@@ -109,6 +109,21 @@ TEST(Example, ClassForBlockAndInvalid) {
   EXPECT_EQ(graph_rewrite(x + i32(0), rules::idem), x + i32(0));  // a constant is not Invalid
 }
 
+TEST(Example, ElementsOfSpans) {
+  UPtr x = ivar("x"), y = ivar("y");
+  UPtr v = mk(Op::VECTORIZE, dtypes::int32.vec(2), {x, y});
+  auto gep = [&](std::vector<int64_t> k) {
+    return mk(Op::GEP, k.size() == 1 ? dtypes::int32 : dtypes::int32.vec(int(k.size())), {v}, k);
+  };
+  EXPECT_EQ(graph_rewrite(gep({1}), rules::elements), y);
+  EXPECT_EQ(graph_rewrite(gep({0}), rules::elements), x);
+  EXPECT_EQ(graph_rewrite(gep({2}), rules::elements), gep({2}));        // past the end: declines
+  EXPECT_EQ(graph_rewrite(gep({1, 0}), rules::elements), gep({1, 0}));  // two lanes: declines
+  EXPECT_EQ(graph_rewrite(mk(Op::NOOP, dtypes::int32, {x, y}), rules::elements), -y);
+  UPtr one = mk(Op::NOOP, dtypes::int32, {x});
+  EXPECT_EQ(graph_rewrite(one, rules::elements), one);
+}
+
 TEST(Example, ArgsAndSpans) {
   UPtr x = ivar("x");
   UPtr r0 = range(4, 0), r1 = range(5, 1);

@@ -480,6 +480,10 @@ class Parser {
         }
         expect("]");
         e.arg = a;
+        if (!peek().is("(")) {  // xs[k]: an element of a span
+          e.kind = Expr::Element;
+          return e;
+        }
       }
       expect("(");
       if (!accept(")")) {

@@ -108,6 +108,21 @@ TEST(Parser, AllForms) {
   EXPECT_EQ(r.text.substr(0, 24), "[ordered] r @ reduce[k](");
 }
 
+// `xs[k]` without a call's parentheses is an element of a span, its index an arg (a name or a number).
+TEST(Parser, ElementOfASpan) {
+  Diag d;
+  auto f = parse("f", "ruleset s {\n  gep[k](vectorize(xs...)) => add(xs[k], xs[0])\n}\n", d);
+  ASSERT_TRUE(f) << d.text();
+  const Expr& res = first_rule(*f).result;
+  ASSERT_EQ(res.kids.size(), 2u);
+  EXPECT_EQ(res.kids[0].kind, Expr::Element);
+  EXPECT_EQ(res.kids[0].name, "xs");
+  EXPECT_EQ(res.kids[0].arg->kind, ArgPat::Name);
+  EXPECT_EQ(res.kids[1].arg->kind, ArgPat::Number);
+  EXPECT_EQ(show(res), "add(xs[k], xs[0])");
+  EXPECT_EQ(first_rule(*f).pattern.kind, Expr::Call);  // gep[k](...) stays a call
+}
+
 TEST(Parser, NameIsItsOwnFieldNotPartOfTheText) {
   Diag d;
   auto f = parse("f",

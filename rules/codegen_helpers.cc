@@ -85,4 +85,43 @@ UPtr split_end(const UPtr& end) {
   return cur;
 }
 
+UPtr merge_sibling_ends(const UPtr& group) {
+  auto ranges_of = [](const UPtr& e) {
+    std::vector<const UOp*> r;
+    for (size_t i = 1; i < e->src.size(); ++i) r.push_back(e->src[i].get());
+    std::sort(r.begin(), r.end());
+    return r;
+  };
+  auto depends_on = [](const UPtr& x, const UPtr& e) {
+    for (const UPtr& u : toposort(x))
+      if (u == e) return true;
+    return false;
+  };
+  std::vector<UPtr> src(group->src.begin(), group->src.end());
+  bool merged = false;
+  for (size_t i = 0; i < src.size(); ++i) {
+    if (!src[i] || src[i]->op != Op::END || src[i]->src.size() < 2) continue;
+    const std::vector<const UOp*> key = ranges_of(src[i]);
+    std::vector<size_t> same{i};
+    for (size_t j = i + 1; j < src.size(); ++j)
+      if (src[j] && src[j]->op == Op::END && src[j]->src.size() >= 2 && ranges_of(src[j]) == key) same.push_back(j);
+    if (same.size() < 2) continue;
+    bool apart = false;
+    for (size_t a : same)
+      for (size_t b : same) apart |= a != b && depends_on(src[a]->src[0], src[b]);
+    if (apart) continue;
+    std::vector<UPtr> values;
+    for (size_t k : same) values.push_back(src[k]->src[0]);
+    std::vector<UPtr> end_src{UOp::make(Op::NOOP, dtypes::void_, std::move(values))};
+    end_src.insert(end_src.end(), src[i]->src.begin() + 1, src[i]->src.end());
+    const UPtr first = src[i];
+    for (size_t k : same) src[k] = UPtr();
+    src[i] = UOp::make(Op::END, first->dtype, std::move(end_src));
+    merged = true;
+  }
+  if (!merged) return {};
+  std::erase_if(src, [](const UPtr& u) { return !u; });
+  return UOp::make(group->op, group->dtype, std::move(src), group->arg);
+}
+
 }  // namespace rg

@@ -33,5 +33,9 @@ UPtr load_of(const UPtr& index);
 UPtr gated_load(const UPtr& load, const UPtr& buf, const UPtr& i, const UPtr& c);
 // END(x, r1, r2, ...) as nested single-range ENDs, the innermost range (largest key) innermost.
 UPtr split_end(const UPtr& end);
+// Seed 003's merge_sibling_ends: in a SINK or NOOP, sibling ENDs that close the same ranges (in any order)
+// become one END of a NOOP of their values, at the first one's place: one loop, its bodies in source order.
+// An END whose value depends on a sibling's END stays apart. Null when no two siblings share their ranges.
+UPtr merge_sibling_ends(const UPtr& group);
 
 }  // namespace rg

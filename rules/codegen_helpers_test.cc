@@ -5,6 +5,8 @@
 #include <cmath>
 
 #include "compiler/ir/kernel_builders.h"
+#include "compiler/ir/rewrite.h"
+#include "rules/codegen.h"
 
 namespace rg {
 namespace {
@@ -51,6 +53,49 @@ TEST(ReduceToAcc, NoRangeIsTheValue) {
   UPtr x = cnst(dtypes::float32, 2);
   ReduceCtx ctx;
   EXPECT_EQ(reduce_to_acc(ctx, UOp::make(Op::REDUCE, dtypes::float32, {x}, Op::ADD)), x);
+}
+
+// Seed 003's tensor-core fusion on a graph built by hand: WMMA(a, b, c) + d -> WMMA(a, b, c + d), in either
+// operand order; a WMMA that is not added to stays.
+TEST(RemoveReduce, AddIntoWmma) {
+  UPtr a = UOp::make(Op::LOAD, dtypes::float16.vec(8),
+                     {UOp::make(Op::INDEX, dtypes::float16.vec(8).ptr_to(-1), {param(1, dtypes::float16, 8), idx(0)})});
+  UPtr b = UOp::make(Op::LOAD, dtypes::float16.vec(8),
+                     {UOp::make(Op::INDEX, dtypes::float16.vec(8).ptr_to(-1), {param(2, dtypes::float16, 8), idx(0)})});
+  UPtr c = UOp::make(Op::LOAD, dtypes::float32.vec(4),
+                     {UOp::make(Op::INDEX, dtypes::float32.vec(4).ptr_to(-1), {param(3, dtypes::float32, 4), idx(0)})});
+  UPtr d = UOp::make(Op::LOAD, dtypes::float32.vec(4),
+                     {UOp::make(Op::INDEX, dtypes::float32.vec(4).ptr_to(-1), {param(4, dtypes::float32, 4), idx(0)})});
+  const std::string kind = "WMMA_8_16_16_half_float";
+  UPtr w = UOp::make(Op::WMMA, dtypes::float32.vec(4), {a, b, c}, kind);
+  UPtr fused = UOp::make(Op::WMMA, dtypes::float32.vec(4), {a, b, UOp::make(Op::ADD, c->dtype, {c, d})}, kind);
+  ReduceCtx ctx;
+  EXPECT_EQ(graph_rewrite(UOp::make(Op::ADD, w->dtype, {w, d}), rules::remove_reduce, ctx), fused);
+  EXPECT_EQ(graph_rewrite(UOp::make(Op::ADD, w->dtype, {d, w}), rules::remove_reduce, ctx), fused);
+  EXPECT_EQ(graph_rewrite(UOp::make(Op::MUL, w->dtype, {w, d}), rules::remove_reduce, ctx),
+            UOp::make(Op::MUL, w->dtype, {w, d}));
+}
+
+// Stage 15's merge_sibling_ends on hand-built groups.
+TEST(MergeSiblingEnds, SameRangesBecomeOneEnd) {
+  UPtr p = param(0, dtypes::float32, 8), q = param(1, dtypes::float32, 8);
+  UPtr r0 = range(2, 0), r1 = range(4, 1);
+  UPtr s0 = store(p, r0 * 4 + r1, f32(1)), s1 = store(q, r0 * 4 + r1, f32(2)), s2 = store(q, r0, f32(3));
+  UPtr e0 = end(s0, {r0, r1}), e1 = end(s1, {r1, r0}), e2 = end(s2, {r0});
+  // The two over {r0, r1} (in either order) merge at the first's place; the one over r0 alone stays.
+  UPtr merged = merge_sibling_ends(sink({e0, e2, e1}));
+  ASSERT_TRUE(merged);
+  EXPECT_EQ(merged, sink({end(UOp::make(Op::NOOP, dtypes::void_, {s0, s1}), {r0, r1}), e2}));
+  EXPECT_EQ(graph_rewrite(sink({e0, e2, e1}), rules::merge_ends), merged);
+  // Inside a NOOP too; nothing to merge: null.
+  UPtr noop = UOp::make(Op::NOOP, dtypes::void_, {end(s0, {r1}), end(s1, {r1})});
+  EXPECT_EQ(merge_sibling_ends(noop),
+            UOp::make(Op::NOOP, dtypes::void_, {end(UOp::make(Op::NOOP, dtypes::void_, {s0, s1}), {r1})}));
+  EXPECT_FALSE(merge_sibling_ends(sink({e0, e2})));
+  // An END whose body needs the other's loop finished stays apart.
+  UPtr after = UOp::make(Op::AFTER, p->dtype, {p, e0});
+  UPtr reads = end(store(q, r0 * 4 + r1, load(after, r0 * 4 + r1)), {r0, r1});
+  EXPECT_FALSE(merge_sibling_ends(sink({e0, reads})));
 }
 
 TEST(LoadOf, ValueIndexBecomesLoad) {

@@ -112,15 +112,19 @@ std::vector<std::pair<int64_t, int>> fold_runs(const std::vector<int64_t>& offse
 }
 
 bool foldable_dtype(DType dt) {
-  return !dt.ptr && dt.count == 1 &&
-         (dt.scalar == Scalar::Float32 || dt.scalar == Scalar::Int32 || dt.scalar == Scalar::UInt32);
+  return !dt.ptr && dt.count == 1 && !dt.is_bool() && !dt.is_index() && dt.scalar != Scalar::Float16 &&
+         dt.scalar != Scalar::BFloat16 && dt.scalar != Scalar::Void;
+}
+
+bool FoldCtx::foldable(DType dt) const {
+  return foldable_dtype(dt) && std::find(dtypes.begin(), dtypes.end(), dt.scalar) != dtypes.end();
 }
 
 void plan_load_folds(const UPtr& kernel, FoldCtx& ctx) {
   std::vector<UPtr> loads;
   std::map<GroupKey, Group> groups;
   for (const UPtr& u : toposort(kernel)) {
-    if (u->op != Op::LOAD || u->src.size() != 1 || !foldable_dtype(u->dtype)) continue;
+    if (u->op != Op::LOAD || u->src.size() != 1 || !ctx.foldable(u->dtype)) continue;
     const UOp* buf = plain_buffer(u->src[0]);
     if (!buf || buf->dtype.scalar != u->dtype.scalar) continue;
     add_to_group(groups, buf, u->src[0]->src[1], loads.size());
@@ -141,18 +145,11 @@ void plan_load_folds(const UPtr& kernel, FoldCtx& ctx) {
 
 UPtr folded_load(const FoldCtx& ctx, const UPtr& load) { return ctx.loads.at(load); }
 
-UPtr gep_of_vectorize(const UPtr& gep) {
-  const auto& lanes = gep->arg_ints();
-  const UPtr& v = gep->src[0];
-  if (lanes.size() != 1 || lanes[0] < 0 || lanes[0] >= static_cast<int64_t>(v->src.size())) return {};
-  return v->src[lanes[0]];
-}
-
 UPtr fold_store_group(const FoldCtx& ctx, const UPtr& group) {
   std::map<GroupKey, Group> groups;
   for (size_t i = 0; i < group->src.size(); ++i) {
     const UPtr& s = group->src[i];
-    if (s->op != Op::STORE || !foldable_dtype(s->src[1]->dtype)) continue;
+    if (s->op != Op::STORE || !ctx.foldable(s->src[1]->dtype)) continue;
     const UOp* buf = plain_buffer(s->src[0]);
     if (!buf || buf->dtype.scalar != s->src[1]->dtype.scalar) continue;
     add_to_group(groups, buf, s->src[0]->src[1], i);
@@ -187,27 +184,24 @@ UPtr fold_store_group(const FoldCtx& ctx, const UPtr& group) {
   return UOp::make(group->op, group->dtype, std::move(src), group->arg);
 }
 
-UPtr vectorize_alu(const UPtr& vec) {
-  const UPtr& l0 = vec->src[0];
+bool alu_lanes(const UPtr& v) {
+  const UPtr& l0 = v->src[0];
   const DType dt = l0->dtype;
-  const bool f32 = dt == dtypes::float32, i32 = dt == dtypes::int32;
-  if (!f32 && !i32) return {};
-  const Op op = l0->op;
-  if (!(op == Op::ADD || op == Op::SUB || op == Op::MUL || op == Op::NEG || ((op == Op::DIV || op == Op::EXP2) && f32)))
-    return {};
-  const size_t n = vec->src.size();
-  for (const UPtr& l : vec->src)
-    if (l->op != op || l->dtype != dt || l->src.size() != l0->src.size()) return {};
-  std::vector<UPtr> operands;
-  for (size_t j = 0; j < l0->src.size(); ++j) {
-    std::vector<UPtr> lanes;
-    for (const UPtr& l : vec->src) {
-      if (l->src[j]->dtype != dt) return {};
-      lanes.push_back(l->src[j]);
-    }
-    operands.push_back(UOp::make(Op::VECTORIZE, dt.vec(static_cast<int>(n)), std::move(lanes)));
+  if (!foldable_dtype(dt) || !is(l0->op, kVectorizable)) return false;
+  if ((l0->op == Op::DIV && !dt.is_float()) || (l0->op == Op::EXP2 && dt != dtypes::float32)) return false;
+  for (const UPtr& l : v->src) {
+    if (l->op != l0->op || l->dtype != dt || l->arg != l0->arg || l->src.size() != l0->src.size()) return false;
+    for (const UPtr& x : l->src)
+      if (x->dtype != dt) return false;
   }
-  return UOp::make(op, vec->dtype, std::move(operands), l0->arg);
+  return true;
+}
+
+UPtr lane_operands(const UPtr& v, int64_t j) {
+  std::vector<UPtr> lanes;
+  for (const UPtr& l : v->src) lanes.push_back(l->src.at(j));
+  const DType dt = lanes[0]->dtype.vec(static_cast<int>(lanes.size()));
+  return UOp::make(Op::VECTORIZE, dt, std::move(lanes));
 }
 
 UPtr vectorize_reduce(const UPtr& vec) {
@@ -225,14 +219,14 @@ UPtr vectorize_reduce(const UPtr& vec) {
   return UOp::make(Op::REDUCE, vec->dtype, std::move(src), r0->arg);
 }
 
-UPtr vectorize_geps(const UPtr& vec) {
-  const UPtr& x = vec->src[0]->op == Op::GEP ? vec->src[0]->src[0] : UPtr();
-  if (!x || x->dtype.count != vec->src.size() || x->dtype != vec->dtype) return {};
-  for (size_t k = 0; k < vec->src.size(); ++k) {
-    const UPtr& l = vec->src[k];
-    if (l->op != Op::GEP || l->src[0] != x || l->arg_ints() != std::vector<int64_t>{static_cast<int64_t>(k)}) return {};
+bool lanes_in_order(const UPtr& v, const UPtr& x) {
+  if (x->dtype != v->dtype || x->dtype.count != v->src.size()) return false;
+  for (size_t k = 0; k < v->src.size(); ++k) {
+    const UPtr& l = v->src[k];
+    if (l->op != Op::GEP || l->src[0] != x || l->arg_ints() != std::vector<int64_t>{static_cast<int64_t>(k)})
+      return false;
   }
-  return x;
+  return true;
 }
 
 }  // namespace rg

@@ -42,36 +42,38 @@ bool affine_aligned(const AffineIndex& a, int64_t w);
 std::vector<std::pair<int64_t, int>> fold_runs(const std::vector<int64_t>& offsets, const std::vector<int>& widths,
                                                const AffineIndex& base);
 
-// Context of the devectorize rule sets: the target's fold widths (descending, e.g. {4, 2}; 1 implied)
-// and, for fold_loads, each scalar load that is a lane of a vector load (its GEP).
+// Context of the devectorize rule sets: the target's fold widths (descending, e.g. {4, 2}; 1 implied), the
+// scalar types it has vectors of and, for fold_loads, each scalar load that is a lane of a vector load (its GEP).
 struct FoldCtx {
   std::vector<int> widths;
+  std::vector<Scalar> dtypes;
   UMap loads;
   bool folds(const UPtr& l) const { return loads.count(l) > 0; }
+  // A scalar value of dt can be a lane of this target's vector loads and stores.
+  bool foldable(DType dt) const;
 };
 // The GEP a planned load becomes.
 UPtr folded_load(const FoldCtx& ctx, const UPtr& load);
 
-// Plans fold_loads over a kernel: every ungated scalar load of a PARAM buffer (32-bit types) grouped
+// Plans fold_loads over a kernel: every ungated scalar load of a PARAM buffer (of a type ctx folds) grouped
 // with the loads whose addresses differ from it by a constant, each group folded with fold_runs.
 void plan_load_folds(const UPtr& kernel, FoldCtx& ctx);
-// Can a scalar of dt live in a vector lane of the CPU's memory accesses (float32, int32, uint32)?
+// Is dt a scalar of vector_scalars() (the types a vector accumulator may hold)?
 bool foldable_dtype(DType dt);
 
 // NOOP/SINK whose scalar stores to consecutive addresses become vector stores of a VECTORIZE of their
 // values (same fold as loads); null when none folds.
 UPtr fold_store_group(const FoldCtx& ctx, const UPtr& group);
 
-// VECTORIZE of lanes that are all the same ALU op (same arg, same dtype, a vector op of the target:
-// ADD, SUB, MUL, NEG on float32/int32, DIV and EXP2 on float32): the op over the VECTORIZEs of each operand.
-// Null otherwise.
-UPtr vectorize_alu(const UPtr& vec);
+// Guard of lanes_to_vector_alu: the lanes of VECTORIZE v are one Vectorizable op (same arg, same dtype, every
+// operand of that dtype, a type vectors hold; DIV on floats, EXP2 on float32 only).
+bool alu_lanes(const UPtr& v);
+// Operand j of every lane of VECTORIZE v, as one VECTORIZE.
+UPtr lane_operands(const UPtr& v, int64_t j);
 // VECTORIZE(REDUCE[op](x0, rs...), REDUCE[op](x1, rs...), ...) of one op over the same ranges, of a
 // foldable dtype: REDUCE[op](VECTORIZE(x0, x1, ...), rs...). Null otherwise.
 UPtr vectorize_reduce(const UPtr& vec);
-// GEP(VECTORIZE(a0, a1, ...), k): a_k. Null for a GEP of several lanes.
-UPtr gep_of_vectorize(const UPtr& gep);
-// VECTORIZE(GEP(x, 0), GEP(x, 1), ..., GEP(x, n-1)) with x of width n: x. Null otherwise.
-UPtr vectorize_geps(const UPtr& vec);
+// Guard of vectorize_of_lanes: v is VECTORIZE(GEP(x, 0), GEP(x, 1), ..., GEP(x, n-1)) with x of v's dtype.
+bool lanes_in_order(const UPtr& v, const UPtr& x);
 
 }  // namespace rg

@@ -57,7 +57,7 @@ TEST(Devectorize, LoadsFoldToVectorLoadsAndGeps) {
   std::vector<UPtr> stores;
   for (int i = 0; i < 6; ++i) stores.push_back(store(out, idx(5 - i), load_at(in, idx(i)) * load_at(in, idx(i))));
   UPtr k = UOp::make(Op::SINK, dtypes::void_, stores);
-  FoldCtx ctx{kCpu, {}};
+  FoldCtx ctx{kCpu, vector_scalars(), {}};
   plan_load_folds(k, ctx);
   EXPECT_EQ(ctx.loads.size(), 6u);
   UPtr l0 = load_at(in, idx(0)), l5 = load_at(in, idx(5));
@@ -73,7 +73,7 @@ TEST(Devectorize, LoadsFoldToVectorLoadsAndGeps) {
   // Gated loads and bool loads stay scalar.
   UPtr gated =
       UOp::make(Op::LOAD, dtypes::float32, {address(in, idx(0)), cnst(dtypes::float32, 0), cnst(dtypes::bool_, 1)});
-  FoldCtx none{kCpu, {}};
+  FoldCtx none{kCpu, vector_scalars(), {}};
   plan_load_folds(UOp::make(Op::SINK, dtypes::void_, {store(out, idx(0), gated)}), none);
   EXPECT_TRUE(none.loads.empty());
 }
@@ -85,7 +85,7 @@ TEST(Devectorize, StoresFoldInTheirGroupAndValuesBecomeVectorOps) {
   for (int i = 0; i < 4; ++i)
     stores.push_back(store(out, r * 4 + idx(i), load_at(a, r * 4 + idx(i)) + load_at(a, r * 4 + idx(i))));
   UPtr noop = UOp::make(Op::NOOP, dtypes::void_, stores);
-  FoldCtx ctx{kCpu, {}};
+  FoldCtx ctx{kCpu, vector_scalars(), {}};
   UPtr folded = fold_store_group(ctx, noop);
   ASSERT_TRUE(folded);
   ASSERT_EQ(folded->src.size(), 1u);
@@ -109,21 +109,51 @@ TEST(Devectorize, StoresFoldInTheirGroupAndValuesBecomeVectorOps) {
 TEST(Devectorize, VectorLanes) {
   UPtr x = UOp::make(Op::LOAD, dtypes::float32.vec(2),
                      {UOp::make(Op::INDEX, dtypes::float32.vec(2).ptr_to(-1), {param(0, dtypes::float32, 2), idx(0)})});
-  EXPECT_EQ(vectorize_geps(vec({gep(x, 0), gep(x, 1)})), x);
-  EXPECT_FALSE(vectorize_geps(vec({gep(x, 1), gep(x, 0)})));  // a shuffle stays
-  EXPECT_EQ(gep_of_vectorize(gep(vec({gep(x, 1), gep(x, 0)}), 1)), gep(x, 0));
+  EXPECT_TRUE(lanes_in_order(vec({gep(x, 0), gep(x, 1)}), x));
+  EXPECT_FALSE(lanes_in_order(vec({gep(x, 1), gep(x, 0)}), x));  // a shuffle stays
+  EXPECT_EQ(graph_rewrite(vec({gep(x, 0), gep(x, 1)}), rules::whole_vectors), x);
+  EXPECT_EQ(graph_rewrite(vec({gep(x, 1), gep(x, 0)}), rules::whole_vectors), vec({gep(x, 1), gep(x, 0)}));
+  // A lane of a VECTORIZE is that lane; a GEP of two lanes, or past the end, stays (the rule declines).
+  UPtr swapped = vec({gep(x, 1), gep(x, 0)});
+  EXPECT_EQ(graph_rewrite(gep(swapped, 1), rules::lanes_of_vectors), gep(x, 0));
+  UPtr two = UOp::make(Op::GEP, dtypes::float32.vec(2), {swapped}, std::vector<int64_t>{0, 1});
+  EXPECT_EQ(graph_rewrite(two, rules::lanes_of_vectors), two);
+  UPtr past = UOp::make(Op::GEP, dtypes::float32, {swapped}, std::vector<int64_t>{2});
+  EXPECT_EQ(graph_rewrite(past, rules::lanes_of_vectors), past);
   UPtr c = cnst(dtypes::float32, 2);
-  UPtr v = vectorize_alu(vec({gep(x, 0) * c, gep(x, 1) * c}));
-  ASSERT_TRUE(v);
-  EXPECT_EQ(v->op, Op::MUL);
-  EXPECT_EQ(v->dtype, dtypes::float32.vec(2));
-  EXPECT_EQ(v->src[1], vec({c, c}));
-  EXPECT_EQ(graph_rewrite(vec({gep(x, 0) * c, gep(x, 1) * c}), rules::vector_lanes), x * vec({c, c}));
-  // Mixed ops, comparisons (bool vectors) and casts stay per lane.
-  EXPECT_FALSE(vectorize_alu(vec({gep(x, 0) * c, gep(x, 1) + c})));
-  EXPECT_FALSE(vectorize_alu(vec({gep(x, 0) < c, gep(x, 1) < c})));
-  EXPECT_FALSE(vectorize_alu(vec({where(gep(x, 0) < c, c, c), where(gep(x, 1) < c, c, c)})));
-  EXPECT_FALSE(vectorize_alu(vec({cast(gep(x, 0), dtypes::int32), cast(gep(x, 1), dtypes::int32)})));
+  UPtr lanes = vec({gep(x, 0) * c, gep(x, 1) * c});
+  EXPECT_TRUE(alu_lanes(lanes));
+  EXPECT_EQ(lane_operands(lanes, 1), vec({c, c}));
+  EXPECT_EQ(graph_rewrite(lanes, rules::vector_lanes), x * vec({c, c}));
+  EXPECT_EQ(graph_rewrite(vec({-gep(x, 0), -gep(x, 1)}), rules::vector_lanes), -x);
+  // Mixed ops, comparisons (bool vectors), casts, integer division and 16-bit floats stay per lane.
+  EXPECT_FALSE(alu_lanes(vec({gep(x, 0) * c, gep(x, 1) + c})));
+  EXPECT_FALSE(alu_lanes(vec({gep(x, 0) < c, gep(x, 1) < c})));
+  EXPECT_FALSE(alu_lanes(vec({where(gep(x, 0) < c, c, c), where(gep(x, 1) < c, c, c)})));
+  EXPECT_FALSE(alu_lanes(vec({cast(gep(x, 0), dtypes::int32), cast(gep(x, 1), dtypes::int32)})));
+  UPtr i = cnst_int(dtypes::int32, 3), h = cnst(dtypes::float16, 1);
+  EXPECT_FALSE(alu_lanes(vec({i / i, i / i})));
+  EXPECT_TRUE(alu_lanes(vec({i * i, i * i})));  // every integer type the targets have vectors of
+  EXPECT_FALSE(alu_lanes(vec({h + h, h + h})));
+}
+
+// Seed 003's GEP pushing, for a target without vector ALU ops: a lane of an ALU op on vectors is the op on
+// the lanes of its operands, down to the lanes of the loads.
+TEST(Devectorize, GepPushedThroughAluOps) {
+  auto vload = [](int slot) {
+    return UOp::make(
+        Op::LOAD, dtypes::float32.vec(4),
+        {UOp::make(Op::INDEX, dtypes::float32.vec(4).ptr_to(-1), {param(slot, dtypes::float32, 4), idx(0)})});
+  };
+  UPtr a = vload(1), b = vload(2);
+  UPtr sum = UOp::make(Op::ADD, dtypes::float32.vec(4), {a, b});
+  UPtr e = UOp::make(Op::EXP2, dtypes::float32.vec(4), {sum});
+  EXPECT_EQ(graph_rewrite(gep(e, 2), rules::scalar_lanes),
+            UOp::make(Op::EXP2, dtypes::float32, {gep(a, 2) + gep(b, 2)}));
+  // A comparison keeps its GEP: its operands' lanes are floats, its own bool.
+  UPtr lt = UOp::make(Op::CMPLT, dtypes::bool_.vec(4), {a, b});
+  UPtr g = UOp::make(Op::GEP, dtypes::bool_, {lt}, std::vector<int64_t>{1});
+  EXPECT_EQ(graph_rewrite(g, rules::scalar_lanes), g);
 }
 
 // out[i] = in(i) over n, with `in_index(i)` the load's address.

@@ -90,6 +90,10 @@ TEST(Invalid, ComparisonsKeepTheirSums) {
   EXPECT_TRUE(fired.empty());
   EXPECT_EQ(run(w + v < cnst_int(dtypes::index, 5)), "w+v<5");
   EXPECT_TRUE(fired.empty());
+  // The != form too (reduce collapse moves its terms, lift_add_out_of_ne).
+  UPtr five = cnst_int(dtypes::index, 5);
+  EXPECT_EQ(run(UOp::make(Op::CMPNE, dtypes::bool_, {r + v, five})), "r0+v!=5");
+  EXPECT_TRUE(fired.empty());
 }
 
 TEST(Invalid, RemovedAtTheEnd) {

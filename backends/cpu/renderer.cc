@@ -30,6 +30,20 @@ LowerOptions cpu_lower_options() {
   return o;
 }
 
+LowerOptions amx_lower_options() {
+  LowerOptions o = cpu_lower_options();
+  o.fold_widths = {16, 8, 4, 2};
+  o.fold_dtypes = {Scalar::Float32};
+  return o;
+}
+
+LowerOptions image_lower_options() {
+  LowerOptions o = cpu_lower_options();
+  o.fold_widths = {4};
+  o.fold_dtypes = {Scalar::Float32};
+  return o;
+}
+
 std::vector<int> host_fold_widths() {
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512f")) return {16, 8, 4, 2};

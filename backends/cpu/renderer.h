@@ -19,6 +19,12 @@ std::string render_c(const Program& p);
 // loads/stores folded to 4 and 2 lanes (compiler/codegen/codegen.h LowerOptions), at the DEVECTORIZE level
 // RG_DEVECTORIZE gives (0, 1 or 2; default 1).
 LowerOptions cpu_lower_options();
+// The CPU's C with the fold widths of seed 003's other device kinds, render-only kinds in tinygrad that
+// run here as C (clang lowers any vector width), so their folds are checked by value too:
+// amx_lower_options(): Apple AMX's 16, 8, 4, 2 (float32, the type AMX's vector registers hold);
+// image_lower_options(): image textures' 4 (float32 texels of four channels): no float2.
+LowerOptions amx_lower_options();
+LowerOptions image_lower_options();
 // The vector widths of this machine's registers, for float32 (kernels compile with -march=native):
 // {16, 8, 4, 2} with AVX-512, {8, 4, 2} with AVX, else {4, 2}.
 std::vector<int> host_fold_widths();

@@ -385,6 +385,9 @@ class Renderer {
       }
       default:
         if (is(u->op, kALU) || u->op == Op::CAST || u->op == Op::BITCAST) {
+          if (u->dtype.count > 1 && !lang_.vector_alu())
+            throw Error(who_ + ": a " + u->dtype.name() + " " + std::string(name(u->op)) + ", but the " +
+                        lang_.target() + " backend has no vector ALU ops (codegen keeps the lanes' ops scalar for it)");
           define(u, u->op == Op::CAST ? "cast" : "alu", alu(u));
           return;
         }
@@ -485,9 +488,14 @@ std::string cstyle_type(DType dt, const CStyleLanguage& lang) {
   if (!lang.native_vectors())
     throw Error(lang.who() + ": a " + dt.name() + " value, but the " + lang.target() +
                 " backend renders scalars only (codegen must devectorize fully for it)");
+  return lang.vector_type(s, dt.count);
+}
+
+std::string CStyleLanguage::vector_type(DType scalar, int count) const {
   std::string n;
-  for (char c : base) n += c == ' ' ? '_' : c;
-  return n + std::to_string(dt.count);
+  for (char c : scalar.is_float() && scalar.itemsize() == 2 ? std::string("float") : scalar_type(scalar))
+    n += c == ' ' ? '_' : c;
+  return n + std::to_string(count);
 }
 
 std::string cstyle_const(const UPtr& c, const CStyleLanguage& lang) {

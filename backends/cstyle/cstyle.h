@@ -54,6 +54,11 @@ class CStyleLanguage {
   // without, VECTORIZE only groups lanes that GEPs take apart again, and any other use of a vector
   // is an error (the devectorizer has to split it first).
   virtual bool native_vectors() const { return true; }
+  // The name of a vector of `count` lanes of `scalar` (C: the typedef's, float4, long_long2).
+  virtual std::string vector_type(DType scalar, int count) const;
+  // The dialect computes ALU ops on its vectors (C's vector extension does; CUDA's float4 is memory only,
+  // and an ALU op on a vector is an error there: codegen keeps the lanes' ops scalar, LowerOptions::vector_alu).
+  virtual bool vector_alu() const { return true; }
   virtual std::string vector_typedef(const std::string& scalar, const std::string& name, int count) const;
   // A vector of type `type` from its lanes, "a,b,c,d" (C: the compound literal `(float4){a,b,c,d}`), and
   // lane i of the vector named v (C: `v[i]`).

@@ -35,6 +35,14 @@ static inline float __int_as_float(int i) { float f; memcpy(&f, &i, 4); return f
 static inline float __uint_as_float(unsigned u) { float f; memcpy(&f, &u, 4); return f; }
 static inline unsigned __float_as_uint(float f) { unsigned u; memcpy(&u, &f, 4); return u; }
 static inline double __longlong_as_double(long long i) { double d; memcpy(&d, &i, 8); return d; }
+#define RG_VEC(T, N) \
+  struct N##2 { T x, y; }; \
+  struct N##4 { T x, y, z, w; }; \
+  static inline N##2 make_##N##2(T x, T y) { return {x, y}; } \
+  static inline N##4 make_##N##4(T x, T y, T z, T w) { return {x, y, z, w}; }
+RG_VEC(signed char, char) RG_VEC(unsigned char, uchar) RG_VEC(short, short) RG_VEC(unsigned short, ushort)
+RG_VEC(int, int) RG_VEC(unsigned, uint) RG_VEC(long long, longlong) RG_VEC(unsigned long long, ulonglong)
+RG_VEC(float, float) RG_VEC(double, double)
 )";
 
 // What cuLaunchKernel does with its arguments: args[i] points at the value of parameter i.

@@ -108,6 +108,25 @@ TEST(Nvrtc, NoFusedMultiplyAdd) {
   EXPECT_NE(ptx.find("mul.rn.f32"), std::string::npos) << ptx;
 }
 
+// Folded loads and stores of every type CUDA has vectors of compile, with 16-byte vector loads in the PTX
+// for the 4 x 4-byte types (ld.global.v4).
+TEST(Nvrtc, FoldedVectorAccessesCompile) {
+  REQUIRE_NVRTC();
+  const DType dts[] = {dtypes::int8,   dtypes::int16,  dtypes::int32,  dtypes::int64,   dtypes::uint8,
+                       dtypes::uint16, dtypes::uint32, dtypes::uint64, dtypes::float32, dtypes::float64};
+  LowerOptions o = cuda_lower_options();
+  o.opts = std::vector<Opt>{{OptOp::UPCAST, 0, 4}};
+  for (DType dt : dts) {
+    SCOPED_TRACE(dt.name());
+    UPtr out = param(0, dt, 64), in = param(1, dt, 64);
+    UPtr r = range(64, 0);
+    std::string ptx = ptx_of(sink(end(store(out, r, load(in, r) + load(in, r)), {r})), ptx_arch, o);
+    if (dt.itemsize() == 4) {
+      EXPECT_NE(ptx.find("ld.global.v4"), std::string::npos) << ptx;
+    }
+  }
+}
+
 // One program per dtype holding every ALU op, cast and bitcast that C defines on it: the renderer's
 // CUDA C must compile for all of them.
 TEST(Nvrtc, EveryOpOfEveryDtypeCompiles) {

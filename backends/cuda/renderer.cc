@@ -86,7 +86,58 @@ class CudaLanguage : public CStyleLanguage {
     return "rg_bitcast<" + tt + ", " + ft + ">(" + from + ")";
   }
 
-  bool native_vectors() const override { return false; }
+  // CUDA's built-in vector types (float4, int2, longlong2, uchar4, ...): aligned to their size, which the
+  // folds guarantee (a w-lane access starts at a multiple of w elements of a buffer the allocator aligns);
+  // built by make_<type>, lanes .x .y .z .w. They are memory types only: no ALU ops on them.
+  std::string vector_type(DType s, int count) const override {
+    const char* base = nullptr;
+    switch (s.scalar) {
+      case Scalar::Int8:
+        base = "char";
+        break;
+      case Scalar::UInt8:
+        base = "uchar";
+        break;
+      case Scalar::Int16:
+        base = "short";
+        break;
+      case Scalar::UInt16:
+        base = "ushort";
+        break;
+      case Scalar::Int32:
+        base = "int";
+        break;
+      case Scalar::UInt32:
+        base = "uint";
+        break;
+      case Scalar::Int64:
+        base = "longlong";
+        break;
+      case Scalar::UInt64:
+        base = "ulonglong";
+        break;
+      case Scalar::Float32:
+        base = "float";
+        break;
+      case Scalar::Float64:
+        base = "double";
+        break;
+      default:
+        break;
+    }
+    if (!base || count < 1 || count > 4)
+      throw Error("render_cuda: no CUDA vector type of " + std::to_string(count) + " " + DType{s.scalar}.name());
+    return base + std::to_string(count);
+  }
+  std::string vector_typedef(const std::string&, const std::string&, int) const override { return ""; }
+  std::string vector_literal(const std::string& type, const std::string& lanes) const override {
+    return "make_" + type + "(" + lanes + ")";
+  }
+  std::string lane(const std::string& v, int64_t i) const override {
+    if (i < 0 || i > 3) throw Error("render_cuda: lane " + std::to_string(i) + " of a CUDA vector");
+    return v + "." + "xyzw"[i];
+  }
+  bool vector_alu() const override { return false; }
 
   std::string barrier() const override { return "__syncthreads();"; }
   std::string special(const UOp& u) const override {
@@ -134,9 +185,13 @@ GpuLimits cuda_limits() {
   return l;
 }
 
+// Seed 003's standard GPU fold widths: loads and stores of float4/float2 (and every other vector type CUDA
+// has up to 4 lanes), the ALU ops per lane.
 LowerOptions cuda_lower_options() {
   LowerOptions o;
   o.gpu = cuda_limits();
+  o.fold_widths = {4, 2};
+  o.vector_alu = false;
   return o;
 }
 

@@ -12,16 +12,18 @@ namespace rg {
 
 // CUDA C for `extern "C" __global__ void <name>(T* data0, ..., long long rg_var0, ...)`: one typed
 // pointer per PARAM slot, then each of the program's vars as an int64 value. Same semantics as
-// render_c (C integer division, gated loads, loops). Throws rg::Error on what it cannot render
-// (vector values: the devectorizer does not exist yet; Invalid left in the program).
+// render_c (C integer division, gated loads, loops); folded loads and stores use CUDA's vector types
+// (float4, int2, ...). Throws rg::Error on what it cannot render (an ALU op on a vector, a vector type
+// CUDA lacks, Invalid left in the program).
 std::string render_cuda(const Program& p);
 // How often render_cuda ran in this process (tests: the runtime renders each kernel once).
 uint64_t cuda_renders();
 
-// What codegen does for CUDA: LowerOptions{} with GPU dims at CUDA's launch limits (grid
-// 2^31-1 x 65535 x 65535 blocks, block 1024 x 1024 x 64 threads, 1024 threads per block), output
-// axes split into blocks of up to 256 threads (rules/gpudims.rules). Programs lowered without it
-// run too, as one thread.
+// What codegen does for CUDA: GPU dims at CUDA's launch limits (grid 2^31-1 x 65535 x 65535 blocks,
+// block 1024 x 1024 x 64 threads, 1024 threads per block), output axes split into blocks of up to 256
+// threads (rules/gpudims.rules); loads and stores folded to the standard widths 4 and 2 of every integer
+// type, float and double, the ALU ops per lane (no vector ALU). Programs lowered without it run too, as
+// one thread.
 GpuLimits cuda_limits();
 LowerOptions cuda_lower_options();
 

@@ -145,27 +145,124 @@ TEST(RenderCuda, EverySlotIsAParameterAndVarsComeByValue) {
       "}\n");
 }
 
-TEST(RenderCuda, VectorLanesOnlyUntilDevectorizeExists) {
-  // VECTORIZE + GEP (what unrolling leaves) render as the lanes themselves.
-  UPtr p = param(0, dtypes::float32, 2);
-  UPtr a = load_at(p, i32(0)), b = load_at(p, i32(1));
-  UPtr v = UOp::make(Op::VECTORIZE, dtypes::float32.vec(2), {a, b});
+TEST(RenderCuda, VectorAccessesUseCudasVectorTypes) {
+  // A float2 load read back by lanes and a float2 store of a VECTORIZE: CUDA's float2, make_float2, .x .y.
+  UPtr p = param(0, dtypes::float32, 4);
+  UPtr vaddr = UOp::make(Op::INDEX, dtypes::float32.vec(2).ptr_to(-1), {p, i32(2)});
+  UPtr v = UOp::make(Op::LOAD, dtypes::float32.vec(2), {vaddr});
+  UPtr g0 = UOp::make(Op::GEP, dtypes::float32, {v}, std::vector<int64_t>{0});
   UPtr g1 = UOp::make(Op::GEP, dtypes::float32, {v}, std::vector<int64_t>{1});
-  UPtr s = store(address(p, i32(0)), g1);
-  EXPECT_EQ(render_cuda(Program{"vec", {p, a, b, v, g1, s}, {p->dtype}, {}}),
+  UPtr sum = g0 + g1;
+  UPtr out = UOp::make(Op::VECTORIZE, dtypes::float32.vec(2), {g1, sum});
+  UPtr oaddr = UOp::make(Op::INDEX, dtypes::float32.vec(2).ptr_to(-1), {p, i32(0)});
+  UPtr s = store(oaddr, out);
+  EXPECT_EQ(render_cuda(Program{"vec", {p, vaddr, v, g0, g1, sum, out, oaddr, s}, {p->dtype}, {}}),
             "extern \"C\" __global__ void vec(float* data0) {\n"
-            "  float val0 = *(data0+0);\n"
-            "  float val1 = *(data0+1);\n"
-            "  *(data0+0) = val1;\n"
+            "  float2 val0 = *((float2*)(data0+2));\n"
+            "  float gep1 = val0.x;\n"
+            "  float gep2 = val0.y;\n"
+            "  float alu3 = (gep1+gep2);\n"
+            "  float2 vec4 = make_float2(gep2,alu3);\n"
+            "  *((float2*)(data0+0)) = vec4;\n"
             "}\n");
-  // A whole vector value (an ALU op on it) needs the devectorizer: an error that says so.
-  UPtr sum = v + v;
+  // The other types by CUDA's names; 8-byte lanes as longlong/double.
+  UPtr q = param(1, dtypes::int64, 4), d = param(2, dtypes::uint8, 4);
+  UPtr lq =
+      UOp::make(Op::LOAD, dtypes::int64.vec(2), {UOp::make(Op::INDEX, dtypes::int64.vec(2).ptr_to(-1), {q, i32(0)})});
+  UPtr ld =
+      UOp::make(Op::LOAD, dtypes::uint8.vec(4), {UOp::make(Op::INDEX, dtypes::uint8.vec(4).ptr_to(-1), {d, i32(0)})});
+  const std::string src =
+      render_cuda(Program{"types", {q, d, lq->src[0], lq, ld->src[0], ld}, {p->dtype, q->dtype, d->dtype}, {}});
+  EXPECT_NE(src.find("longlong2 val0 = *((longlong2*)(data1+0));"), std::string::npos) << src;
+  EXPECT_NE(src.find("uchar4 val1 = *((uchar4*)(data2+0));"), std::string::npos) << src;
+  // An ALU op on a whole vector: CUDA has none, an error that says so.
   try {
-    render_cuda(Program{"vec", {p, a, b, v, sum}, {p->dtype}, {}});
+    render_cuda(Program{"vec", {p, vaddr, v, v + v}, {p->dtype}, {}});
     FAIL() << "expected rg::Error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("devectorize"), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()),
+              "render_cuda: a float32.vec(2) ADD, but the CUDA backend has no vector ALU ops (codegen keeps the lanes' "
+              "ops scalar for it)");
   }
+}
+
+// Seed 004 lowered for CUDA as one thread (as seed 004's Metal capture: no GPU dims): its input is one float4
+// and one float2 load as on the CPU (seed 003's standard fold widths), the lanes' adds scalar; the output one
+// float4 store of make_float4 and a scalar store. (With GPU dims each of the 5 outputs is a thread, and a
+// thread's 4 reads are 3 apart: nothing to fold.)
+TEST(RenderCuda, Seed004LoadsFloat4AndFloat2) {
+  UPtr out = param(0, dtypes::float32, 5), in = param(1, dtypes::float32, 6);
+  UPtr r0 = range(5, 0, AxisType::Loop), r1 = range(4, 1, AxisType::Reduce);
+  UPtr valid = (idx(0) < r0) & (r0 < idx(4)) & (idx(0) < r1) & (r1 < idx(3));
+  UPtr x = load(in, where(valid, r1 * 3 + r0 - idx(4), invalid(dtypes::index)));
+  UPtr k = sink(end(store(out, r0, reduce(Op::ADD, where(valid, x, f32(0)) + f32(10), {r1})), {r0}));
+  LowerOptions one_thread = cuda_lower_options();
+  one_thread.gpu.reset();
+  Program p = lower(k, one_thread);
+  const std::string src = render_cuda(p);
+  EXPECT_EQ(src, "extern \"C\" __global__ void " + p.name +
+                     "(float* data0, float* data1) {\n"
+                     "  float4 val0 = *((float4*)(data1+0));\n"
+                     "  float gep1 = val0.x;\n"
+                     "  float alu2 = (gep1+10.0f);\n"
+                     "  float alu3 = (alu2+10.0f);\n"
+                     "  float gep4 = val0.w;\n"
+                     "  float alu5 = (gep4+10.0f);\n"
+                     "  float alu6 = (alu3+alu5);\n"
+                     "  float alu7 = (alu6+10.0f);\n"
+                     "  float gep8 = val0.y;\n"
+                     "  float alu9 = (gep8+10.0f);\n"
+                     "  float alu10 = (alu9+10.0f);\n"
+                     "  float2 val11 = *((float2*)(data1+4));\n"
+                     "  float gep12 = val11.x;\n"
+                     "  float alu13 = (gep12+10.0f);\n"
+                     "  float alu14 = (alu10+alu13);\n"
+                     "  float alu15 = (alu14+10.0f);\n"
+                     "  float gep16 = val0.z;\n"
+                     "  float alu17 = (gep16+10.0f);\n"
+                     "  float alu18 = (alu17+10.0f);\n"
+                     "  float gep19 = val11.y;\n"
+                     "  float alu20 = (gep19+10.0f);\n"
+                     "  float alu21 = (alu18+alu20);\n"
+                     "  float alu22 = (alu21+10.0f);\n"
+                     "  float4 vec23 = make_float4(40.0f,alu7,alu15,alu22);\n"
+                     "  *((float4*)(data0+0)) = vec23;\n"
+                     "  *(data0+4) = 40.0f;\n"
+                     "}\n");
+  EXPECT_EQ(launch_dims(p), (LaunchDims{{1, 1, 1}, {1, 1, 1}}));
+}
+
+// Every type CUDA has vectors of folds: a 64-element copy with its axis upcast by 4 (16 threads of 4 lanes)
+// is one 4-lane load and a store of it per thread, at 4 * lidx0; float16 (no CUDA vector type without cuda_fp16.h)
+// stays scalar.
+UPtr copy(DType dt) {
+  UPtr out = param(0, dt, 64), in = param(1, dt, 64);
+  UPtr r = range(64, 0);
+  return sink(end(store(out, r, load(in, r)), {r}));
+}
+LowerOptions upcast4() {
+  LowerOptions o = cuda_lower_options();
+  o.opts = std::vector<Opt>{{OptOp::UPCAST, 0, 4}};
+  return o;
+}
+
+TEST(RenderCuda, EveryVectorTypeFolds) {
+  const std::vector<std::pair<DType, std::string>> types = {
+      {dtypes::int8, "char4"},      {dtypes::uint8, "uchar4"},      {dtypes::int16, "short4"},
+      {dtypes::uint16, "ushort4"},  {dtypes::int32, "int4"},        {dtypes::uint32, "uint4"},
+      {dtypes::int64, "longlong4"}, {dtypes::uint64, "ulonglong4"}, {dtypes::float32, "float4"},
+      {dtypes::float64, "double4"}};
+  for (const auto& [dt, name] : types) {
+    SCOPED_TRACE(dt.name());
+    Program p = lower(copy(dt), upcast4());
+    const std::string src = render_cuda(p);
+    EXPECT_NE(src.find("  " + name + " val1 = *((" + name + "*)(data1+alu0));\n"), std::string::npos) << src;
+    EXPECT_NE(src.find("  *((" + name + "*)(data0+alu0)) = val1;\n"), std::string::npos) << src;  // the copy
+    EXPECT_EQ(launch_dims(p), (LaunchDims{{1, 1, 1}, {16, 1, 1}}));
+  }
+  const std::string src = render_cuda(lower(copy(dtypes::float16), upcast4()));
+  EXPECT_EQ(src.find("make_"), std::string::npos) << src;
+  EXPECT_EQ(src.find("*(("), std::string::npos) << src;
 }
 
 TEST(RenderCuda, SpecialsAreThreadIndicesAndGiveTheLaunch) {
@@ -201,7 +298,9 @@ TEST(RenderCuda, LowerOptionsAskForGpuDimsAtCudasLimits) {
   EXPECT_EQ(o.gpu->local_max, (std::array<int64_t, 3>{1024, 1024, 64}));
   EXPECT_EQ(o.gpu->max_threads, 1024);
   EXPECT_EQ(o.gpu->local_size, 256);
-  EXPECT_FALSE(LowerOptions{}.gpu.has_value());  // the CPU's: loops
+  EXPECT_FALSE(LowerOptions{}.gpu.has_value());        // the CPU's: loops
+  EXPECT_EQ(o.fold_widths, (std::vector<int>{4, 2}));  // seed 003's standard widths
+  EXPECT_FALSE(o.vector_alu);
 }
 
 TEST(RenderCuda, BadSpecialsAndLaunchesAreErrors) {
@@ -231,9 +330,10 @@ TEST(RenderCuda, RejectsWhatItCannotRender) {
   p.name = "1bad";
   EXPECT_THROW(render_cuda(p), Error);
   EXPECT_THROW(render_cuda(Program{"k", {invalid(dtypes::float32)}, {}, {}}), Error);
-  UPtr x = param(0, dtypes::float32, 1);
-  UPtr v4 = UOp::make(Op::LOAD, dtypes::float32.vec(4), {address(x, i32(0))});
-  EXPECT_THROW(render_cuda(Program{"k", {x, v4}, {x->dtype}, {}}), Error);  // a vector load: devectorize first
+  UPtr x = param(0, dtypes::float32, 8);
+  UPtr v8 = UOp::make(Op::LOAD, dtypes::float32.vec(8),
+                      {UOp::make(Op::INDEX, dtypes::float32.vec(8).ptr_to(-1), {x, i32(0)})});
+  EXPECT_THROW(render_cuda(Program{"k", {x, v8->src[0], v8}, {x->dtype}, {}}), Error);  // CUDA has no float8
 }
 
 }  // namespace

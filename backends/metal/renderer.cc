@@ -152,6 +152,8 @@ std::string render_metal(const Program& p) {
 LowerOptions metal_lower_options() {
   LowerOptions o;
   o.fold_widths = {4, 2};
+  o.fold_dtypes = vector_scalars();
+  std::erase(o.fold_dtypes, Scalar::Float64);  // Metal has no double
   return o;
 }
 

@@ -76,6 +76,20 @@ TEST(Metal, ThreadIndicesAndLaunch) {
   EXPECT_EQ(metal_launch(p), (MetalLaunch{{4, 1, 1}, {256, 1, 1}}));
 }
 
+// Every integer type folds to Metal's vector types; a 4-element copy is one 4-lane load stored whole.
+TEST(Metal, IntegerVectorTypes) {
+  for (const auto& [dt, name] : std::vector<std::pair<DType, std::string>>{
+           {dtypes::int32, "int4"}, {dtypes::uint8, "uchar4"}, {dtypes::int64, "long4"}}) {
+    UPtr out = param(0, dt, 4), in = param(1, dt, 4);
+    UPtr r = range(4, 0);
+    const std::string src = render_metal(lower(sink(end(store(out, r, load(in, r)), {r})), metal_lower_options()));
+    EXPECT_NE(src.find("  " + name + " val0 = *((device " + name + "*)(data1+0));\n  *((device " + name +
+                       "*)(data0+0)) = val0;\n"),
+              std::string::npos)
+        << src;
+  }
+}
+
 TEST(Metal, Errors) {
   Program p = lower(elementwise_add(4), metal_lower_options());
   p.params[1] = dtypes::float64.ptr_to(4);

@@ -42,12 +42,16 @@ std::string kernel_name(const UPtr& kernel) {
 
 using L = Lowering;
 const When<L> kOnGpu{"GPU targets", [](const L& s) { return s.opts.gpu.has_value(); }};
-// A CPU target with vector registers: lanes for the innermost output axis, loads and stores folded.
-// DEVECTORIZE (LowerOptions::devectorize): 2 skips both vector stages, 0 the vector ALU ops only.
-bool folds(const LowerOptions& o) { return !o.gpu && !o.fold_widths.empty() && o.devectorize < 2; }
-bool vector_alu(const LowerOptions& o) { return folds(o) && o.devectorize == 1; }
-const When<L> kVectorLanes{"CPU targets with fold widths", [](const L& s) { return folds(s.opts); }};
-const When<L> kVectorAlu{"CPU targets with fold widths, DEVECTORIZE 1", [](const L& s) { return vector_alu(s.opts); }};
+// A target with vector registers: loads and stores folded (and, on the CPU, lanes for the innermost output
+// axis). DEVECTORIZE (LowerOptions::devectorize): 2 skips both vector stages, 0 the vector ALU ops only.
+bool folds(const LowerOptions& o) { return !o.fold_widths.empty() && o.devectorize < 2; }
+bool vector_alu(const LowerOptions& o) { return folds(o) && o.devectorize == 1 && o.vector_alu; }
+const When<L> kVectorLanes{"targets with fold widths", [](const L& s) { return folds(s.opts); }};
+const When<L> kVectorAlu{"targets with fold widths and vector ALU ops, DEVECTORIZE 1",
+                         [](const L& s) { return vector_alu(s.opts); }};
+const When<L> kCpuLanes{"CPU targets with fold widths", [](const L& s) { return folds(s.opts) && !s.opts.gpu; }};
+const When<L> kVectorMemoryOnly{"targets with fold widths but no vector ALU ops (or DEVECTORIZE 0)",
+                                [](const L& s) { return folds(s.opts) && !vector_alu(s.opts); }};
 const When<L> kAxesRetyped{"after threads, lanes or unrolls", [](const L& s) { return s.axes_retyped; }};
 const When<L> kScalarLanes{"targets without vector ALU ops, after lanes or unrolls",
                            [](const L& s) { return s.axes_retyped && !vector_alu(s.opts); }};
@@ -64,7 +68,7 @@ UPtr optimize(const UPtr& kernel, L& s) {
     s.applied = *o.opts;
   } else {
     OptTarget t;
-    if (folds(o)) t.vector_width = *std::max_element(o.fold_widths.begin(), o.fold_widths.end());
+    if (folds(o) && !o.gpu) t.vector_width = *std::max_element(o.fold_widths.begin(), o.fold_widths.end());
     if (!o.gpu) t.threads = std::max(1, o.threads);
     s.applied = hand_coded_opts(kernel, t);
   }
@@ -107,7 +111,7 @@ const std::vector<Pass<Lowering>>& lower_passes() {
            },
            {&rules::choose_threads})},
       // A kernel too large to unroll fully: its innermost contiguous output axis split into vector lanes.
-      {"upcast", kVectorLanes,
+      {"upcast", kCpuLanes,
        rewrite<L, UpcastPlan>(
            [](const UPtr& k, L& s) {
              UpcastPlan p = plan_upcast(k, s.opts.upcast, s.opts.unroll_limit);
@@ -134,7 +138,7 @@ const std::vector<Pass<Lowering>>& lower_passes() {
       {"accumulator_stores", kVectorLanes,
        rewrite<L, FoldCtx>(
            [](const UPtr&, L& s) {
-             return std::optional<FoldCtx>(FoldCtx{s.opts.fold_widths, {}});
+             return std::optional<FoldCtx>(FoldCtx{s.opts.fold_widths, s.opts.fold_dtypes, {}});
            },
            {&rules::fold_stores})},
       {"vector_accumulators", kVectorAlu, rewrite<L>({&rules::vector_reduce, &rules::vector_lanes})},
@@ -159,12 +163,14 @@ const std::vector<Pass<Lowering>>& lower_passes() {
       {"devectorize", kVectorLanes,
        rewrite<L, FoldCtx>(
            [](const UPtr& k, L& s) {
-             FoldCtx fold{s.opts.fold_widths, {}};
+             FoldCtx fold{s.opts.fold_widths, s.opts.fold_dtypes, {}};
              plan_load_folds(k, fold);
              return std::optional<FoldCtx>(std::move(fold));
            },
            {&rules::fold_loads, &rules::fold_stores})},
       {"vector_lanes", kVectorAlu, rewrite<L>({&rules::vector_lanes})},
+      {"whole_vectors", kVectorMemoryOnly, rewrite<L>({&rules::whole_vectors})},
+      {"merge_ends", {}, rewrite<L>({&rules::merge_ends})},
       {"split_ends", {}, rewrite<L>({&rules::split_ends})},
       {"index_dtype", {}, cxx<L>([](const UPtr& k, L&) { return lower_index_dtype(k); })},
   };

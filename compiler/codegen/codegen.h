@@ -38,10 +38,16 @@ struct LowerOptions {
   // Vector lanes, for a target with vector registers (the CPU's C: cpu_lower_options() in
   // backends/cpu/renderer.h). upcast: the innermost contiguous output axis is split by this width into
   // lanes when the kernel is not unrolled fully, the n % width last elements as an unrolled tail
-  // (rules/expand_helpers.h plan_upcast; 0 or 1: never). fold_widths: the vector widths loads and stores fold to,
-  // largest first (e.g. {4, 2}; 1 is implied); empty: the program stays scalar (CUDA). Ignored with `gpu`.
+  // (rules/expand_helpers.h plan_upcast; 0 or 1: never; ignored with `gpu`). The rest is the renderer's
+  // data for its device kind (seed 003's fold lengths; 1 is implied): fold_widths: the vector widths loads
+  // and stores fold to, largest first (standard {4, 2}, AMX {16, 8, 4, 2}, images {4}); empty: the program
+  // stays scalar. fold_dtypes: the scalar types the target has vectors of. vector_alu: the target computes
+  // ALU ops on vectors (C's vector extension, Metal); without it (CUDA's float4 is memory only) loads and
+  // stores fold and the lanes' ops stay scalar.
   int64_t upcast = 0;
   std::vector<int> fold_widths = {};
+  std::vector<Scalar> fold_dtypes = vector_scalars();
+  bool vector_alu = true;
   // Seed 003's DEVECTORIZE levels, in this devectorizer's direction (it regroups the expander's scalar lanes
   // into vectors rather than splitting vectors): 1 (default) loads and stores fold to fold_widths and
   // the lanes' ALU ops become vector ops where the target has them; 0 skips the ALU stage only (ops stay

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -234,6 +235,27 @@ TEST(Codegen, LargeKernelsKeepTheirLoops) {
   src = RowSum{33, 1}.check();  // 33 outputs of one element: the reduce unrolls, the output loop stays
   EXPECT_EQ(occurrences(src, "for ("), 1u) << src;
   EXPECT_EQ(occurrences(src, "acc"), 0u) << src;
+}
+
+// Two outputs over one range: out0 = a + 1 and out1 = a * 2 as sibling ENDs of the SINK. Stage 15 merges them
+// into one END (one loop of both stores); the values are the two loops' by hand.
+TEST(Codegen, SiblingEndsOverTheSameRangeMerge) {
+  UPtr out0 = param(0, dtypes::float32, 6), out1 = param(1, dtypes::float32, 6), a = param(2, dtypes::float32, 6);
+  UPtr r = range(6, 0);
+  UPtr k = sink({end(store(out0, r, load(a, r) + f32(1)), {r}), end(store(out1, r, load(a, r) * f32(2)), {r})});
+  for (const Mode& m : kModes) {
+    SCOPED_TRACE(m.name);
+    std::vector<float> o0(6, -1), o1(6, -1), x{1, 2, 3, 4, 5, 6.5f};
+    std::string src;
+    run(k, {o0.data(), o1.data(), x.data()}, &src, m.opts);
+    EXPECT_EQ(o0, (std::vector<float>{2, 3, 4, 5, 6, 7.5f})) << src;
+    EXPECT_EQ(o1, (std::vector<float>{2, 4, 6, 8, 10, 13})) << src;
+    expect_loops(src, m, 1);
+    if (!m.unrolled) {
+      Program p = lower(k, m.opts);
+      EXPECT_EQ(std::count_if(p.uops.begin(), p.uops.end(), [](const UPtr& u) { return u->op == Op::END; }), 1) << src;
+    }
+  }
 }
 
 TEST(Codegen, SmallReduceUnrolledInsideAnOutputLoop) {

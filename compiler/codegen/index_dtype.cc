@@ -29,13 +29,18 @@ UPtr lower_index(const UPtr& x) {
   }
   if (!index_out && !(mixed && is(x->op, kALU))) return {};
 
-  DType target = wide || (index_out && !fits_int32(x)) ? dtypes::int64 : dtypes::int32;
+  // A vector of index lanes takes its lanes' width (its own bounds are not the lanes').
+  const bool lanes = x->op == Op::VECTORIZE;
+  DType target = wide || (index_out && !lanes && !fits_int32(x)) ? dtypes::int64 : dtypes::int32;
   if (x->op == Op::SPECIAL) target = dtypes::int32;  // GPU thread indices are always 32-bit
   switch (x->op) {
     case Op::CONST:
       return x->is_invalid() ? invalid(target) : cnst_int(target, x->as_int());
-    case Op::DEFINE_VAR:
+    case Op::DEFINE_VAR:  // i32 or i64 by the variable's bounds
       return UOp::make(Op::DEFINE_VAR, target, {}, x->arg);
+    case Op::GEP:  // a lane of a lowered vector has the vector's lane type
+      if (x->src[0]->dtype.is_index()) return {};
+      return UOp::make(Op::GEP, x->src[0]->dtype.scalar_type().vec(x->dtype.count), {x->src[0]}, x->arg);
     case Op::CAST:
       return x->src[0]->dtype == target ? x->src[0] : UOp::make(Op::CAST, target, {x->src[0]});
     default:
@@ -44,7 +49,8 @@ UPtr lower_index(const UPtr& x) {
   std::vector<UPtr> src(x->src.begin(), x->src.end());
   for (size_t i = first; i < src.size(); ++i)
     if (is_lowered_int(src[i]->dtype)) src[i] = cast(src[i], target);
-  return UOp::make(x->op, index_out ? target : x->dtype, std::move(src), x->arg);
+  // BIND(var, value) binds in the wider of the two; VECTORIZE casts each lane to one width.
+  return UOp::make(x->op, index_out ? target.vec(x->dtype.count) : x->dtype, std::move(src), x->arg);
 }
 
 UPtr lower_index_dtype(const UPtr& kernel) {

@@ -35,6 +35,29 @@ TEST(LowerIndex, WidthFromBounds) {
   EXPECT_EQ(lower_index(UOp::make(Op::CAST, dtypes::index, {a})), a);
 }
 
+// Seed 003's leaf and vector cases: DEFINE_VAR is i32 or i64 by its bounds; VECTORIZE of index lanes casts each
+// lane to the widest lane's type (a vector of that type) and a GEP of it reads that type; BIND(var, value)
+// binds in the wider of the two.
+TEST(LowerIndex, DefineVarVectorizeAndBind) {
+  UPtr n = UOp::make(Op::DEFINE_VAR, dtypes::index, {}, VarArg{"n", 1, 100});
+  UPtr big = UOp::make(Op::DEFINE_VAR, dtypes::index, {}, VarArg{"m", 0, int64_t(1) << 40});
+  UPtr n32 = lower_index(n), big64 = lower_index(big);
+  EXPECT_EQ(n32, UOp::make(Op::DEFINE_VAR, dtypes::int32, {}, VarArg{"n", 1, 100}));
+  EXPECT_EQ(big64, UOp::make(Op::DEFINE_VAR, dtypes::int64, {}, VarArg{"m", 0, int64_t(1) << 40}));
+  UPtr seven = cnst_int(dtypes::int32, 7);
+  EXPECT_EQ(lower_index(UOp::make(Op::VECTORIZE, dtypes::index.vec(2), {n32, seven})),
+            UOp::make(Op::VECTORIZE, dtypes::int32.vec(2), {n32, seven}));
+  UPtr mixed = lower_index(UOp::make(Op::VECTORIZE, dtypes::index.vec(2), {n32, big64}));
+  EXPECT_EQ(mixed, UOp::make(Op::VECTORIZE, dtypes::int64.vec(2), {cast(n32, dtypes::int64), big64}));
+  EXPECT_EQ(lower_index(UOp::make(Op::GEP, dtypes::index, {mixed}, std::vector<int64_t>{1})),
+            UOp::make(Op::GEP, dtypes::int64, {mixed}, std::vector<int64_t>{1}));
+  EXPECT_FALSE(lower_index(UOp::make(Op::VECTORIZE, dtypes::index.vec(2), {n, seven})));  // sources first
+  EXPECT_EQ(lower_index(UOp::make(Op::BIND, dtypes::index, {n32, seven})),
+            UOp::make(Op::BIND, dtypes::int32, {n32, seven}));
+  EXPECT_EQ(lower_index(UOp::make(Op::BIND, dtypes::index, {big64, seven})),
+            UOp::make(Op::BIND, dtypes::int64, {big64, cast(seven, dtypes::int64)}));
+}
+
 TEST(LowerIndexDtype, AKernelIsLoweredSourcesFirst) {
   // out[r0 * 3 + r1] = in[r0 * 3 + r1] over (4, 3): the index arithmetic fits int32.
   UPtr r0 = range(4, 0), r1 = range(3, 1);

@@ -170,6 +170,11 @@ int priority(Scalar s) {
 }
 }  // namespace
 
+std::vector<Scalar> vector_scalars() {
+  return {Scalar::Int8,   Scalar::Int16,  Scalar::Int32,  Scalar::Int64,   Scalar::UInt8,
+          Scalar::UInt16, Scalar::UInt32, Scalar::UInt64, Scalar::Float32, Scalar::Float64};
+}
+
 DType least_upper_dtype(DType a, DType b) {
   if (a.scalar == b.scalar) return a;
   if (a.is_index() || b.is_index()) return dtypes::index;

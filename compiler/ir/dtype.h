@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace rg {
 
@@ -85,6 +86,10 @@ inline constexpr DType default_int = int32;
 // promotion lattice (bool < int8 < int16 < ..., uint8 < int16 | uint16, ...,
 // (u)int64 < float16 | bfloat16 < float32 < float64).
 DType least_upper_dtype(DType a, DType b);
+// Every scalar type a vector lane can hold in memory: the integers, float32 and float64 (not bool, whose
+// storage differs by target, nor the 16-bit floats, which the C-style targets compute in float). The
+// default of LowerOptions::fold_dtypes (compiler/codegen/codegen.h).
+std::vector<Scalar> vector_scalars();
 // Names as the rule language and error messages spell them: "f32", "float32", "i32", "bool", "index".
 std::optional<DType> dtype_from_name(std::string_view name);
 

@@ -60,6 +60,7 @@ enum OpClass : uint32_t {
   kComparison = 1 << 8,
   kMovement = 1 << 9,
   kReduce = 1 << 10,
+  kVectorizable = 1 << 11,  // an ALU op C-style targets compute on vectors (the devectorizer's vector ops)
 };
 
 struct OpInfo {
@@ -98,6 +99,7 @@ inline constexpr OpClassName kOpClassNames[] = {
     {"Comparison", kComparison},
     {"Movement", kMovement},
     {"Reduce", kReduce},
+    {"Vectorizable", kVectorizable},
 };
 
 constexpr const OpInfo& info(Op op) { return kOpInfo[static_cast<int>(op)]; }

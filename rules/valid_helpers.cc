@@ -85,14 +85,18 @@ UPtr congruent_form(const UPtr& x, int64_t c) {
 UPtr exact_quotient(const UPtr& X, const UPtr& y, int64_t c) {
   std::optional<LinearForm> fx = linear_form(X), fy = linear_form(y);
   if (!fx || !fy) return {};
+  int64_t constant;
+  if (__builtin_sub_overflow(fx->constant, fy->constant, &constant)) return {};
   for (const auto& [b, k] : fy->terms) {
     auto it = std::find_if(fx->terms.begin(), fx->terms.end(), [&](const auto& t) { return t.first == b; });
-    if (it == fx->terms.end())
+    if (it == fx->terms.end()) {
+      if (k == INT64_MIN) return {};
       fx->terms.push_back({b, -k});
-    else
-      it->second -= k;
+    } else if (__builtin_sub_overflow(it->second, k, &it->second)) {
+      return {};
+    }
   }
-  UPtr out = cnst_int(dtypes::index, (fx->constant - fy->constant) / c);
+  UPtr out = cnst_int(dtypes::index, constant / c);
   for (const auto& [b, k] : fx->terms)
     if (k / c) out = b * cnst_int(dtypes::index, k / c) + out;
   return graph_rewrite(out, rules::symbolic);

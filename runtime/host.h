@@ -16,23 +16,24 @@
 
 namespace rg {
 
-// malloc/calloc rather than new: a request the system cannot satisfy is a null pointer (std::bad_alloc
-// here, an rg::Error from the buffer store) in every build, sanitizers included, and calloc gets zeroed
-// pages without writing them.
+// Host memory for a buffer. Small buffers: malloc/calloc rather than new, so that a request the system
+// cannot satisfy is a null pointer (std::bad_alloc here, an rg::Error from the buffer store) in every build,
+// sanitizers included, and calloc gets zeroed pages without writing them. Buffers of kMappedBytes or more: an
+// anonymous mapping (zeroed by the system) aligned to huge pages and advised to use them, where the system has
+// transparent huge pages: a first touch faults once per 2 MiB instead of once per 4 KiB (here 17 us a fault;
+// a training step's first run touches 1.4 GB: 3.0 -> 1.6-2.4 s). At most a quarter of the mapping is slack.
 class HostAllocation : public Allocation {
  public:
-  HostAllocation(size_t bytes, bool zero)
-      // At least one byte, so an empty buffer still has a distinct address.
-      : data_(static_cast<unsigned char*>(zero ? std::calloc(bytes ? bytes : 1, 1) : std::malloc(bytes ? bytes : 1))) {
-    if (!data_) throw std::bad_alloc();
-  }
-  void* host() override { return data_.get(); }
+  static constexpr size_t kHugePageBytes = size_t(2) << 20, kMappedBytes = 4 * kHugePageBytes;
+  HostAllocation(size_t bytes, bool zero);
+  ~HostAllocation() override;
+  HostAllocation(const HostAllocation&) = delete;
+  HostAllocation& operator=(const HostAllocation&) = delete;
+  void* host() override { return data_; }
 
  private:
-  struct Free {
-    void operator()(unsigned char* p) const { std::free(p); }
-  };
-  std::unique_ptr<unsigned char, Free> data_;
+  unsigned char* data_ = nullptr;
+  size_t mapped_bytes_ = 0;  // huge-page mapped rather than malloc'ed
 };
 
 // K is a loaded kernel callable as k(void** bufs), kept alive by the runner. A program with several

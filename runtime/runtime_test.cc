@@ -110,6 +110,30 @@ TEST(BufferPool, ReusesFreedMemoryBySize) {
   buffer_free(elsewhere);
 }
 
+// Host buffers of 8 MiB or more are mapped on huge-page boundaries (runtime/host.h), zeroed when asked, and
+// hold what is written; smaller ones come from malloc.
+TEST(HostMemory, LargeBuffersStartOnHugePages) {
+  free_buffer_pool();
+  const int64_t n = int64_t(3) << 21;  // 24 MiB of floats, not a multiple of the huge page
+  UPtr big = new_buffer(dtypes::float32, n + 5, "CPU"), small = new_buffer(dtypes::float32, 300, "CPU");
+  auto* p = static_cast<float*>(buffer_memory(big, 0, true).host());
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % (size_t(2) << 20), 0u);
+  bool zero = true;
+  for (int64_t i = 0; i < n + 5; i += 4093) zero &= p[i] == 0.0f;
+  EXPECT_TRUE(zero && p[n + 4] == 0.0f);
+  std::vector<float> v(size_t(n + 5));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = float(i % 1021);
+  buffer_write(big, v.data(), v.size() * 4);
+  std::vector<float> back(v.size());
+  buffer_read(big, back.data(), back.size() * 4);
+  EXPECT_EQ(back, v);
+  const float* q = static_cast<const float*>(buffer_memory(small, 0, true).host());
+  EXPECT_EQ(q[0] + q[299], 0.0f);
+  buffer_free(big);
+  buffer_free(small);
+  free_buffer_pool();  // the mapping released
+}
+
 // The pool keeps at most kBufferPoolBytes per device, dropping the oldest first.
 TEST(BufferPool, IsBoundedOldestDroppedFirst) {
   free_buffer_pool();

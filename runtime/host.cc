@@ -1,0 +1,35 @@
+#include "runtime/host.h"
+
+#include <sys/mman.h>
+
+namespace rg {
+
+HostAllocation::HostAllocation(size_t bytes, bool zero) {
+  if (bytes >= kMappedBytes) {
+    // Mapped with a huge page to spare, then trimmed to a huge-page-aligned range of whole huge pages.
+    const size_t want = (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+    void* p = mmap(nullptr, want + kHugePageBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    auto* base = static_cast<unsigned char*>(p);
+    const size_t lead = (kHugePageBytes - reinterpret_cast<uintptr_t>(base) % kHugePageBytes) % kHugePageBytes;
+    if (lead) munmap(base, lead);
+    if (kHugePageBytes - lead) munmap(base + lead + want, kHugePageBytes - lead);
+    data_ = base + lead, mapped_bytes_ = want;
+#ifdef MADV_HUGEPAGE
+    madvise(data_, want, MADV_HUGEPAGE);  // advice only: without transparent huge pages, 4 KiB pages
+#endif
+    return;
+  }
+  // At least one byte, so an empty buffer still has a distinct address.
+  data_ = static_cast<unsigned char*>(zero ? std::calloc(bytes ? bytes : 1, 1) : std::malloc(bytes ? bytes : 1));
+  if (!data_) throw std::bad_alloc();
+}
+
+HostAllocation::~HostAllocation() {
+  if (mapped_bytes_)
+    munmap(data_, mapped_bytes_);
+  else
+    std::free(data_);
+}
+
+}  // namespace rg

@@ -235,32 +235,7 @@ TEST_P(Kernels, SymbolicBoundReadsItsVariable) {
 
 template <typename F>
 void with_type(DType dt, F f) {
-  switch (dt.scalar) {
-    case Scalar::Bool:
-      return f(bool{});
-    case Scalar::Int8:
-      return f(int8_t{});
-    case Scalar::Int16:
-      return f(int16_t{});
-    case Scalar::Int32:
-      return f(int32_t{});
-    case Scalar::Int64:
-      return f(int64_t{});
-    case Scalar::UInt8:
-      return f(uint8_t{});
-    case Scalar::UInt16:
-      return f(uint16_t{});
-    case Scalar::UInt32:
-      return f(uint32_t{});
-    case Scalar::UInt64:
-      return f(uint64_t{});
-    case Scalar::Float32:
-      return f(float{});
-    case Scalar::Float64:
-      return f(double{});
-    default:
-      FAIL() << dt.name();
-  }
+  visit_host_type(dt, f, [&] { FAIL() << dt.name(); });
 }
 
 // Source values: integers wrap into the source type (every bit pattern class: 0, 1, -1, extremes);

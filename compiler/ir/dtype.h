@@ -82,6 +82,39 @@ inline constexpr DType default_float = float32;
 inline constexpr DType default_int = int32;
 }  // namespace dtypes
 
+// Calls f(T{}) with the C++ type of dt's scalar (bool, the integer types, float, double) and returns what it
+// returns; for a scalar without one of its own (float16, bfloat16, index, void) calls none() instead, which
+// returns the same type or throws.
+template <class F, class None>
+auto visit_host_type(DType dt, F&& f, None&& none) {
+  switch (dt.scalar) {
+    case Scalar::Bool:
+      return f(bool{});
+    case Scalar::Int8:
+      return f(int8_t{});
+    case Scalar::Int16:
+      return f(int16_t{});
+    case Scalar::Int32:
+      return f(int32_t{});
+    case Scalar::Int64:
+      return f(int64_t{});
+    case Scalar::UInt8:
+      return f(uint8_t{});
+    case Scalar::UInt16:
+      return f(uint16_t{});
+    case Scalar::UInt32:
+      return f(uint32_t{});
+    case Scalar::UInt64:
+      return f(uint64_t{});
+    case Scalar::Float32:
+      return f(float{});
+    case Scalar::Float64:
+      return f(double{});
+    default:
+      return none();
+  }
+}
+
 // The smallest type both a and b convert to without loss, on tinygrad's
 // promotion lattice (bool < int8 < int16 < ..., uint8 < int16 | uint16, ...,
 // (u)int64 < float16 | bfloat16 < float32 < float64).

@@ -25,39 +25,12 @@ struct BF16 {
   explicit operator uint64_t() const { return uint64_t(double(*this)); }
 };
 
-// Calls f(E{}) with the C++ element type of `dt`.
+// Calls f(E{}) with the C++ element type of `dt` (the 16-bit floats too).
 template <class F>
 auto with_type(DType dt, const std::string& who, F&& f) {
-  switch (dt.scalar) {
-    case Scalar::Bool:
-      return f(bool{});
-    case Scalar::Int8:
-      return f(int8_t{});
-    case Scalar::Int16:
-      return f(int16_t{});
-    case Scalar::Int32:
-      return f(int32_t{});
-    case Scalar::Int64:
-      return f(int64_t{});
-    case Scalar::UInt8:
-      return f(uint8_t{});
-    case Scalar::UInt16:
-      return f(uint16_t{});
-    case Scalar::UInt32:
-      return f(uint32_t{});
-    case Scalar::UInt64:
-      return f(uint64_t{});
-    case Scalar::Float16:
-      return f(_Float16{});
-    case Scalar::BFloat16:
-      return f(BF16{});
-    case Scalar::Float32:
-      return f(float{});
-    case Scalar::Float64:
-      return f(double{});
-    default:
-      fail(who, "no host type for dtype " + dt.name());
-  }
+  if (dt.scalar == Scalar::Float16) return f(_Float16{});
+  if (dt.scalar == Scalar::BFloat16) return f(BF16{});
+  return visit_host_type(dt, f, [&]() -> decltype(f(float{})) { fail(who, "no host type for dtype " + dt.name()); });
 }
 
 template <class E, class S>

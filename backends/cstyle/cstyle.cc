@@ -523,4 +523,16 @@ std::string cstyle_const(const UPtr& c, const CStyleLanguage& lang) {
 
 std::string render_cstyle(const Program& p, const CStyleLanguage& lang) { return Renderer(p, lang).run(); }
 
+int gpu_special_axis(const std::string& n) {
+  if (n.size() != 5 || (n.compare(0, 4, "gidx") != 0 && n.compare(0, 4, "lidx") != 0) || n[4] < '0' || n[4] > '2')
+    return -1;
+  return n[4] - '0';
+}
+
+void need_helper(std::vector<std::string>& helpers, const char* h) {
+  for (const std::string& x : helpers)
+    if (x == h) return;
+  helpers.push_back(h);
+}
+
 }  // namespace rg

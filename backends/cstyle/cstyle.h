@@ -93,6 +93,11 @@ class CStyleLanguage {
 
 // The source of one kernel in `lang`.
 std::string render_cstyle(const Program& p, const CStyleLanguage& lang);
+
+// For GPU languages: the axis d of a SPECIAL named gidx<d> or lidx<d>, d in 0..2; -1 for any other name.
+int gpu_special_axis(const std::string& name);
+// Appends the helper text h to a kernel's preamble `helpers` unless it is there already.
+void need_helper(std::vector<std::string>& helpers, const char* h);
 // The type of a value of dt in `lang` (c_type for the CPU's C); throws for vectors without native vectors.
 std::string cstyle_type(DType dt, const CStyleLanguage& lang);
 // A CONST as a literal in `lang`.

@@ -33,12 +33,6 @@ constexpr const char* kBitcast =
     "  return t;\n"
     "}\n";
 
-void need(std::vector<std::string>& helpers, const char* h) {
-  for (const std::string& x : helpers)
-    if (x == h) return;
-  helpers.push_back(h);
-}
-
 class CudaLanguage : public CStyleLanguage {
  public:
   std::string who() const override { return "render_cuda"; }
@@ -68,21 +62,21 @@ class CudaLanguage : public CStyleLanguage {
 
   std::string floordiv(DType dt, const std::string& ct, const std::string& a, const std::string& b,
                        std::vector<std::string>& helpers) const override {
-    need(helpers, kFloorDiv);
+    need_helper(helpers, kFloorDiv);
     return "rg_floordiv<" + ct + ">(" + a + ", " + b + ")";
   }
   std::string floormod(DType dt, const std::string& ct, const std::string& a, const std::string& b,
                        std::vector<std::string>& helpers) const override {
     if (dt.is_float()) {
-      need(helpers, kFmodFloor);
+      need_helper(helpers, kFmodFloor);
       return "rg_fmod_floor<" + ct + ">(" + math_fn("fmod", dt) + "(" + a + ", " + b + "), " + b + ")";
     }
-    need(helpers, kFloorMod);
+    need_helper(helpers, kFloorMod);
     return "rg_floormod<" + ct + ">(" + a + ", " + b + ")";
   }
   std::string bitcast(const std::string& ft, const std::string& tt, const std::string& from,
                       std::vector<std::string>& helpers) const override {
-    need(helpers, kBitcast);
+    need_helper(helpers, kBitcast);
     return "rg_bitcast<" + tt + ", " + ft + ">(" + from + ")";
   }
 
@@ -142,9 +136,9 @@ class CudaLanguage : public CStyleLanguage {
   std::string barrier() const override { return "__syncthreads();"; }
   std::string special(const UOp& u) const override {
     const std::string& n = u.arg_str();
-    if (n.size() != 5 || (n.compare(0, 4, "gidx") != 0 && n.compare(0, 4, "lidx") != 0) || n[4] < '0' || n[4] > '2')
-      throw Error("render_cuda: SPECIAL '" + n + "' is not gidx0..2 or lidx0..2");
-    return std::string("(int)") + (n[0] == 'g' ? "blockIdx." : "threadIdx.") + "xyz"[n[4] - '0'];
+    const int d = gpu_special_axis(n);
+    if (d < 0) throw Error("render_cuda: SPECIAL '" + n + "' is not gidx0..2 or lidx0..2");
+    return std::string("(int)") + (n[0] == 'g' ? "blockIdx." : "threadIdx.") + "xyz"[d];
   }
   std::string local_prefix() const override { return "__shared__ "; }
 
@@ -201,15 +195,14 @@ LaunchDims launch_dims(const Program& p) {
   for (const UPtr& u : p.uops) {
     if (u->op != Op::SPECIAL) continue;
     const std::string& n = u->arg_str();
-    if (n.size() != 5 || (n.compare(0, 4, "gidx") != 0 && n.compare(0, 4, "lidx") != 0) || n[4] < '0' || n[4] > '2')
-      throw Error("launch_dims: SPECIAL '" + n + "' is not gidx0..2 or lidx0..2");
+    const int axis = gpu_special_axis(n);
+    if (axis < 0) throw Error("launch_dims: SPECIAL '" + n + "' is not gidx0..2 or lidx0..2");
     const UPtr& bound = u->src.at(0);
     if (!bound->is_const())
       throw Error("launch_dims: " + n + " has a symbolic bound (launch sizes from variables are not supported yet)");
     int64_t v = bound->as_int();
     if (v < 1 || v > std::numeric_limits<uint32_t>::max())
       throw Error("launch_dims: " + n + " has bound " + std::to_string(v));
-    int axis = n[4] - '0';
     bool global = n[0] == 'g';
     uint32_t& slot = global ? d.grid[axis] : d.block[axis];
     bool& seen = global ? seen_g[axis] : seen_l[axis];

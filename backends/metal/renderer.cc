@@ -25,19 +25,6 @@ constexpr const char* kFmodFloor =
     "  return (m != 0 && ((m < 0) != (b < 0))) ? m + b : m;\n"
     "}\n";
 
-void need(std::vector<std::string>& helpers, const char* h) {
-  for (const std::string& x : helpers)
-    if (x == h) return;
-  helpers.push_back(h);
-}
-
-// gidx<d> / lidx<d>, d in 0..2; the axis, or -1.
-int special_axis(const std::string& n) {
-  if (n.size() != 5 || (n.compare(0, 4, "gidx") != 0 && n.compare(0, 4, "lidx") != 0) || n[4] < '0' || n[4] > '2')
-    return -1;
-  return n[4] - '0';
-}
-
 class MetalLanguage : public CStyleLanguage {
  public:
   std::string who() const override { return "render_metal"; }
@@ -88,16 +75,16 @@ class MetalLanguage : public CStyleLanguage {
   }
   std::string floordiv(DType, const std::string& ct, const std::string& a, const std::string& b,
                        std::vector<std::string>& helpers) const override {
-    need(helpers, kFloorDiv);
+    need_helper(helpers, kFloorDiv);
     return "rg_floordiv<" + ct + ">(" + a + ", " + b + ")";
   }
   std::string floormod(DType dt, const std::string& ct, const std::string& a, const std::string& b,
                        std::vector<std::string>& helpers) const override {
     if (dt.is_float()) {
-      need(helpers, kFmodFloor);
+      need_helper(helpers, kFmodFloor);
       return "rg_fmod_floor<" + ct + ">(fmod(" + a + ", " + b + "), " + b + ")";
     }
-    need(helpers, kFloorMod);
+    need_helper(helpers, kFloorMod);
     return "rg_floormod<" + ct + ">(" + a + ", " + b + ")";
   }
   std::string bitcast(const std::string&, const std::string& tt, const std::string& from,
@@ -123,7 +110,7 @@ class MetalLanguage : public CStyleLanguage {
   std::string barrier() const override { return "threadgroup_barrier(mem_flags::mem_threadgroup);"; }
   std::string special(const UOp& u) const override {
     const std::string& n = u.arg_str();
-    const int d = special_axis(n);
+    const int d = gpu_special_axis(n);
     if (d < 0) throw Error("render_metal: SPECIAL '" + n + "' is not gidx0..2 or lidx0..2");
     return std::string("(int)") + (n[0] == 'g' ? "gid." : "lid.") + "xyz"[d];
   }
@@ -162,7 +149,7 @@ MetalLaunch metal_launch(const Program& p) {
   for (const UPtr& u : p.uops) {
     if (u->op != Op::SPECIAL) continue;
     const std::string& n = u->arg_str();
-    const int d = special_axis(n);
+    const int d = gpu_special_axis(n);
     if (d < 0) throw Error("metal_launch: SPECIAL '" + n + "' is not gidx0..2 or lidx0..2");
     const UPtr& bound = u->src.at(0);
     if (!bound->is_const() || bound->as_int() < 1 || bound->as_int() > std::numeric_limits<uint32_t>::max())

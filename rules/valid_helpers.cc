@@ -154,16 +154,12 @@ int uses_of_bounded(const UPtr& clause, const std::vector<UPtr>& all) {
 
 }  // namespace
 
-UPtr remainder_below_as_range(const UPtr& cmp) {
-  if (cmp->op != Op::CMPLT || !cmp->src[1]->is_const()) return {};
-  const UPtr& m = cmp->src[0];
-  if (!is_mod(m->op) || !m->src[1]->is_const() || !m->src[0]->dtype.is_index()) return {};
-  const UPtr& x = m->src[0];
-  const int64_t c = m->src[1]->as_int(), k = cmp->src[1]->as_int();
-  if (c < 2 || (m->op == Op::MOD && x->vmin < 0)) return {};
-  UPtr y = congruent_form(x, c);
-  if (!y || y == x || y->vmin <= -c || y->vmax >= c || y->vmin + c < k) return {};
-  return (cnst_int(dtypes::index, -1) < y) & (y < cmp->src[1]);
+UPtr remainder_below_as_range(const UPtr& x, const UPtr& c, const UPtr& k) {
+  const int64_t d = c->as_int();
+  if (d < 2) return {};
+  UPtr y = congruent_form(x, d);
+  if (!y || y == x || y->vmin <= -d || y->vmax >= d || y->vmin + d < k->as_int()) return {};
+  return (cnst_int(dtypes::index, -1) < y) & (y < k);
 }
 
 UPtr index_given_valid(const UPtr& valid, const UPtr& x) {

@@ -25,12 +25,13 @@ std::vector<GateBound> gate_bounds(const UPtr& valid);
 // smaller (no fewer nodes), or when x holds anything other than index arithmetic (a load keeps its own gate).
 UPtr index_given_valid(const UPtr& valid, const UPtr& x);
 
-// x % c < k (C's % with x >= 0, or floor's; c > 1) as a range test of x's congruent form x' (each coefficient of
-// x reduced modulo c into (-c/2, c/2], the constant into [0, c)): `0 <= x' & x' < k`, i.e. `-1 < x' & x' < k`,
-// when -c < x' < c for every value and a negative x' never passes (x' + c >= k): (r*24 + p) % 25 < 20 with r in
-// [0, 5] is `-1 < p - r & p - r < 20`. Null when the bounds do not allow it or x' is x. A gate of this form
-// bounds x', and index_given_valid then reads x % c as x' and x / c as (x - x') / c.
-UPtr remainder_below_as_range(const UPtr& cmp);
+// x % c < k (the rule checks that x >= 0 for C's %; floor's any x) as a range test of x's congruent form x'
+// (each coefficient of x reduced modulo c into (-c/2, c/2], the constant into [0, c)): `0 <= x' & x' < k`,
+// i.e. `-1 < x' & x' < k`, when -c < x' < c for every value and a negative x' never passes (x' + c >= k):
+// (r*24 + p) % 25 < 20 with r in [0, 5] is `-1 < p - r & p - r < 20`. c and k are constants. Null when the
+// bounds do not allow it or x' is x. A gate of this form bounds x', and index_given_valid then reads x % c
+// as x' and x / c as (x - x') / c.
+UPtr remainder_below_as_range(const UPtr& x, const UPtr& c, const UPtr& k);
 
 // The clauses of an AND of conditions over index values, each simplified under the bounds the clauses
 // before it set (a clause that bounds a node the others use first), as index_given_valid does, and written

@@ -240,4 +240,9 @@ UPtr index_reduce(RangeifyCtx& ctx, const UPtr& m, USpan idx) {
 
 UPtr buffer_param(RangeifyCtx& ctx, const UPtr& buffer) { return ctx.param(buffer); }
 
+UPtr unbind(RangeifyCtx& ctx, const UPtr& var, const UPtr& value) {
+  bind_value(ctx.var_values, var->arg_var().name, value->as_int());
+  return var;
+}
+
 }  // namespace rg

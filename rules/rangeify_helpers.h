@@ -19,6 +19,7 @@ struct RangeifyCtx {
   int64_t next_range = 0;     // id of the next RANGE created for a reduced axis
   std::vector<UPtr> buffers;  // PARAM slot i is bound to buffers[i]
   std::unordered_map<const UOp*, int64_t> slot;
+  std::vector<std::pair<std::string, int64_t>> var_values;  // the bound variables' values, by name
   // The PARAM of `buffer` (a BUFFER node), giving it the next slot on first use.
   UPtr param(const UPtr& buffer);
 };
@@ -55,5 +56,8 @@ UPtr stack_to_where(const UPtr& stack, const UPtr& k, USpan idx);
 UPtr index_reduce(RangeifyCtx& ctx, const UPtr& m, USpan idx);
 // A BUFFER becomes the kernel's PARAM for it.
 UPtr buffer_param(RangeifyCtx& ctx, const UPtr& buffer);
+// BIND(var, value) is var in the kernel; the value joins ctx.var_values (an rg::Error when the kernel binds
+// the variable to two values).
+UPtr unbind(RangeifyCtx& ctx, const UPtr& var, const UPtr& value);
 
 }  // namespace rg

@@ -296,5 +296,22 @@ TEST(RangeifyHelpers, ParamSlotsInOrderOfFirstUse) {
   EXPECT_EQ(ctx.buffers[1], b);
 }
 
+// to_params keeps a bound variable's value for the run and the variable in the kernel; one kernel binds
+// a variable once.
+TEST(RangeifyHelpers, BoundVariablesLeaveTheirValues) {
+  UPtr i = var("i", 0, 9);
+  auto bind = [&](int64_t v) { return UOp::make(Op::BIND, dtypes::index, {i, cnst_int(dtypes::index, v)}); };
+  RangeifyCtx ctx;
+  UPtr k = graph_rewrite(bind(3) * 2 + bind(3), rules::to_params, ctx);
+  EXPECT_EQ(k, i * 2 + i);
+  EXPECT_EQ(ctx.var_values, (VarValues{{"i", 3}}));
+  try {
+    graph_rewrite(bind(3) + bind(4), rules::to_params, ctx);
+    ADD_FAILURE() << "two values of i";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("variable 'i' is bound to 3 and to 4"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace rg

@@ -386,7 +386,7 @@ std::vector<UPtr> realize(const std::vector<UPtr>& roots) {
   ScheduleResult s = schedule(roots);
   t.schedule_ms = ms_since(t0);
   if (debug_level() >= kDebugSchedule) debug_schedule_of(s.linear, t.schedule_ms);
-  run_linear_timed(s.linear, {}, t);
+  run_linear_timed(s.linear, s.var_values, t);
   tl_timings = t;
   return s.outputs;
 }
@@ -408,6 +408,14 @@ void rebind(ExecItem& item, size_t slot, const UPtr& buffer) {
                 buffer->dtype.name() + " on " + (buffer->src.empty() ? "?" : buffer->src[0]->arg_str()));
   if (item.program) item.memory[slot] = &buffer_memory(buffer, item.shard);
   item.buffers[slot] = buffer;
+}
+
+void rebind_vars(ExecItem& item, const VarValues& values) {
+  if (!item.program) return;
+  const std::vector<UPtr>& vars = item.program->program.vars;
+  for (size_t k = 0; k < vars.size(); ++k)
+    for (const auto& [name, value] : values)
+      if (vars[k]->arg_var().name == name) item.vars[k] = value;
 }
 
 void replay(const std::vector<ExecItem>& items) {

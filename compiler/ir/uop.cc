@@ -473,6 +473,15 @@ UPtr const_like(const UPtr& x, double v) { return cnst(x->dtype, v); }
 UPtr var(const std::string& n, int64_t lo, int64_t hi, DType dt) {
   return UOp::make(Op::DEFINE_VAR, dt, {}, VarArg{n, lo, hi});
 }
+void bind_value(VarValues& values, const std::string& name, int64_t value) {
+  for (const auto& [n, v] : values)
+    if (n == name) {
+      if (v != value)
+        throw Error("variable '" + name + "' is bound to " + std::to_string(v) + " and to " + std::to_string(value));
+      return;
+    }
+  values.push_back({name, value});
+}
 UPtr range(int64_t bound, int64_t id, AxisType type) {
   return UOp::make(Op::RANGE, dtypes::index, {cnst_int(dtypes::index, bound)}, to_arg(RangeArg{id, type}));
 }

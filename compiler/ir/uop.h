@@ -121,6 +121,10 @@ UPtr cnst_int(DType dt, int64_t v);
 UPtr invalid(DType dt);
 UPtr const_like(const UPtr& x, double v);
 UPtr var(const std::string& name, int64_t lo, int64_t hi, DType dt = dtypes::index);
+// Values of variables by name, as a kernel's run binds them (bound by BIND(var, value) in a tensor graph).
+using VarValues = std::vector<std::pair<std::string, int64_t>>;
+// Adds name = value; an rg::Error naming the variable when `values` binds it to another value.
+void bind_value(VarValues& values, const std::string& name, int64_t value);
 // The variable a CPU kernel's THREAD axis becomes: the worker's index, which the runner sets.
 inline constexpr const char* kCoreIdVar = "core_id";
 UPtr range(int64_t bound, int64_t id, AxisType type = AxisType::Loop);

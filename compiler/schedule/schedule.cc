@@ -70,8 +70,9 @@ const std::vector<Pass<KernelBuild>>& kernel_passes() {
 namespace {
 
 // SINK(END(STORE(INDEX(PARAM0, flat), value), ranges...)) for `value` stored into `out`; slot i of the
-// kernel is bound to buffers[i].
-UPtr build_kernel(const UPtr& value, const UPtr& out, std::vector<UPtr>* buffers, const PassObserver* observer) {
+// kernel is bound to buffers[i], and the variables it reads to the values in *vars.
+UPtr build_kernel(const UPtr& value, const UPtr& out, std::vector<UPtr>* buffers, VarValues* vars,
+                  const PassObserver* observer) {
   const Shape& shape = value->shape;
   KernelBuild kb;
   UPtr out_param = kb.ctx.param(out);
@@ -99,6 +100,7 @@ UPtr build_kernel(const UPtr& value, const UPtr& out, std::vector<UPtr>* buffers
     body = UOp::make(Op::END, dtypes::void_, std::move(end));
   }
   *buffers = kb.ctx.buffers;
+  for (const auto& [name, value] : kb.ctx.var_values) bind_value(*vars, name, value);
   return UOp::make(Op::SINK, dtypes::void_, {body});
 }
 
@@ -193,7 +195,7 @@ bool reads_output_elsewhere(const UPtr& kernel) {
 // reads the target only where it writes (w - 0.1 * g) runs in place; one that reads other elements of it
 // (a flip, a sum) would see some already overwritten, so it computes into a new buffer first and a second
 // kernel copies that over.
-void schedule_assign(const UPtr& k, const UPtr& value_graph, UMap& view, std::vector<UPtr>& calls,
+void schedule_assign(const UPtr& k, const UPtr& value_graph, UMap& view, std::vector<UPtr>& calls, VarValues* vars,
                      const PassObserver* observer) {
   const UOp* tb = viewed_buffer(k->src[0]);
   if (!tb) throw Error("schedule: the target of an assign is not a buffer: " + lower_name(k->src[0]->op));
@@ -204,7 +206,7 @@ void schedule_assign(const UPtr& k, const UPtr& value_graph, UMap& view, std::ve
   if (n == 0) return;
   auto store = [&](const UPtr& v, const UPtr& out) {
     std::vector<UPtr> buffers;
-    UPtr kernel = build_kernel(v, out, &buffers, observer);
+    UPtr kernel = build_kernel(v, out, &buffers, vars, observer);
     std::vector<UPtr> call{kernel};
     call.insert(call.end(), buffers.begin(), buffers.end());
     calls.push_back(UOp::make(Op::CALL, dtypes::void_, std::move(call)));
@@ -300,6 +302,7 @@ ScheduleResult schedule(const std::vector<UPtr>& roots, const PassObserver* obse
   order.pop_back();  // the SINK itself
 
   const RealizePlan plan = plan_realize(roots, order);
+  ScheduleResult res;
   UMap view;  // realized node → the buffer (reshaped to its shape) holding its value
   std::vector<UPtr> calls;
   const bool assigns =
@@ -310,7 +313,7 @@ ScheduleResult schedule(const std::vector<UPtr>& roots, const PassObserver* obse
       continue;
     }
     if (k->op == Op::ASSIGN) {
-      schedule_assign(k, plan.value(k), view, calls, observer);
+      schedule_assign(k, plan.value(k), view, calls, &res.var_values, observer);
       continue;
     }
     UPtr value = substitute(plan.value(k), view);
@@ -324,13 +327,12 @@ ScheduleResult schedule(const std::vector<UPtr>& roots, const PassObserver* obse
     view[k] = value->shape == Shape{n} ? buf : UOp::make(Op::RESHAPE, buf->dtype, {buf}, value->shape);
     if (n == 0) continue;  // an empty tensor: allocated, never written
     std::vector<UPtr> buffers;
-    UPtr kernel = build_kernel(value, buf, &buffers, observer);
+    UPtr kernel = build_kernel(value, buf, &buffers, &res.var_values, observer);
     std::vector<UPtr> call{kernel};
     call.insert(call.end(), buffers.begin(), buffers.end());
     calls.push_back(UOp::make(Op::CALL, dtypes::void_, std::move(call)));
   }
 
-  ScheduleResult res;
   res.linear = UOp::make(Op::LINEAR, dtypes::void_, std::move(calls));
   for (const UPtr& r : roots) res.outputs.push_back(view.at(r));
   return res;

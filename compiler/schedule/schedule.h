@@ -18,6 +18,8 @@ struct ScheduleResult {
   // For each root: a tensor-graph UOp over BUFFERs that holds its value after the schedule ran
   // (RESHAPE(BUFFER) of the root's shape).
   std::vector<UPtr> outputs;
+  // The values of the variables the kernels read (BIND(var, value) in the graph; the kernels read var).
+  VarValues var_values;
 };
 
 // Whether `kernel` is in the schedule's form SINK(END(STORE(INDEX(PARAM0, flat), value), ranges...)) (or

@@ -16,11 +16,22 @@ void realize(std::vector<Tensor>& tensors) {
   Tensor::realize_all(ptrs);
 }
 
+std::string join(const std::vector<std::string>& names) {
+  std::string s = "(";
+  for (const std::string& n : names) s += (s.size() > 1 ? ", " : "") + n;
+  return s + ")";
+}
+
 }  // namespace
 
 const UPtr& Jit::storage(const Tensor& t) { return buffer_of(t.multi() ? t.node_->data : t.uop()); }
 
-Jit::Jit(Fn fn) : fn_(std::move(fn)) {
+Jit::Jit(Fn fn) {
+  if (!fn) throw Error("Jit: no function");
+  fn_ = [fn = std::move(fn)](const std::vector<Tensor>& inputs, const std::vector<Variable>&) { return fn(inputs); };
+}
+
+Jit::Jit(FnVars fn) : fn_(std::move(fn)) {
   if (!fn_) throw Error("Jit: no function");
 }
 
@@ -35,13 +46,19 @@ void Jit::reset() {
   outputs_.clear();
   uses_.clear();
   output_input_.clear();
+  var_names_.clear();
 }
 
-std::vector<Tensor> Jit::operator()(const std::vector<Tensor>& given) {
+std::vector<Tensor> Jit::operator()(const std::vector<Tensor>& given, const std::vector<Variable>& vars) {
+  VarValues values;
+  for (const Variable& v : vars) {
+    if (!v.value()) throw Error("Jit: variable '" + v.name() + "' is not bound");
+    bind_value(values, v.name(), *v.value());
+  }
   std::vector<Tensor> inputs = given;
   realize(inputs);
   if (calls_ == 0) {  // a plain run: first-use work (compiling, realizing constants) stays out of the capture
-    std::vector<Tensor> out = fn_(inputs);
+    std::vector<Tensor> out = fn_(inputs, vars);
     realize(out);
     ++calls_;
     return out;
@@ -50,10 +67,11 @@ std::vector<Tensor> Jit::operator()(const std::vector<Tensor>& given) {
     std::vector<Tensor> out;
     {
       ScheduleCapture capture;
-      out = fn_(inputs);
+      out = fn_(inputs, vars);
       realize(out);
       items_ = capture.take();
     }
+    for (const auto& [name, value] : values) var_names_.push_back(name);
     inputs_ = inputs;
     outputs_ = out;
     uses_.assign(inputs.size(), {});
@@ -88,6 +106,11 @@ std::vector<Tensor> Jit::operator()(const std::vector<Tensor>& given) {
     for (auto [k, s] : uses_[i]) rebind(items_[k], s, b);
     inputs_[i] = now;  // keeps the buffer the launches now name alive
   }
+  std::vector<std::string> names;
+  for (const auto& [name, value] : values) names.push_back(name);
+  if (names != var_names_)
+    throw Error("Jit: called with variables " + join(names) + ", captured with " + join(var_names_));
+  for (ExecItem& item : items_) rebind_vars(item, values);
   replay(items_);
   ++calls_;
   std::vector<Tensor> out;

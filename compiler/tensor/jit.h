@@ -21,13 +21,19 @@ struct ExecItem;
 class Jit {
  public:
   using Fn = std::function<std::vector<Tensor>(const std::vector<Tensor>& inputs)>;
+  // A step that also takes bound variables (variable.h), e.g. the position a window of a cache is moved to.
+  using FnVars =
+      std::function<std::vector<Tensor>(const std::vector<Tensor>& inputs, const std::vector<Variable>& vars)>;
   explicit Jit(Fn fn);
+  explicit Jit(FnVars fn);
   ~Jit();
 
   // Realizes the inputs and returns the function's outputs, realized. From the third call on the inputs
   // must match the captured ones in count, shape, dtype and device (an rg::Error naming the input
   // otherwise). Sharded tensors are replayed like others: each device's launch on its piece of the tuple.
-  std::vector<Tensor> operator()(const std::vector<Tensor>& inputs);
+  // The variables must be bound, the same names each call: a replay's kernels read the values given to it
+  // (what the captured graph did with a variable follows its new value, as a window's position or a mask).
+  std::vector<Tensor> operator()(const std::vector<Tensor>& inputs, const std::vector<Variable>& vars = {});
 
   int calls() const { return calls_; }
   bool captured() const { return calls_ >= 2; }
@@ -37,8 +43,9 @@ class Jit {
   void reset();
 
  private:
-  Fn fn_;
+  FnVars fn_;
   int calls_ = 0;
+  std::vector<std::string> var_names_;  // as captured
   std::vector<ExecItem> items_;
   std::vector<Tensor> inputs_;   // as captured (the buffers the launches name)
   std::vector<Tensor> outputs_;  // realized at capture; replays return handles to the same buffers

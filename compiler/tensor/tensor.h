@@ -14,6 +14,7 @@
 
 #include "compiler/ir/dtype.h"
 #include "compiler/ir/uop.h"
+#include "compiler/tensor/variable.h"
 
 namespace rg {
 
@@ -176,6 +177,11 @@ class Tensor {
   Tensor pad(const Pairs& padding, Number value = 0) const;
   Tensor pad(const Pairs& padding, PadMode mode) const;
   Tensor shrink(const Pairs& bounds) const;
+  // Windows moved by a symbolic offset per axis (variable.h): shrink's bounds become (start + o, end + o) and
+  // pad's (before + o, after - o), at the shape the constant bounds give; the kernels read the offsets' values
+  // when they run. Every value in an offset's range must keep its window inside (an rg::Error otherwise).
+  Tensor shrink(const Pairs& bounds, const std::vector<Sym>& offsets) const;
+  Tensor pad(const Pairs& padding, const std::vector<Sym>& offsets, Number value = 0) const;
   Tensor flip(const std::vector<int64_t>& axes) const;
   Tensor flip(int64_t axis) const { return flip(std::vector<int64_t>{axis}); }
   Tensor T() const;  // swaps the first two axes

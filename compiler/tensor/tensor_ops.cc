@@ -100,13 +100,33 @@ Pairs positive(const Pairs& padding) {
 bool has_negative(const Pairs& padding) {
   return std::any_of(padding.begin(), padding.end(), [](auto& p) { return p.first < 0 || p.second < 0; });
 }
+// The offsets' index values for a PAD or SHRINK of x (ops.def), none when every offset is 0.
+std::vector<UPtr> window_offsets(const Tensor& x, const std::vector<Sym>& offsets, const char* who) {
+  if (offsets.empty()) return {};
+  if (int64_t(offsets.size()) != x.ndim())
+    fail(who, std::to_string(offsets.size()) + " offsets for shape " + shape_str(x.shape()) + ": one per axis");
+  if (std::all_of(offsets.begin(), offsets.end(), [](const Sym& o) { return o.lo() == 0 && o.hi() == 0; })) return {};
+  std::vector<UPtr> u;
+  for (const Sym& o : offsets) u.push_back(o.uop());
+  return u;
+}
+bool moves(const std::vector<UPtr>& offsets, int64_t axis) {
+  return !offsets.empty() && !(offsets[axis]->vmin == 0 && offsets[axis]->vmax == 0);
+}
 }  // namespace
 
-Tensor Tensor::pad(const Pairs& padding, Number value) const {
+Tensor Tensor::pad(const Pairs& padding, Number value) const { return pad(padding, std::vector<Sym>{}, value); }
+
+Tensor Tensor::pad(const Pairs& padding, const std::vector<Sym>& offsets, Number value) const {
   check_pads(padding, shape(), "pad");
-  if (has_negative(padding)) return crop(*this, padding).pad(positive(padding), value);
-  if (shard_axis() >= 0 && padding[shard_axis()] != std::pair<int64_t, int64_t>{0, 0})
-    return allgather().pad(padding, value).resharded(shard_axis());
+  const std::vector<UPtr> moved_by = window_offsets(*this, offsets, "pad");
+  if (has_negative(padding)) {
+    if (!moved_by.empty()) fail("pad", "padding " + pairs_str(padding) + " moved by offsets cannot crop");
+    return crop(*this, padding).pad(positive(padding), value);
+  }
+  if (shard_axis() >= 0 &&
+      (padding[shard_axis()] != std::pair<int64_t, int64_t>{0, 0} || moves(moved_by, shard_axis())))
+    return allgather().pad(padding, offsets, value).resharded(shard_axis());
   // The result's dtype is tinygrad's where(mask, base, value) (a 0 fill is its bare pad): the value typed by
   // the Python-scalar rules, so 1.5 pads an int tensor into float32 rather than truncating.
   const DType dt = value.value == 0 ? dtype() : least_upper_dtype(dtype(), scalar_dtype_next_to(dtype(), value));
@@ -114,10 +134,15 @@ Tensor Tensor::pad(const Pairs& padding, Number value) const {
     return cast(dt);
   // The internal PAD fills Invalid, which would poison any op applied later (pad(x) + 1 must read 1 in the padded
   // region). So the fill is always explicit, even for 0: where(PAD(ones_bool), PAD(x), value)
-  // (docs/ir.md#pad-fills-invalid).
+  // (docs/ir.md#pad-fills-invalid). Both PADs move with the offsets: the mask follows the values they bind.
   const Arg arg = to_arg(padding);
-  UPtr base = mk(Op::PAD, dt, {cast_u(uop(), dt)}, arg);
-  UPtr mask = mk(Op::PAD, dtypes::bool_, {const_u(dtypes::bool_, 1, shape())}, arg);
+  auto pad_of = [&](const UPtr& x) {
+    std::vector<UPtr> src{x};
+    src.insert(src.end(), moved_by.begin(), moved_by.end());
+    return mk(Op::PAD, x->dtype, std::move(src), arg);
+  };
+  UPtr base = pad_of(cast_u(uop(), dt));
+  UPtr mask = pad_of(const_u(dtypes::bool_, 1, shape()));
   return like(mk(Op::WHERE, dt, {mask, base, const_u(dt, value.value, base->shape)}));
 }
 
@@ -177,21 +202,27 @@ Tensor Tensor::pad(const Pairs& padding, PadMode mode) const {
   return x;
 }
 
-Tensor Tensor::shrink(const Pairs& bounds) const {
+Tensor Tensor::shrink(const Pairs& bounds) const { return shrink(bounds, std::vector<Sym>{}); }
+
+Tensor Tensor::shrink(const Pairs& bounds, const std::vector<Sym>& offsets) const {
   if (bounds.size() != shape().size())
     fail("shrink",
          "bounds " + pairs_str(bounds) + " need one (start, end) pair per axis of shape " + shape_str(shape()));
-  bool full = true;
+  const std::vector<UPtr> moved_by = window_offsets(*this, offsets, "shrink");
+  bool full = moved_by.empty();
   for (size_t i = 0; i < bounds.size(); ++i) {
     auto [b, e] = bounds[i];
-    if (b < 0 || b > e || e > shape()[i])
+    if (b > e || (moved_by.empty() && (b < 0 || e > shape()[i])))
       fail("shrink", "bounds " + pairs_str(bounds) + " out of range for shape " + shape_str(shape()));
     full &= b == 0 && e == shape()[i];
   }
   if (full) return *this;
-  if (shard_axis() >= 0 && bounds[shard_axis()] != std::pair<int64_t, int64_t>{0, shape()[shard_axis()]})
-    return allgather().shrink(bounds).resharded(shard_axis());
-  return like(mk(Op::SHRINK, dtype(), {uop()}, to_arg(bounds)));
+  if (shard_axis() >= 0 &&
+      (bounds[shard_axis()] != std::pair<int64_t, int64_t>{0, shape()[shard_axis()]} || moves(moved_by, shard_axis())))
+    return allgather().shrink(bounds, offsets).resharded(shard_axis());
+  std::vector<UPtr> src{uop()};
+  src.insert(src.end(), moved_by.begin(), moved_by.end());
+  return like(mk(Op::SHRINK, dtype(), std::move(src), to_arg(bounds)));
 }
 
 Tensor Tensor::flip(const std::vector<int64_t>& axes) const {

@@ -110,6 +110,12 @@ std::vector<UPtr> window_offsets(const Tensor& x, const std::vector<Sym>& offset
   for (const Sym& o : offsets) u.push_back(o.uop());
   return u;
 }
+// The sources of a PAD or SHRINK of x moved by `offsets`.
+std::vector<UPtr> window_src(const UPtr& x, const std::vector<UPtr>& offsets) {
+  std::vector<UPtr> src{x};
+  src.insert(src.end(), offsets.begin(), offsets.end());
+  return src;
+}
 bool moves(const std::vector<UPtr>& offsets, int64_t axis) {
   return !offsets.empty() && !(offsets[axis]->vmin == 0 && offsets[axis]->vmax == 0);
 }
@@ -130,19 +136,15 @@ Tensor Tensor::pad(const Pairs& padding, const std::vector<Sym>& offsets, Number
   // The result's dtype is tinygrad's where(mask, base, value) (a 0 fill is its bare pad): the value typed by
   // the Python-scalar rules, so 1.5 pads an int tensor into float32 rather than truncating.
   const DType dt = value.value == 0 ? dtype() : least_upper_dtype(dtype(), scalar_dtype_next_to(dtype(), value));
-  if (std::all_of(padding.begin(), padding.end(), [](auto& p) { return p.first == 0 && p.second == 0; }))
+  if (moved_by.empty() &&
+      std::all_of(padding.begin(), padding.end(), [](auto& p) { return p.first == 0 && p.second == 0; }))
     return cast(dt);
   // The internal PAD fills Invalid, which would poison any op applied later (pad(x) + 1 must read 1 in the padded
   // region). So the fill is always explicit, even for 0: where(PAD(ones_bool), PAD(x), value)
   // (docs/ir.md#pad-fills-invalid). Both PADs move with the offsets: the mask follows the values they bind.
   const Arg arg = to_arg(padding);
-  auto pad_of = [&](const UPtr& x) {
-    std::vector<UPtr> src{x};
-    src.insert(src.end(), moved_by.begin(), moved_by.end());
-    return mk(Op::PAD, x->dtype, std::move(src), arg);
-  };
-  UPtr base = pad_of(cast_u(uop(), dt));
-  UPtr mask = pad_of(const_u(dtypes::bool_, 1, shape()));
+  UPtr base = mk(Op::PAD, dt, window_src(cast_u(uop(), dt), moved_by), arg);
+  UPtr mask = mk(Op::PAD, dtypes::bool_, window_src(const_u(dtypes::bool_, 1, shape()), moved_by), arg);
   return like(mk(Op::WHERE, dt, {mask, base, const_u(dt, value.value, base->shape)}));
 }
 
@@ -220,9 +222,7 @@ Tensor Tensor::shrink(const Pairs& bounds, const std::vector<Sym>& offsets) cons
   if (shard_axis() >= 0 &&
       (bounds[shard_axis()] != std::pair<int64_t, int64_t>{0, shape()[shard_axis()]} || moves(moved_by, shard_axis())))
     return allgather().shrink(bounds, offsets).resharded(shard_axis());
-  std::vector<UPtr> src{uop()};
-  src.insert(src.end(), moved_by.begin(), moved_by.end());
-  return like(mk(Op::SHRINK, dtype(), std::move(src), to_arg(bounds)));
+  return like(mk(Op::SHRINK, dtype(), window_src(uop(), moved_by), to_arg(bounds)));
 }
 
 Tensor Tensor::flip(const std::vector<int64_t>& axes) const {

@@ -101,17 +101,24 @@ TEST(Variable, Errors) {
   EXPECT_NE(error_of([] { Variable("", 0, 1); }).find("needs a name"), std::string::npos);
   Tensor x = Tensor::from_vector(iota(10));
   Variable i("i", 0, 7);
-  EXPECT_NE(error_of([&] { x.shrink({{0, 4}}, {i.bind(1), 0}); }).find("shrink: 2 offsets for shape (10,)"),
+  EXPECT_NE(error_of([&] {
+              x.shrink({{0, 4}}, {i.bind(1), 0});
+            }).find("shrink: 2 offsets for shape (10,)"),
             std::string::npos);
   // 7 + 4 > 10: a value of the range would read past the end.
   EXPECT_NE(error_of([&] { x.shrink({{0, 4}}, {i.bind(1)}); }).find("shrink"), std::string::npos);
   EXPECT_NE(error_of([&] { x.pad({{-1, 3}}, {i.bind(1)}); }).find("moved by offsets cannot crop"), std::string::npos);
+  // No padding leaves no room to move.
+  EXPECT_NE(error_of([&] { x.pad({{0, 0}}, {i.bind(1)}); }).find("out of range"), std::string::npos);
   Variable j("j", 0, 6);
-  EXPECT_NE(error_of([&] { x.shrink({{0, 4}}, {j}).to_vector<float>(); }).find("'j', which is not bound"),
+  EXPECT_NE(error_of([&] {
+              x.shrink({{0, 4}}, {j}).to_vector<float>();
+            }).find("'j', which is not bound"),
             std::string::npos);
   // One realize binds a variable once.
-  const std::string twice =
-      error_of([&] { (x.shrink({{0, 4}}, {j.bind(1)}) + x.shrink({{0, 4}}, {j.bind(2)})).to_vector<float>(); });
+  const std::string twice = error_of([&] {
+    (x.shrink({{0, 4}}, {j.bind(1)}) + x.shrink({{0, 4}}, {j.bind(2)})).to_vector<float>();
+  });
   EXPECT_NE(twice.find("variable 'j' is bound to "), std::string::npos) << twice;
 }
 

@@ -1,9 +1,10 @@
 // Image dtypes (dtypes::imagef): what they hold, how they print, compare and hash, and their errors.
+#include "compiler/ir/dtype.h"
+
 #include <gtest/gtest.h>
 
 #include <unordered_set>
 
-#include "compiler/ir/dtype.h"
 #include "compiler/ir/error_of.h"
 #include "compiler/ir/uop.h"
 

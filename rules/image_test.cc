@@ -1,6 +1,8 @@
 // rules/image.rules and its helpers: image buffers read and written as float4 texels at int2 coordinates.
 // Coordinates are checked by value (each index substituted and simplified) against ((i/4) % w, (i/4) / w)
 // computed by hand.
+#include "rules/image.h"
+
 #include <gtest/gtest.h>
 
 #include <set>
@@ -9,7 +11,6 @@
 #include "compiler/ir/error_of.h"
 #include "compiler/ir/kernel_builders.h"
 #include "compiler/ir/rewrite.h"
-#include "rules/image.h"
 #include "rules/image_helpers.h"
 #include "rules/symbolic.h"
 
@@ -18,9 +19,7 @@ namespace {
 
 using namespace testk;
 
-UPtr image_param(int64_t slot, int64_t h, int64_t w) {
-  return UOp::make(Op::PARAM, dtypes::imagef(h, w), {}, slot);
-}
+UPtr image_param(int64_t slot, int64_t h, int64_t w) { return UOp::make(Op::PARAM, dtypes::imagef(h, w), {}, slot); }
 const DType kFloat4Ptr = dtypes::float32.vec(4).ptr_to();
 
 // The value of index expression e where RANGE r is v.
@@ -148,8 +147,9 @@ TEST(ImageFixup, PartialTexelStoreIsAnError) {
             "at a time (4 lanes at a multiple of 4; upcast the innermost output axis by 4)");
   // Four lanes at an unaligned float straddle two texels.
   UPtr v = UOp::make(Op::VECTORIZE, dtypes::float32.vec(4), {f32(1), f32(2), f32(3), f32(4)});
-  EXPECT_NE(error_of([&] { graph_rewrite(store(UOp::make(Op::INDEX, kFloat4Ptr, {img, t * 4 + 2}), v), rules::image_fixup); })
-                .find("a store of 4 lanes to imagef(2, 3)"),
+  EXPECT_NE(error_of([&] {
+              graph_rewrite(store(UOp::make(Op::INDEX, kFloat4Ptr, {img, t * 4 + 2}), v), rules::image_fixup);
+            }).find("a store of 4 lanes to imagef(2, 3)"),
             std::string::npos);
 }
 

@@ -155,8 +155,8 @@ TEST(ImageCpu, NeighboursAtTheEdgesReadInsideTheirGate) {
   UPtr yy = y + dy - idx(1), xx = x + dx - idx(1);
   UPtr valid = (idx(-1) < yy) & (yy < idx(h)) & (idx(-1) < xx) & (xx < idx(w));
   UPtr v = where(valid, load(img, where(valid, (yy * w + xx) * 4 + c, invalid(dtypes::index))), f32(0));
-  Program p = lower(sink(end(store(out, (y * w + x) * 4 + c, reduce(Op::ADD, v, {dy, dx})), {y, x, c})),
-                    image_lower_options());
+  Program p =
+      lower(sink(end(store(out, (y * w + x) * 4 + c, reduce(Op::ADD, v, {dy, dx})), {y, x, c})), image_lower_options());
   const std::string src = render_c(p);
   EXPECT_NE(src.find("?read_imagef(data1, 5, "), std::string::npos) << src;
   std::vector<float> im = iota(h * w * 4), o(h * w * 4, -1);
@@ -188,6 +188,13 @@ TEST(ImageCpu, WithoutFoldsReadsPerLaneAndCannotWrite) {
   EXPECT_EQ(error_of([&] { lower(sink(end(store(im, t * 4, load(in, t)), {t})), image_lower_options()); }),
             "lower: kernel E_6, pass image_fixup: a store of 1 lane to imagef(2, 3) at float 20: an image is written "
             "a whole texel at a time (4 lanes at a multiple of 4; upcast the innermost output axis by 4)");
+}
+
+// A C dialect without images (the core's default, as CUDA C) cannot render a texel access.
+TEST(ImageCpu, ADialectWithoutImagesIsAnError) {
+  Program p = lower(read_image(2, 3), image_lower_options());
+  EXPECT_EQ(error_of([&] { render_cstyle(p, CStyleLanguage{}); }),
+            "render_c: the CPU backend has no image textures (an access of an imagef(2, 3) buffer)");
 }
 
 TEST(ImageCpu, WithoutImagesAnImageIsItsFloats) {

@@ -183,8 +183,8 @@ class Renderer {
   }
   std::string checked_image_access(const UOp* img, std::string e) const {
     if (e.empty())
-      throw Error(who_ + ": the " + lang_.target() + " backend has no image textures (a " + img->dtype.name() +
-                  " buffer)");
+      throw Error(who_ + ": the " + lang_.target() + " backend has no image textures (an access of an " +
+                  img->dtype.name() + " buffer)");
     return e;
   }
 

@@ -111,6 +111,30 @@ TEST(ImageFixup, ScalarLoadSelectsItsChannel) {
   }
 }
 
+// Four lanes from float 4t + 2 straddle two texels: lanes z, w of texel t, then x, y of texel t + 1.
+TEST(ImageFixup, UnalignedLoadReadsEachLanesTexel) {
+  UPtr img = image_param(1, 2, 3), t = range(5, 0);
+  UPtr vload = UOp::make(Op::LOAD, dtypes::float32.vec(4), {UOp::make(Op::INDEX, kFloat4Ptr, {img, t * 4 + 2})});
+  RuleFirings f;
+  UPtr out = graph_rewrite(vload, rules::image_fixup);
+  EXPECT_TRUE(fired(f).count("channel_of_texel"));
+  ASSERT_EQ(out->op, Op::VECTORIZE) << render(out);
+  ASSERT_EQ(out->src.size(), 4u);
+  const std::vector<int64_t> channel = {2, 3, 0, 1};
+  for (size_t k = 0; k < 4; ++k) {
+    const UPtr& g = out->src[k];
+    ASSERT_EQ(g->op, Op::GEP) << render(g);
+    EXPECT_EQ(g->arg_ints(), std::vector<int64_t>{channel[k]});
+    const UPtr& xy = g->src[0]->src[0]->src[1];
+    for (int64_t v = 0; v < 5; ++v) {
+      const int64_t texel = v + (k < 2 ? 0 : 1);
+      EXPECT_EQ(at(xy->src[0], t, v), texel % 3) << "lane " << k << " at t = " << v;
+      EXPECT_EQ(at(xy->src[1], t, v), texel / 3) << "lane " << k << " at t = " << v;
+    }
+  }
+  EXPECT_EQ(out->src[0]->src[0], out->src[1]->src[0]) << "lanes of one texel share its read";
+}
+
 TEST(ImageFixup, GatedLoadKeepsItsGate) {
   UPtr img = image_param(1, 2, 3), t = range(6, 0);
   UPtr gate = t < 5;

@@ -55,13 +55,31 @@ TEST(TensorImage, WritesAndReadsTexels) {
   }
 }
 
+// A realized tensor copied as it is: the copy kernel writes texels too.
+TEST(TensorImage, CopyOfARealizedTensor) {
+  const std::vector<float> v = iota(3 * 8);
+  Tensor t = Tensor::from_vector(v, {3, 8}).realize();
+  Sources rec;
+  set_recorder(&rec);
+  Tensor img = t.image();
+  set_recorder(nullptr);
+  EXPECT_NE(rec.all.find("write_imagef(data0, 2, "), std::string::npos) << rec.all;
+  EXPECT_EQ(img.to_vector<float>(), v);
+}
+
 TEST(TensorImage, BadShapesAreErrors) {
-  EXPECT_EQ(error_of([] { Tensor::zeros({2, 6}).image(); }),
-            "image: needs a (h, w*4) float32 tensor with h, w >= 1 (texels of 4 channels), got a tensor of shape (2, 6) "
-            "and dtype float32");
-  EXPECT_EQ(error_of([] { Tensor::zeros({2, 4}, dtypes::int32).image(); }),
-            "image: needs a (h, w*4) float32 tensor with h, w >= 1 (texels of 4 channels), got a tensor of shape (2, 4) "
-            "and dtype int32");
+  EXPECT_EQ(
+      error_of([] {
+        Tensor::zeros({2, 6}).image();
+      }),
+      "image: needs a (h, w*4) float32 tensor with h, w >= 1 (texels of 4 channels), got a tensor of shape (2, 6) "
+      "and dtype float32");
+  EXPECT_EQ(
+      error_of([] {
+        Tensor::zeros({2, 4}, dtypes::int32).image();
+      }),
+      "image: needs a (h, w*4) float32 tensor with h, w >= 1 (texels of 4 channels), got a tensor of shape (2, 4) "
+      "and dtype int32");
   EXPECT_EQ(error_of([] { Tensor::zeros({8}).image(); }),
             "image: needs a (h, w*4) float32 tensor with h, w >= 1 (texels of 4 channels), got a tensor of shape (8,) "
             "and dtype float32");

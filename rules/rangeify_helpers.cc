@@ -44,7 +44,9 @@ UPtr make_index(const UPtr& x, const std::vector<UPtr>& idx) {
 UPtr RangeifyCtx::param(const UPtr& buffer) {
   auto [it, fresh] = slot.emplace(buffer.get(), int64_t(buffers.size()));
   if (fresh) buffers.push_back(buffer);
-  return UOp::make(Op::PARAM, buffer->dtype.ptr_to(buffer->buffer_arg().size), {}, it->second);
+  const BufferArg a = buffer->buffer_arg();
+  const DType dt = a.image_w ? dtypes::imagef(a.image_h, a.image_w) : buffer->dtype.ptr_to(a.size);
+  return UOp::make(Op::PARAM, dt, {}, it->second);
 }
 
 // Reshape keeps the row-major order, so both shapes split into groups of axes with equal products

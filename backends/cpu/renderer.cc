@@ -6,9 +6,35 @@ namespace rg {
 
 namespace {
 
-// The CPU's C is the C-style core's defaults.
+// Image textures emulated: an image is its rows of width float4 texels (a pitched float buffer, the pitch
+// width * 4 floats), read and written by OpenCL's names (read_imagef, write_imagef) with the width passed.
+constexpr const char* kReadImage =
+    "static inline float4 read_imagef(const float* img, long long width, long long x, long long y) {\n"
+    "  return *((const float4*)(img + (y * width + x) * 4));\n"
+    "}\n";
+constexpr const char* kWriteImage =
+    "static inline void write_imagef(float* img, long long width, long long x, long long y, float4 texel) {\n"
+    "  *((float4*)(img + (y * width + x) * 4)) = texel;\n"
+    "}\n";
+
+// The CPU's C is the C-style core's defaults, and images emulated.
+class CLanguage : public CStyleLanguage {
+ public:
+  std::string image_read(const std::string& img, DType image, const std::string& xy,
+                         std::vector<std::string>& helpers) const override {
+    need_helper(helpers, kReadImage);
+    return "read_imagef(" + img + ", " + std::to_string(image.image_w) + ", " + lane(xy, 0) + ", " + lane(xy, 1) + ")";
+  }
+  std::string image_write(const std::string& img, DType image, const std::string& xy, const std::string& texel,
+                          std::vector<std::string>& helpers) const override {
+    need_helper(helpers, kWriteImage);
+    return "write_imagef(" + img + ", " + std::to_string(image.image_w) + ", " + lane(xy, 0) + ", " + lane(xy, 1) +
+           ", " + texel + ")";
+  }
+};
+
 const CStyleLanguage& c_language() {
-  static const CStyleLanguage lang;
+  static const CLanguage lang;
   return lang;
 }
 
@@ -37,10 +63,14 @@ LowerOptions amx_lower_options() {
   return o;
 }
 
+// Image buffers are textures, written whole texels at a time: the innermost output axis is upcast by 4, so an
+// image's stores are 4 lanes whichever size it has.
 LowerOptions image_lower_options() {
   LowerOptions o = cpu_lower_options();
   o.fold_widths = {4};
   o.fold_dtypes = {Scalar::Float32};
+  o.upcast = 4;
+  o.images = true;
   return o;
 }
 

@@ -22,7 +22,9 @@ LowerOptions cpu_lower_options();
 // The CPU's C with the fold widths of seed 003's other device kinds, render-only kinds in tinygrad that
 // run here as C (clang lowers any vector width), so their folds are checked by value too:
 // amx_lower_options(): Apple AMX's 16, 8, 4, 2 (float32, the type AMX's vector registers hold);
-// image_lower_options(): image textures' 4 (float32 texels of four channels): no float2.
+// image_lower_options(): image textures' 4 (float32 texels of four channels): no float2; image buffers
+// (dtypes::imagef) read and written as texels, emulated in C by static inline read_imagef/write_imagef
+// over the image's rows of float4s, and the innermost output axis upcast by 4 (whole-texel stores).
 LowerOptions amx_lower_options();
 LowerOptions image_lower_options();
 // The vector widths of this machine's registers, for float32 (kernels compile with -march=native):

@@ -2,6 +2,7 @@
 // //backends/cpu:device registers it.
 #include "backends/cpu/compiler.h"
 #include "backends/cpu/renderer.h"
+#include "runtime/env.h"
 #include "runtime/host.h"
 #include "runtime/thread_pool.h"
 
@@ -12,7 +13,10 @@ namespace {
 class CpuDevice : public HostDevice {
  public:
   using HostDevice::HostDevice;
-  LowerOptions lower_options() const override { return cpu_optimizing_options(thread_count()); }
+  // RG_IMAGE=1 emulates an image GPU: image buffers (Tensor::image) read and written as texels, float4 folds.
+  LowerOptions lower_options() const override {
+    return env_count("RG_IMAGE", 0, 1, 0) ? image_lower_options() : cpu_optimizing_options(thread_count());
+  }
   std::string render(const Program& p) const override { return render_c(p); }
   std::shared_ptr<const Runner> compile(const Program& p, const std::string& source) override {
     return std::make_shared<HostRunner<CompiledKernel>>(compile_c(source, p.name), p);

@@ -175,6 +175,19 @@ class Renderer {
     return addr->op == Op::INDEX && addr->src.size() == 3 && addr->src[2]->dtype.is_bool() ? &addr->src[2] : nullptr;
   }
 
+  // The image of a texel access INDEX(image, int2 coordinate[, gate]) (rules/image.rules), or null.
+  static const UOp* texel_image(const UPtr& addr) {
+    if (addr->op != Op::INDEX || addr->src.size() < 2 || addr->src[1]->dtype.count != 2) return nullptr;
+    const UOp* b = base_buffer(addr);
+    return b->dtype.is_image() ? b : nullptr;
+  }
+  std::string checked_image_access(const UOp* img, std::string e) const {
+    if (e.empty())
+      throw Error(who_ + ": the " + lang_.target() + " backend has no image textures (an access of an " +
+                  img->dtype.name() + " buffer)");
+    return e;
+  }
+
   std::string fresh(const char* prefix) { return prefix + std::to_string(counter_++); }
 
   void define(const UPtr& u, const char* prefix, const std::string& e) {
@@ -343,7 +356,10 @@ class Renderer {
         return;
       case Op::LOAD: {
         const UPtr& addr = u->src[0];
-        std::string a = "*" + ref(addr);
+        const UOp* img = texel_image(addr);
+        std::string a = img ? checked_image_access(
+                                  img, lang_.image_read(ref(addr->src[0]), img->dtype, ref(addr->src[1]), helpers_))
+                            : "*" + ref(addr);
         if (stored_as_bits(addr)) a = (is_half(u->dtype) ? "rg_h2f(" : "rg_bf2f(") + a + ")";
         if (u->src.size() == 3) a = "(" + ref(u->src[2]) + "?" + a + ":" + ref(u->src[1]) + ")";
         define(u, "val", a);
@@ -353,7 +369,11 @@ class Renderer {
         const UPtr& addr = u->src[0];
         std::string v = ref(u->src[1]);
         if (stored_as_bits(addr)) v = (is_half(u->src[1]->dtype) ? "rg_f2h(" : "rg_f2bf(") + v + ")";
-        std::string st = "*" + ref(addr) + " = " + v + ";";
+        const UOp* img = texel_image(addr);
+        std::string st = img ? checked_image_access(img, lang_.image_write(ref(addr->src[0]), img->dtype,
+                                                                           ref(addr->src[1]), v, helpers_))
+                             : "*" + ref(addr) + " = " + v;
+        st += ";";
         if (const UPtr* g = gate_of(addr)) st = "if (" + ref(*g) + ") " + st;
         emit(st);
         return;

@@ -68,6 +68,17 @@ class CStyleLanguage {
   virtual std::string lane(const std::string& v, int64_t i) const { return v + "[" + std::to_string(i) + "]"; }
   // The type of a pointer to `elem` in memory `ptr` points into (C has one address space: `elem*`).
   virtual std::string pointer_type(const std::string& elem, DType ptr) const { return elem + "*"; }
+  // Image textures (dtypes::imagef, rules/image.rules): the texel (a float4) of image `img` (whose dtype is
+  // `image`) at the int2 coordinate `xy`, and the statement writing `texel` there, without its `;`. `helpers`
+  // as for floordiv. "" (the default): the target has no images, and an image access is an error.
+  virtual std::string image_read(const std::string& img, DType image, const std::string& xy,
+                                 std::vector<std::string>& helpers) const {
+    return "";
+  }
+  virtual std::string image_write(const std::string& img, DType image, const std::string& xy, const std::string& texel,
+                                  std::vector<std::string>& helpers) const {
+    return "";
+  }
   // Text before everything else in the source (headers).
   virtual std::string prelude() const { return ""; }
 

@@ -25,6 +25,18 @@ constexpr const char* kFmodFloor =
     "  return (m != 0 && ((m < 0) != (b < 0))) ? m + b : m;\n"
     "}\n";
 
+// The texture an image parameter is: read, written or both by the program.
+std::string texture_type(const Program& p, int64_t slot) {
+  bool reads = false, writes = false;
+  for (const UPtr& u : p.uops) {
+    if ((u->op != Op::LOAD && u->op != Op::STORE) || u->src[0]->op != Op::INDEX) continue;
+    const UOp* b = u->src[0]->src[0].get();
+    while (b->op == Op::AFTER) b = b->src[0].get();
+    if (b->op == Op::PARAM && b->arg_int() == slot) (u->op == Op::LOAD ? reads : writes) = true;
+  }
+  return std::string("texture2d<float, access::") + (reads && writes ? "read_write" : writes ? "write" : "read") + ">";
+}
+
 class MetalLanguage : public CStyleLanguage {
  public:
   std::string who() const override { return "render_metal"; }
@@ -107,6 +119,16 @@ class MetalLanguage : public CStyleLanguage {
     return space + elem + "*";
   }
 
+  // Images are textures, a texel read and written at an unsigned coordinate.
+  std::string image_read(const std::string& img, DType, const std::string& xy,
+                         std::vector<std::string>&) const override {
+    return img + ".read(uint2(" + xy + "))";
+  }
+  std::string image_write(const std::string& img, DType, const std::string& xy, const std::string& texel,
+                          std::vector<std::string>&) const override {
+    return img + ".write(" + texel + ", uint2(" + xy + "))";
+  }
+
   std::string barrier() const override { return "threadgroup_barrier(mem_flags::mem_threadgroup);"; }
   std::string special(const UOp& u) const override {
     const std::string& n = u.arg_str();
@@ -121,7 +143,9 @@ class MetalLanguage : public CStyleLanguage {
     // Every slot is a parameter, used or not: the dispatch binds one buffer per slot, then each var.
     std::string sig;
     for (size_t i = 0; i < p.params.size(); ++i)
-      sig += (i ? ", " : "") + cstyle_type(p.params[i], *this) + " data" + std::to_string(i);
+      sig += (i ? ", " : "") +
+             (p.params[i].is_image() ? texture_type(p, int64_t(i)) : cstyle_type(p.params[i], *this)) + " data" +
+             std::to_string(i);
     for (const Var& v : vars) sig += (sig.empty() ? "" : ", ") + std::string("constant ") + v.type + "& " + v.name;
     sig += std::string(sig.empty() ? "" : ", ") +
            "uint3 gid [[threadgroup_position_in_grid]], uint3 lid [[thread_position_in_threadgroup]]";
@@ -141,6 +165,7 @@ LowerOptions metal_lower_options() {
   o.fold_widths = {4, 2};
   o.fold_dtypes = vector_scalars();
   std::erase(o.fold_dtypes, Scalar::Float64);  // Metal has no double
+  o.images = true;
   return o;
 }
 

@@ -14,11 +14,14 @@ namespace rg {
 // MSL for `kernel void <name>(device T* data0, ..., constant long& <var>, ..., uint3 gid, uint3 lid)`:
 // one `device` pointer per PARAM slot, each var by reference, the threadgroup position and the thread
 // position in it (unused by a one-thread kernel). Vectors are Metal's own (float4, float2) and their
-// lanes read as .x .y .z .w. Throws rg::Error on what it cannot render (double, Invalid left over).
+// lanes read as .x .y .z .w. An image buffer (dtypes::imagef) is a `texture2d<float, access::read>` (write,
+// read_write: as the kernel uses it) read with `.read(uint2(xy))` and written with `.write(texel, uint2(xy))`.
+// Throws rg::Error on what it cannot render (double, Invalid left over).
 std::string render_metal(const Program& p);
 
 // What codegen does for Metal here: loads and stores folded to float4 and float2, as Metal's vector
-// types; no GPU dims yet, so each kernel runs as one thread (launch (1, 1, 1), as seed 004's capture).
+// types; image buffers accessed as textures; no GPU dims yet, so each kernel runs as one thread (launch
+// (1, 1, 1), as seed 004's capture).
 LowerOptions metal_lower_options();
 
 // Threadgroups of the grid and threads per threadgroup: from the SPECIALs gidx<d> and lidx<d> (their

@@ -16,6 +16,7 @@
 #include "rules/expand_helpers.h"
 #include "rules/gpudims.h"
 #include "rules/gpudims_helpers.h"
+#include "rules/image.h"
 #include "rules/invalid.h"
 #include "rules/opt.h"
 #include "rules/symbolic.h"
@@ -52,6 +53,7 @@ const When<L> kVectorAlu{"targets with fold widths and vector ALU ops, DEVECTORI
 const When<L> kCpuLanes{"CPU targets with fold widths", [](const L& s) { return folds(s.opts) && !s.opts.gpu; }};
 const When<L> kVectorMemoryOnly{"targets with fold widths but no vector ALU ops (or DEVECTORIZE 0)",
                                 [](const L& s) { return folds(s.opts) && !vector_alu(s.opts); }};
+const When<L> kImages{"targets with image textures", [](const L& s) { return s.opts.images; }};
 const When<L> kAxesRetyped{"after threads, lanes or unrolls", [](const L& s) { return s.axes_retyped; }};
 const When<L> kScalarLanes{"targets without vector ALU ops, after lanes or unrolls",
                            [](const L& s) { return s.axes_retyped && !vector_alu(s.opts); }};
@@ -170,6 +172,9 @@ const std::vector<Pass<Lowering>>& lower_passes() {
            {&rules::fold_loads, &rules::fold_stores})},
       {"vector_lanes", kVectorAlu, rewrite<L>({&rules::vector_lanes})},
       {"whole_vectors", kVectorMemoryOnly, rewrite<L>({&rules::whole_vectors})},
+      // Image buffers' accesses, folded or not, become texel reads and writes (after the folds: a whole texel
+      // is a 4-lane access).
+      {"image_fixup", kImages, rewrite<L>({&rules::image_fixup})},
       {"merge_ends", {}, rewrite<L>({&rules::merge_ends})},
       {"split_ends", {}, rewrite<L>({&rules::split_ends})},
       {"index_dtype", {}, cxx<L>([](const UPtr& k, L&) { return lower_index_dtype(k); })},

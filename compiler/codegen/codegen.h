@@ -48,6 +48,9 @@ struct LowerOptions {
   std::vector<int> fold_widths = {};
   std::vector<Scalar> fold_dtypes = vector_scalars();
   bool vector_alu = true;
+  // The target reads and writes image buffers (dtypes::imagef) as textures, a float4 texel at an int2
+  // coordinate (pass image_fixup, rules/image.rules); without it an image buffer is its h*w*4 floats.
+  bool images = false;
   // Seed 003's DEVECTORIZE levels, in this devectorizer's direction (it regroups the expander's scalar lanes
   // into vectors rather than splitting vectors): 1 (default) loads and stores fold to fold_widths and
   // the lanes' ALU ops become vector ops where the target has them; 0 skips the ALU stage only (ops stay

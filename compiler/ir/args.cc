@@ -20,7 +20,10 @@ Arg to_arg(const ReduceAxisArg& a) {
   return v;
 }
 
-Arg to_arg(const BufferArg& a) { return std::vector<int64_t>{a.id, a.size}; }
+Arg to_arg(const BufferArg& a) {
+  if (a.image_w) return std::vector<int64_t>{a.id, a.size, a.image_h, a.image_w};
+  return std::vector<int64_t>{a.id, a.size};
+}
 
 Arg to_arg(const Pairs& p) {
   std::vector<int64_t> v;
@@ -62,7 +65,8 @@ const std::vector<int64_t>& typed_ints(Op op, const Arg& a, ArgKind want) {
       ok = !v->empty();
       break;
     case ArgKind::Buffer:
-      ok = v->size() == 2 && (*v)[1] >= 0;
+      ok = (v->size() == 2 && (*v)[1] >= 0) ||
+           (v->size() == 4 && (*v)[2] > 0 && (*v)[3] > 0 && (*v)[1] == (*v)[2] * (*v)[3] * 4);
       break;
     case ArgKind::Pairs:
       ok = v->size() % 2 == 0;
@@ -88,6 +92,7 @@ ReduceAxisArg reduce_axis_arg(Op op, const Arg& a) {
 
 BufferArg buffer_arg(Op op, const Arg& a) {
   const std::vector<int64_t>& v = typed_ints(op, a, ArgKind::Buffer);
+  if (v.size() == 4) return {v[0], v[1], v[2], v[3]};
   return {v[0], v[1]};
 }
 

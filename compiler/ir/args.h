@@ -52,17 +52,19 @@ struct ReduceAxisArg {
   bool operator==(const ReduceAxisArg&) const = default;
 };
 
-// BUFFER: a unique id and the element count.
+// BUFFER: a unique id and the element count; an image buffer (Tensor::image) also its texture's rows and
+// texels per row (size = image_h * image_w * 4), which make its kernels' PARAM a dtypes::imagef.
 struct BufferArg {
   int64_t id = 0;
   int64_t size = 0;
+  int64_t image_h = 0, image_w = 0;
   bool operator==(const BufferArg&) const = default;
 };
 
 // The stored form of each typed arg.
 Arg to_arg(const RangeArg& a);       // (axis, type)
 Arg to_arg(const ReduceAxisArg& a);  // (op, axis...)
-Arg to_arg(const BufferArg& a);      // (id, size)
+Arg to_arg(const BufferArg& a);      // (id, size), (id, size, image_h, image_w) for an image
 Arg to_arg(const Pairs& p);          // (first0, second0, first1, ...)
 
 // The typed arg of `op` whose arg is `a`, for code that has both before the node exists (shape

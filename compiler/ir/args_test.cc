@@ -42,11 +42,28 @@ TEST(TypedArgs, ToArgWritesTheStoredInts) {
   EXPECT_EQ(to_arg(RangeArg{5, AxisType::Upcast}), Arg(Ints{5, 4}));
   EXPECT_EQ(to_arg(ReduceAxisArg{Op::MUL, {2, 0}}), Arg(Ints{int64_t(Op::MUL), 2, 0}));
   EXPECT_EQ(to_arg(BufferArg{3, 10}), Arg(Ints{3, 10}));
+  EXPECT_EQ(to_arg(BufferArg{3, 24, 2, 3}), Arg(Ints{3, 24, 2, 3}));  // an image of 2 rows of 3 texels
   EXPECT_EQ(to_arg(Pairs{{1, 1}, {0, 2}}), Arg(Ints{1, 1, 0, 2}));
   EXPECT_EQ(to_arg(Pairs{}), Arg(Ints{}));
 }
 
 // The stored form is what interning compares: a range made either way is one node.
+// An image buffer's arg carries its texture's shape, which must hold its element count exactly.
+TEST(TypedArgs, ImageBufferArg) {
+  UPtr b = buffer({4, 24, 2, 3});
+  EXPECT_EQ(b->buffer_arg(), (BufferArg{4, 24, 2, 3}));
+  EXPECT_EQ(render_arg(Op::BUFFER, b->arg), "id 4, size 24, image (2, 3)");
+  EXPECT_EQ(buffer({4, 24})->buffer_arg().image_w, 0);
+  EXPECT_EQ(error_of([&] {
+              buffer({4, 20, 2, 3});
+            }),
+            "BUFFER: arg must be a buffer (id, element count), got (4, 20, 2, 3)");
+  EXPECT_EQ(error_of([&] {
+              buffer({4, 0, 0, 0});
+            }),
+            "BUFFER: arg must be a buffer (id, element count), got (4, 0, 0, 0)");
+}
+
 TEST(TypedArgs, EqualArgsInternToOneNode) {
   UPtr bound = cnst_int(dtypes::index, 8);
   UPtr a = UOp::make(Op::RANGE, dtypes::index, {bound}, to_arg(RangeArg{2, AxisType::Loop}));

@@ -1,8 +1,11 @@
 #include "compiler/ir/dtype.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <limits>
 #include <vector>
+
+#include "compiler/ir/uop.h"
 
 namespace rg {
 
@@ -85,11 +88,24 @@ constexpr Named kNames[] = {
 }  // namespace
 
 std::string DType::name() const {
+  if (is_image()) return "imagef(" + std::to_string(image_h) + ", " + std::to_string(image_w) + ")";
   std::string s = kNames[int(scalar)].name;
   if (count != 1) s += ".vec(" + std::to_string(count) + ")";
   if (ptr) s += space == AddrSpace::Global ? "*" : space == AddrSpace::Local ? " local*" : " reg*";
   return s;
 }
+DType dtypes::image(DType base, int64_t h, int64_t w) {
+  if (base != dtypes::float32)
+    throw Error("image: base dtype " + base.name() + " is not float32 (a texel is four float32 channels)");
+  if (h < 1 || w < 1 || h > INT32_MAX || w > INT32_MAX)
+    throw Error("image: size (" + std::to_string(h) + ", " + std::to_string(w) + ") needs 1 to 2^31-1 rows and texels");
+  DType d = float32.ptr_to(h * w * 4);
+  d.image_h = int32_t(h);
+  d.image_w = int32_t(w);
+  return d;
+}
+DType dtypes::imagef(int64_t h, int64_t w) { return image(float32, h, w); }
+
 std::string DType::c_name() const { return kNames[int(scalar)].c; }
 
 std::optional<DType> dtype_from_name(std::string_view name) {

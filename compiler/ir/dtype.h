@@ -1,4 +1,4 @@
-// Data types: scalars, vectors, pointers with an address space, and the
+// Data types: scalars, vectors, pointers with an address space, image textures, and the
 // abstract `index` type that codegen lowers to int32 or int64.
 #pragma once
 
@@ -36,6 +36,9 @@ struct DType {
   bool ptr = false;
   AddrSpace space = AddrSpace::Global;
   int64_t size = -1;  // pointers: number of elements, -1 when unknown
+  // Image textures (dtypes::imagef): a pointer to float32 whose memory is image_h rows of image_w texels of
+  // four channels; 0 for every other type.
+  int32_t image_h = 0, image_w = 0;
 
   constexpr bool operator==(const DType&) const = default;
 
@@ -53,12 +56,13 @@ struct DType {
   bool is_int() const;       // signed or unsigned, and index; not bool
   bool is_unsigned() const;  // uint8..uint64
   bool is_index() const { return !ptr && scalar == Scalar::Index; }
+  bool is_image() const { return image_w > 0; }
   int itemsize() const;  // bytes of one scalar (index: 8)
   int bits() const { return itemsize() * 8; }
   int64_t min_int() const;     // integer and bool types
   int64_t max_int() const;     // uint64 saturates to INT64_MAX
   double min_value() const;    // the smallest value (-inf for floats): MAX's identity
-  std::string name() const;    // "float32", "int32.vec(4)", "float32*"
+  std::string name() const;    // "float32", "int32.vec(4)", "float32*", "imagef(2, 3)"
   std::string c_name() const;  // the C spelling of the scalar: "float", "int", "unsigned char"
 };
 
@@ -80,6 +84,11 @@ inline constexpr DType float64{Scalar::Float64};
 inline constexpr DType index{Scalar::Index};
 inline constexpr DType default_float = float32;
 inline constexpr DType default_int = int32;
+// tinygrad's ImageDType: a texture of h rows and w texels, each four float32 channels (RGBA); as memory, a
+// buffer of h*w*4 floats, float i in texel ((i/4) % w, (i/4) / w), channel i % 4. Throws rg::Error for
+// sizes below 1. image() takes the base type, which must be float32 (the texels a device reads as float4).
+DType imagef(int64_t h, int64_t w);
+DType image(DType base, int64_t h, int64_t w);
 }  // namespace dtypes
 
 // Calls f(T{}) with the C++ type of dt's scalar (bool, the integer types, float, double) and returns what it
@@ -131,7 +140,8 @@ std::optional<DType> dtype_from_name(std::string_view name);
 template <>
 struct std::hash<rg::DType> {
   size_t operator()(const rg::DType& d) const noexcept {
-    return (size_t(d.scalar) | size_t(d.count) << 8 | size_t(d.ptr) << 24 | size_t(d.space) << 25) ^
-           std::hash<int64_t>()(d.size) * 31;
+    return (size_t(d.scalar) | size_t(d.count) << 8 | size_t(d.ptr) << 24 | size_t(d.space) << 25 |
+            size_t(uint32_t(d.image_w)) << 32) ^
+           (std::hash<int64_t>()(d.size) * 31 + size_t(uint32_t(d.image_h)) * 0x9e3779b97f4a7c15ull);
   }
 };

@@ -679,7 +679,9 @@ std::string render_arg(Op op, const Arg& a) {
     }
     case ArgKind::Buffer: {
       const BufferArg b = buffer_arg(op, a);
-      return "id " + std::to_string(b.id) + ", size " + std::to_string(b.size);
+      std::string t = "id " + std::to_string(b.id) + ", size " + std::to_string(b.size);
+      if (b.image_w) t += ", image (" + std::to_string(b.image_h) + ", " + std::to_string(b.image_w) + ")";
+      return t;
     }
     case ArgKind::Pairs:
       return fmt_pairs(pairs_arg(op, a));

@@ -15,15 +15,29 @@
 
 namespace rg {
 
-UPtr new_buffer(DType dt, int64_t n, const std::string& device) {
+namespace {
+
+UPtr fresh_buffer(DType dt, BufferArg a, const std::string& device) {
   static std::atomic<int64_t> next_id{1};
-  if (n < 0) throw Error("buffer: negative element count " + std::to_string(n));
   UPtr dev = UOp::make(Op::DEVICE, dtypes::void_, {}, device);
   for (;;) {
-    UPtr b = UOp::make(Op::BUFFER, dt.scalar_type(), {dev}, to_arg(BufferArg{next_id++, n}));
+    a.id = next_id++;
+    UPtr b = UOp::make(Op::BUFFER, dt.scalar_type(), {dev}, to_arg(a));
     // Hash-consing would hand back a live BUFFER someone made with the same id: never reuse one.
     if (b->refs() == 1) return b;
   }
+}
+
+}  // namespace
+
+UPtr new_buffer(DType dt, int64_t n, const std::string& device) {
+  if (n < 0) throw Error("buffer: negative element count " + std::to_string(n));
+  return fresh_buffer(dt, BufferArg{0, n}, device);
+}
+
+UPtr new_image_buffer(int64_t h, int64_t w, const std::string& device) {
+  const DType img = dtypes::imagef(h, w);  // checks the sizes
+  return fresh_buffer(dtypes::float32, BufferArg{0, img.size, h, w}, device);
 }
 
 namespace {

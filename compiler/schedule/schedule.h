@@ -42,5 +42,7 @@ const std::vector<Pass<KernelBuild>>& kernel_passes();
 // one process-wide counter; it never returns a BUFFER that is alive already. Every BUFFER should be
 // made here: two BUFFERs with equal id, dtype, size and device are one node.
 UPtr new_buffer(DType dt, int64_t n, const std::string& device = "CPU");
+// The same for an image (Tensor::image): h*w*4 float32 elements whose kernels' PARAM is dtypes::imagef(h, w).
+UPtr new_image_buffer(int64_t h, int64_t w, const std::string& device);
 
 }  // namespace rg

@@ -26,6 +26,8 @@ UPtr buffer_with_data(DType dt, int64_t n, const void* data, size_t bytes, const
   return buf;
 }
 
+UPtr image_buffer(int64_t h, int64_t w, const std::string& device) { return new_image_buffer(h, w, device); }
+
 std::string tuple_device(const std::vector<std::string>& devices) { return tuple_name(devices); }
 
 bool is_realized(const UPtr& u) { return u->op == Op::BUFFER || (u->op == Op::RESHAPE && u->src[0]->op == Op::BUFFER); }

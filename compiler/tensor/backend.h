@@ -18,6 +18,8 @@ std::string usable_device(const std::string& device, const std::string& who);
 std::string canonical_name(const std::string& device);
 // A fresh BUFFER of n elements of dt on `device` (canonical) whose contents will be `data`.
 UPtr buffer_with_data(DType dt, int64_t n, const void* data, size_t bytes, const std::string& device);
+// A fresh image BUFFER (h rows of w float4 texels) on `device` (canonical), contents undefined.
+UPtr image_buffer(int64_t h, int64_t w, const std::string& device);
 // A device tuple's name, "(CPU, CPU:1)", from canonical device names.
 std::string tuple_device(const std::vector<std::string>& devices);
 // True for graphs that already name their storage: BUFFER, or RESHAPE(BUFFER).

@@ -168,6 +168,14 @@ class Tensor {
   // device is an rg::Error naming both; sharded tensors are not supported yet.
   Tensor& assign(const Tensor& value);
 
+  // --- image textures ---
+  // This (h, w*4) float32 tensor realized into a new image buffer of h rows of w float4 texels
+  // (dtypes::imagef(h, w), as tinygrad's image tensors) on its device: the tensor returned has the same shape
+  // and values. Its kernels write and read it as texels on a device that lowers with images (the CPU with
+  // RG_IMAGE=1); elsewhere it is its h*w*4 floats. Another dtype or rank, a last axis that is not a multiple of
+  // 4, or a sharded tensor is an rg::Error naming the shape.
+  Tensor image() const;
+
   // --- movement ---
   Tensor reshape(const Shape& shape) const;  // one -1 allowed
   Tensor permute(const std::vector<int64_t>& order) const;

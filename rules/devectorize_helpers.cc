@@ -55,8 +55,12 @@ UPtr lanes_of(const UPtr& v, int64_t first, int w) {
   return UOp::make(Op::VECTORIZE, v->dtype.scalar_type().vec(w), std::move(lanes));
 }
 
-// The lane count of a piece of a PTRCAT (a scalar or a vector INDEX).
-int lanes_of_piece(const UPtr& p) { return p->dtype.count; }
+// Do the pieces of a PTRCAT hold `lanes` lanes in all (a LOAD's or a stored value's)?
+bool pieces_hold(const UPtr& ptrcat, int64_t lanes) {
+  int64_t n = 0;
+  for (const UPtr& p : ptrcat->src) n += p->dtype.count;
+  return n == lanes;
+}
 
 }  // namespace
 
@@ -257,16 +261,17 @@ UPtr ptrcat_pieces(const FoldCtx& ctx, const UPtr& ptrcat) {
 
 UPtr cat_of_loads(const UPtr& load) {
   const UPtr& ptrcat = load->src[0];
+  const bool gated = load->src.size() == 3;
+  if (!pieces_hold(ptrcat, load->dtype.count) || (gated && load->src[1]->dtype.count != load->dtype.count)) return {};
   std::vector<UPtr> loads;
   int64_t k = 0;
   for (const UPtr& p : ptrcat->src) {
-    const int w = lanes_of_piece(p);
+    const int w = p->dtype.count;
     std::vector<UPtr> src{p};
-    if (load->src.size() == 3) src.insert(src.end(), {lanes_of(load->src[1], k, w), load->src[2]});
+    if (gated) src.insert(src.end(), {lanes_of(load->src[1], k, w), load->src[2]});
     loads.push_back(UOp::make(Op::LOAD, load->dtype.scalar_type().vec(w), std::move(src)));
     k += w;
   }
-  if (k != load->dtype.count) return {};
   return UOp::make(Op::CAT, load->dtype, std::move(loads));
 }
 
@@ -287,14 +292,14 @@ UPtr split_ptrcat_stores(const UPtr& group) {
   std::vector<UPtr> src;
   bool any = false;
   for (const UPtr& s : group->src) {
-    if (s->op != Op::STORE || s->src[0]->op != Op::PTRCAT) {
+    if (s->op != Op::STORE || s->src[0]->op != Op::PTRCAT || !pieces_hold(s->src[0], s->src[1]->dtype.count)) {
       src.push_back(s);
       continue;
     }
     any = true;
     int64_t k = 0;
     for (const UPtr& p : s->src[0]->src) {
-      const int w = lanes_of_piece(p);
+      const int w = p->dtype.count;
       src.push_back(UOp::make(Op::STORE, dtypes::void_, {p, lanes_of(s->src[1], k, w)}));
       k += w;
     }

@@ -76,7 +76,6 @@ class Ptrcat : public OnDevice {
     if (llvm()) return occurrences(src, "= load float,") + occurrences(src, "store float ");
     return occurrences(src, "*(data");
   }
-
 };
 
 // in[i] = i * scale - 5: distinct values, exact in float32.

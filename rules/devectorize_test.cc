@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <string>
+
 #include "compiler/ir/kernel_builders.h"
 #include "compiler/ir/rewrite.h"
 #include "rules/devectorize_helpers.h"
@@ -54,6 +57,16 @@ TEST(Devectorize, FoldRunsTakeTheLargestAlignedWidth) {
 }
 
 // --- grouping (seed 003's phase 1) ---
+// The rules that fired while f ran, by name, with their counts.
+template <typename F>
+std::map<std::string, uint64_t> fired_by(F f) {
+  RuleFirings firings;
+  f();
+  std::map<std::string, uint64_t> fired;
+  for (const auto& [rule, n] : firings.counts()) fired[rule->name] += n;
+  return fired;
+}
+using Fired = std::map<std::string, uint64_t>;
 
 UPtr ptrcat(std::vector<UPtr> ptrs) {
   DType dt = ptrs[0]->dtype.base().vec(static_cast<int>(ptrs.size())).ptr_to(-1);
@@ -100,7 +113,10 @@ TEST(Devectorize, LoadsGroupThroughOnePtrcatInAddressOrder) {
   UPtr all = UOp::make(Op::LOAD, dtypes::float32.vec(4), {p});
   std::vector<UPtr> want;
   for (int i = 0; i < 4; ++i) want.push_back(store(out, idx(i), gep(all, 3 - i)));
-  EXPECT_EQ(graph_rewrite(k, rules::group_loads, ctx), sink(want));
+  UPtr grouped;
+  EXPECT_EQ(fired_by([&] { grouped = graph_rewrite(k, rules::group_loads, ctx); }),
+            (Fired{{"load_to_lane_of_ptrcat", 4}}));
+  EXPECT_EQ(grouped, sink(want));
   // Nothing to group: a lone load, loads two apart, loads of two buffers, bool loads.
   UPtr other = param(2, dtypes::float32, 4), flags = param(3, dtypes::bool_, 4);
   for (const UPtr& lone : {sink(store(out, idx(0), load_at(in, idx(0)))),
@@ -147,7 +163,10 @@ TEST(Devectorize, SiblingStoresGroupThroughOnePtrcat) {
                    address(out, r * 4 + idx(3))});
   UPtr want = UOp::make(Op::NOOP, dtypes::void_, {store(p, vec(v))});
   FoldCtx ctx{kCpu, vector_scalars(), {}};
-  EXPECT_EQ(graph_rewrite(noop, rules::group_stores, ctx), want);
+  UPtr grouped;
+  EXPECT_EQ(fired_by([&] { grouped = graph_rewrite(noop, rules::group_stores, ctx); }),
+            (Fired{{"group_stores_in_noop", 1}}));
+  EXPECT_EQ(grouped, want);
   EXPECT_EQ(graph_rewrite(sink(stores), rules::group_stores, ctx), sink(store(p, vec(v))));
   // Gated stores behind one gate group; an address stored twice, a gap and a lone store stay.
   UPtr g = r < idx(1);
@@ -181,7 +200,10 @@ TEST(Devectorize, PtrcatCutsAtAlignedFoldWidths) {
   UPtr l2 = vload(p2), l4 = vload(p4), l2b = vload(p2b);
   for (int k = 0; k < 8; ++k)
     want.push_back(store(out, idx(k), k < 2 ? gep(l2, k) : k < 6 ? gep(l4, k - 2) : gep(l2b, k - 6)));
-  EXPECT_EQ(graph_rewrite(sink(lanes), rules::distribute_ptrcats, ctx), sink(want));
+  UPtr cut;
+  EXPECT_EQ(fired_by([&] { cut = graph_rewrite(sink(lanes), rules::distribute_ptrcats, ctx); }),
+            (Fired{{"ptrcat_to_fold_widths", 1}, {"load_of_ptrcat_to_cat", 1}, {"lane_of_cat", 8}}));
+  EXPECT_EQ(cut, sink(want));
   // Offsets 1..4 of a constant base: a scalar, a float2, a scalar.
   std::vector<UPtr> flat;
   for (int o = 1; o < 5; ++o) flat.push_back(address(in, idx(o)));
@@ -231,15 +253,25 @@ TEST(Devectorize, LoadsAndStoresOfPtrcatDistribute) {
   UPtr other = store(out, idx(7), f32(7));
   UPtr noop = UOp::make(Op::NOOP, dtypes::void_, {other, store(pieces, vec(vals))});
   FoldCtx ctx{kCpu, vector_scalars(), {}};
-  EXPECT_EQ(
-      graph_rewrite(noop, rules::distribute_ptrcats, ctx),
-      UOp::make(Op::NOOP, dtypes::void_,
-                {other, store(v4, vec({vals[0], vals[1], vals[2], vals[3]})), store(v2, vec({vals[4], vals[5]}))}));
+  UPtr split;
+  EXPECT_EQ(fired_by([&] { split = graph_rewrite(noop, rules::distribute_ptrcats, ctx); }),
+            (Fired{{"split_ptrcat_stores_in_noop", 1}}));
+  EXPECT_EQ(split, UOp::make(Op::NOOP, dtypes::void_,
+                             {other, store(v4, vec({vals[0], vals[1], vals[2], vals[3]})),
+                              store(v2, vec({vals[4], vals[5]}))}));
   EXPECT_FALSE(split_ptrcat_stores(UOp::make(Op::NOOP, dtypes::void_, {other})));
+  // Pieces that do not hold the access's lanes: no rule answers.
+  EXPECT_FALSE(cat_of_loads(UOp::make(Op::LOAD, dtypes::float32.vec(8), {pieces})));
+  EXPECT_FALSE(split_ptrcat_stores(sink(store(pieces, vec({vals[0], vals[1]})))));
   // One piece is the pointer itself.
   UPtr one = UOp::make(Op::PTRCAT, dtypes::float32.vec(4).ptr_to(-1), {v4});
-  EXPECT_EQ(graph_rewrite(sink(store(one, vec({vals[0], vals[1], vals[2], vals[3]}))), rules::distribute_ptrcats, ctx),
-            sink(store(v4, vec({vals[0], vals[1], vals[2], vals[3]}))));
+  UPtr whole;
+  EXPECT_EQ(fired_by([&] {
+              whole = graph_rewrite(sink(store(one, vec({vals[0], vals[1], vals[2], vals[3]}))),
+                                    rules::distribute_ptrcats, ctx);
+            }),
+            (Fired{{"ptrcat_of_one_pointer", 1}}));
+  EXPECT_EQ(whole, sink(store(v4, vec({vals[0], vals[1], vals[2], vals[3]}))));
 }
 
 TEST(Devectorize, StoresGroupAndValuesBecomeVectorOps) {

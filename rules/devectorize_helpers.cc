@@ -122,7 +122,7 @@ bool FoldCtx::foldable(DType dt) const {
   return foldable_dtype(dt) && std::find(dtypes.begin(), dtypes.end(), dt.scalar) != dtypes.end();
 }
 
-std::vector<std::vector<size_t>> ptrcat_groups(const std::vector<Access>& accesses) {
+std::vector<std::vector<size_t>> ptrcat_groups(const std::vector<Access>& accesses, const std::vector<int>& widths) {
   std::map<GroupKey, std::map<int64_t, size_t>> groups;  // key -> offset -> its first access
   for (size_t i = 0; i < accesses.size(); ++i) {
     const UPtr& addr = accesses[i].addr;
@@ -132,17 +132,21 @@ std::vector<std::vector<size_t>> ptrcat_groups(const std::vector<Access>& access
   }
   std::vector<std::vector<size_t>> runs;
   for (const auto& [key, at] : groups) {
+    AffineIndex base;
+    base.terms.insert(std::get<2>(key).begin(), std::get<2>(key).end());
     std::vector<size_t> run;
-    int64_t prev = 0;
+    std::vector<int64_t> offsets;
+    auto close = [&] {
+      if (!fold_runs(offsets, widths, base).empty()) runs.push_back(run);
+      run.clear();
+      offsets.clear();
+    };
     for (const auto& [off, i] : at) {
-      if (!run.empty() && off != prev + 1) {
-        if (run.size() > 1) runs.push_back(run);
-        run.clear();
-      }
+      if (!offsets.empty() && off != offsets.back() + 1) close();
       run.push_back(i);
-      prev = off;
+      offsets.push_back(off);
     }
-    if (run.size() > 1) runs.push_back(run);
+    close();
   }
   std::sort(runs.begin(), runs.end(), [](const auto& a, const auto& b) { return a[0] < b[0]; });
   return runs;
@@ -159,7 +163,7 @@ void plan_ptrcats(const UPtr& kernel, FoldCtx& ctx) {
     loads.push_back(u);
     accesses.push_back({addr, u->src.size() == 3 ? u->src[2] : UPtr()});
   }
-  for (const std::vector<size_t>& run : ptrcat_groups(accesses)) {
+  for (const std::vector<size_t>& run : ptrcat_groups(accesses, ctx.widths)) {
     const int n = static_cast<int>(run.size());
     const UPtr& first = loads[run[0]];
     std::vector<UPtr> addrs, alts;
@@ -195,7 +199,7 @@ UPtr ptrcat_stores(const FoldCtx& ctx, const UPtr& group) {
     accesses.push_back({addr, addr->src.size() == 3 ? addr->src[2] : UPtr()});
     at.push_back(i);
   }
-  const std::vector<std::vector<size_t>> runs = ptrcat_groups(accesses);
+  const std::vector<std::vector<size_t>> runs = ptrcat_groups(accesses, ctx.widths);
   if (runs.empty()) return {};
   std::map<size_t, UPtr> replace;  // a run's first store -> the grouped store; its other stores -> null
   for (const std::vector<size_t>& run : runs) {

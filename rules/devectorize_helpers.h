@@ -54,10 +54,11 @@ struct Access {
   UPtr addr, gate;
 };
 // Seed 003's PTRCAT groups: accesses keyed by (gate, buffer, base address: the index's non-constant
-// part), each key's offsets cut into runs of consecutive ones. Returns every run of two or more as
-// indices into `accesses`, by offset; runs ordered by their first access. An address given twice keeps
-// its first access.
-std::vector<std::vector<size_t>> ptrcat_groups(const std::vector<Access>& accesses);
+// part), each key's offsets cut into runs of consecutive ones. Returns the runs that fold_runs can cut
+// at least one vector from at `widths` (any other would be distributed back into the scalar accesses it
+// was made of), as indices into `accesses`, by offset; runs ordered by their first access. An address
+// given twice keeps its first access.
+std::vector<std::vector<size_t>> ptrcat_groups(const std::vector<Access>& accesses, const std::vector<int>& widths);
 
 // Context of the devectorize rule sets: the target's fold widths (descending, e.g. {4, 2}; 1 implied), the
 // scalar types it has vectors of and, for group_loads, the GEP each grouped scalar load becomes.

@@ -88,15 +88,23 @@ TEST(Devectorize, PtrcatGroupsByGateBufferAndBase) {
     return Access{address(buf, r * 4 + idx(o)), gate};
   };
   // Given out of order: one run, by offset.
-  EXPECT_EQ(ptrcat_groups({at(a, 2), at(a, 0), at(a, 1)}), (Runs2{{1, 2, 0}}));
+  EXPECT_EQ(ptrcat_groups({at(a, 2), at(a, 0), at(a, 1)}, kCpu), (Runs2{{1, 2, 0}}));
   // A gap cuts a run; a lone offset is no run.
-  EXPECT_EQ(ptrcat_groups({at(a, 0), at(a, 1), at(a, 3), at(a, 4), at(a, 6)}), (Runs2{{0, 1}, {2, 3}}));
+  EXPECT_EQ(ptrcat_groups({at(a, 0), at(a, 1), at(a, 4), at(a, 5), at(a, 7)}, kCpu), (Runs2{{0, 1}, {2, 3}}));
   // Another buffer, another gate or another base is another group.
-  EXPECT_EQ(ptrcat_groups({at(a, 0), at(b, 1), at(a, 1, g), at(a, 2, g), at(a, 3, h)}), (Runs2{{2, 3}}));
-  EXPECT_EQ(ptrcat_groups({Access{address(a, r * 4), {}}, Access{address(a, r * 8 + idx(1)), {}}}), Runs2{});
+  EXPECT_EQ(ptrcat_groups({at(a, 0), at(b, 1), at(a, 2, g), at(a, 3, g), at(a, 4, h)}, kCpu), (Runs2{{2, 3}}));
+  EXPECT_EQ(ptrcat_groups({Access{address(a, r * 4), {}}, Access{address(a, r * 8 + idx(1)), {}}}, kCpu), Runs2{});
   // An address given twice keeps its first access.
-  EXPECT_EQ(ptrcat_groups({at(a, 0), at(a, 0), at(a, 1)}), (Runs2{{0, 2}}));
-  EXPECT_EQ(ptrcat_groups({}), Runs2{});
+  EXPECT_EQ(ptrcat_groups({at(a, 0), at(a, 0), at(a, 1)}, kCpu), (Runs2{{0, 2}}));
+  EXPECT_EQ(ptrcat_groups({}, kCpu), Runs2{});
+  // A run no fold width can cut stays scalar: 3, 4 (3 is not 2-aligned and 4 has no 5), a base of
+  // coefficient 1, the image-style width 4 on two lanes, no widths at all.
+  EXPECT_EQ(ptrcat_groups({at(a, 3), at(a, 4)}, kCpu), Runs2{});
+  EXPECT_EQ(ptrcat_groups({Access{address(a, r), {}}, Access{address(a, r + idx(1)), {}}}, kCpu), Runs2{});
+  EXPECT_EQ(ptrcat_groups({at(a, 0), at(a, 1)}, {4}), Runs2{});
+  EXPECT_EQ(ptrcat_groups({at(a, 0), at(a, 1)}, {}), Runs2{});
+  // A run of which a piece folds is grouped whole: 1..4 (a float2 at 2, scalars at 1 and 4).
+  EXPECT_EQ(ptrcat_groups({at(a, 1), at(a, 2), at(a, 3), at(a, 4)}, kCpu), (Runs2{{0, 1, 2, 3}}));
 }
 
 // out[i] = in[3 - i]: the four loads are one LOAD(PTRCAT) in address order, each read by its lane (the GEP

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <tuple>
 
 namespace rg {
 
@@ -27,9 +28,14 @@ void affine_walk(const UPtr& u, int64_t mul, AffineIndex& a) {
   if ((a.terms[u.get()] += mul) == 0) a.terms.erase(u.get());
 }
 
-// The buffer of a plain (ungated) scalar access, or null: INDEX(PARAM, idx) of a foldable dtype.
+// (gate, buffer, base address) of an access: the accesses of one key differ only by a constant.
+using GroupKey = std::tuple<const UOp*, const UOp*, std::vector<std::pair<const UOp*, int64_t>>>;
+
+// A scalar address INDEX(PARAM, index[, gate]) into a global buffer of scalars, else null.
 const UOp* plain_buffer(const UPtr& addr) {
-  if (addr->op != Op::INDEX || addr->src.size() != 2 || addr->src[0]->op != Op::PARAM) return nullptr;
+  if (addr->op != Op::INDEX || addr->src.size() < 2 || addr->src[0]->op != Op::PARAM || addr->dtype.count != 1)
+    return nullptr;
+  if (addr->src.size() > 3 || (addr->src.size() == 3 && !addr->src[2]->dtype.is_bool())) return nullptr;
   if (addr->src[0]->dtype.space != AddrSpace::Global || addr->src[0]->dtype.count != 1) return nullptr;
   return addr->src[0].get();
 }
@@ -39,25 +45,21 @@ DType vector_ptr(const UPtr& buf, int w) {
   return DType{d.scalar, static_cast<uint16_t>(w), true, d.space, -1};
 }
 
-// Accesses of one base address (a buffer and the non-constant part of the index), by offset.
-struct Group {
-  AffineIndex base;
-  std::map<int64_t, std::vector<size_t>> at;  // offset -> the accesses (indices into a caller's list)
-};
-using GroupKey = std::pair<const UOp*, std::vector<std::pair<const UOp*, int64_t>>>;
-
-void add_to_group(std::map<GroupKey, Group>& groups, const UOp* buf, const UPtr& idx, size_t i) {
-  AffineIndex a = affine_index(idx);
-  GroupKey key{buf, {a.terms.begin(), a.terms.end()}};
-  Group& g = groups[key];
-  g.base.terms = a.terms;
-  g.at[a.offset].push_back(i);
+// Lanes first..first+w-1 of vector v: one lane, or a VECTORIZE of them (VECTORIZE's own lanes when it is one).
+UPtr lanes_of(const UPtr& v, int64_t first, int w) {
+  std::vector<UPtr> lanes;
+  for (int64_t k = first; k < first + w; ++k)
+    lanes.push_back(v->op == Op::VECTORIZE ? v->src.at(k)
+                                           : UOp::make(Op::GEP, v->dtype.scalar_type(), {v}, std::vector<int64_t>{k}));
+  if (w == 1) return lanes[0];
+  return UOp::make(Op::VECTORIZE, v->dtype.scalar_type().vec(w), std::move(lanes));
 }
 
-std::vector<int64_t> offsets_of(const Group& g) {
-  std::vector<int64_t> o;
-  for (const auto& [off, _] : g.at) o.push_back(off);
-  return o;
+// Do the pieces of a PTRCAT hold `lanes` lanes in all (a LOAD's or a stored value's)?
+bool pieces_hold(const UPtr& ptrcat, int64_t lanes) {
+  int64_t n = 0;
+  for (const UPtr& p : ptrcat->src) n += p->dtype.count;
+  return n == lanes;
 }
 
 }  // namespace
@@ -120,59 +122,102 @@ bool FoldCtx::foldable(DType dt) const {
   return foldable_dtype(dt) && std::find(dtypes.begin(), dtypes.end(), dt.scalar) != dtypes.end();
 }
 
-void plan_load_folds(const UPtr& kernel, FoldCtx& ctx) {
-  std::vector<UPtr> loads;
-  std::map<GroupKey, Group> groups;
-  for (const UPtr& u : toposort(kernel)) {
-    if (u->op != Op::LOAD || u->src.size() != 1 || !ctx.foldable(u->dtype)) continue;
-    const UOp* buf = plain_buffer(u->src[0]);
-    if (!buf || buf->dtype.scalar != u->dtype.scalar) continue;
-    add_to_group(groups, buf, u->src[0]->src[1], loads.size());
-    loads.push_back(u);
+std::vector<std::vector<size_t>> ptrcat_groups(const std::vector<Access>& accesses, const std::vector<int>& widths) {
+  std::map<GroupKey, std::map<int64_t, size_t>> groups;  // key -> offset -> its first access
+  for (size_t i = 0; i < accesses.size(); ++i) {
+    const UPtr& addr = accesses[i].addr;
+    AffineIndex a = affine_index(addr->src[1]);
+    GroupKey key{accesses[i].gate.get(), addr->src[0].get(), {a.terms.begin(), a.terms.end()}};
+    groups[key].emplace(a.offset, i);
   }
-  for (auto& [key, g] : groups) {
-    for (const auto& [first, w] : fold_runs(offsets_of(g), ctx.widths, g.base)) {
-      const UPtr& lane0 = loads[g.at[first][0]];
-      const UPtr& addr = lane0->src[0];
-      UPtr vaddr = UOp::make(Op::INDEX, vector_ptr(addr->src[0], w), {addr->src[0], addr->src[1]});
-      UPtr vload = UOp::make(Op::LOAD, lane0->dtype.vec(w), {vaddr});
-      for (int k = 0; k < w; ++k)
-        for (size_t i : g.at[first + k])
-          ctx.loads[loads[i]] = UOp::make(Op::GEP, lane0->dtype, {vload}, std::vector<int64_t>{k});
+  std::vector<std::vector<size_t>> runs;
+  for (const auto& [key, at] : groups) {
+    AffineIndex base;
+    base.terms.insert(std::get<2>(key).begin(), std::get<2>(key).end());
+    std::vector<size_t> run;
+    std::vector<int64_t> offsets;
+    auto close = [&] {
+      if (!fold_runs(offsets, widths, base).empty()) runs.push_back(run);
+      run.clear();
+      offsets.clear();
+    };
+    for (const auto& [off, i] : at) {
+      if (!offsets.empty() && off != offsets.back() + 1) close();
+      run.push_back(i);
+      offsets.push_back(off);
     }
+    close();
+  }
+  std::sort(runs.begin(), runs.end(), [](const auto& a, const auto& b) { return a[0] < b[0]; });
+  return runs;
+}
+
+void plan_ptrcats(const UPtr& kernel, FoldCtx& ctx) {
+  std::vector<UPtr> loads;
+  std::vector<Access> accesses;
+  for (const UPtr& u : toposort(kernel)) {
+    if (u->op != Op::LOAD || (u->src.size() != 1 && u->src.size() != 3) || !ctx.foldable(u->dtype)) continue;
+    const UPtr& addr = u->src[0];
+    const UOp* buf = plain_buffer(addr);
+    if (!buf || addr->src.size() != 2 || buf->dtype.scalar != u->dtype.scalar) continue;
+    loads.push_back(u);
+    accesses.push_back({addr, u->src.size() == 3 ? u->src[2] : UPtr()});
+  }
+  for (const std::vector<size_t>& run : ptrcat_groups(accesses, ctx.widths)) {
+    const int n = static_cast<int>(run.size());
+    const UPtr& first = loads[run[0]];
+    std::vector<UPtr> addrs, alts;
+    for (size_t i : run) {
+      addrs.push_back(loads[i]->src[0]);
+      if (first->src.size() == 3) alts.push_back(loads[i]->src[1]);
+    }
+    std::vector<UPtr> src{UOp::make(Op::PTRCAT, vector_ptr(first->src[0]->src[0], n), std::move(addrs))};
+    if (first->src.size() == 3) {
+      src.push_back(UOp::make(Op::VECTORIZE, first->dtype.vec(n), std::move(alts)));
+      src.push_back(first->src[2]);
+    }
+    UPtr vload = UOp::make(Op::LOAD, first->dtype.vec(n), std::move(src));
+    for (int k = 0; k < n; ++k)
+      ctx.lanes[loads[run[k]]] = UOp::make(Op::GEP, first->dtype, {vload}, std::vector<int64_t>{k});
   }
 }
 
-UPtr folded_load(const FoldCtx& ctx, const UPtr& load) { return ctx.loads.at(load); }
+UPtr lane_of_ptrcat(const FoldCtx& ctx, const UPtr& load) { return ctx.lanes.at(load); }
 
-UPtr fold_store_group(const FoldCtx& ctx, const UPtr& group) {
-  std::map<GroupKey, Group> groups;
+UPtr ptrcat_stores(const FoldCtx& ctx, const UPtr& group) {
+  std::map<const UOp*, int> stored;  // how often each address is stored to
+  for (const UPtr& s : group->src)
+    if (s->op == Op::STORE) ++stored[s->src[0].get()];
+  std::vector<Access> accesses;
+  std::vector<size_t> at;  // the source each access is
   for (size_t i = 0; i < group->src.size(); ++i) {
     const UPtr& s = group->src[i];
-    if (s->op != Op::STORE || !ctx.foldable(s->src[1]->dtype)) continue;
-    const UOp* buf = plain_buffer(s->src[0]);
+    if (s->op != Op::STORE || !ctx.foldable(s->src[1]->dtype) || stored[s->src[0].get()] > 1) continue;
+    const UPtr& addr = s->src[0];
+    const UOp* buf = plain_buffer(addr);
     if (!buf || buf->dtype.scalar != s->src[1]->dtype.scalar) continue;
-    add_to_group(groups, buf, s->src[0]->src[1], i);
+    accesses.push_back({addr, addr->src.size() == 3 ? addr->src[2] : UPtr()});
+    at.push_back(i);
   }
-  std::map<size_t, UPtr> replace;  // a run's first store -> the vector store; its other stores -> null
-  for (auto& [key, g] : groups) {
-    std::erase_if(g.at, [](const auto& e) { return e.second.size() > 1; });  // an address stored twice stays
-    for (const auto& [first, w] : fold_runs(offsets_of(g), ctx.widths, g.base)) {
-      std::vector<UPtr> values;
-      size_t pos = group->src.size();
-      for (int k = 0; k < w; ++k) {
-        size_t i = g.at[first + k][0];
-        values.push_back(group->src[i]->src[1]);
-        pos = std::min(pos, i);
-        replace[i] = UPtr();
-      }
-      const UPtr& addr = group->src[g.at[first][0]]->src[0];
-      UPtr vaddr = UOp::make(Op::INDEX, vector_ptr(addr->src[0], w), {addr->src[0], addr->src[1]});
-      UPtr value = UOp::make(Op::VECTORIZE, values[0]->dtype.vec(w), values);
-      replace[pos] = UOp::make(Op::STORE, dtypes::void_, {vaddr, value});
+  const std::vector<std::vector<size_t>> runs = ptrcat_groups(accesses, ctx.widths);
+  if (runs.empty()) return {};
+  std::map<size_t, UPtr> replace;  // a run's first store -> the grouped store; its other stores -> null
+  for (const std::vector<size_t>& run : runs) {
+    std::vector<UPtr> addrs, values;
+    size_t pos = group->src.size();
+    for (size_t a : run) {
+      const UPtr& s = group->src[at[a]];
+      addrs.push_back(s->src[0]);
+      values.push_back(s->src[1]);
+      pos = std::min(pos, at[a]);
+      replace[at[a]] = UPtr();
     }
+    const int n = static_cast<int>(run.size());
+    const DType ptr = vector_ptr(addrs[0]->src[0], n), dt = values[0]->dtype.vec(n);
+    UPtr ptrcat = UOp::make(Op::PTRCAT, ptr, std::move(addrs));
+    UPtr value = UOp::make(Op::VECTORIZE, dt, std::move(values));
+    replace[pos] = UOp::make(Op::STORE, dtypes::void_, {ptrcat, value});
   }
-  if (replace.empty()) return {};
   std::vector<UPtr> src;
   for (size_t i = 0; i < group->src.size(); ++i) {
     auto it = replace.find(i);
@@ -182,6 +227,88 @@ UPtr fold_store_group(const FoldCtx& ctx, const UPtr& group) {
       src.push_back(it->second);
   }
   return UOp::make(group->op, group->dtype, std::move(src), group->arg);
+}
+
+UPtr ptrcat_pieces(const FoldCtx& ctx, const UPtr& ptrcat) {
+  std::vector<int64_t> offsets;
+  AffineIndex base;
+  const UPtr& first = ptrcat->src[0];
+  for (size_t k = 0; k < ptrcat->src.size(); ++k) {
+    const UPtr& p = ptrcat->src[k];
+    // Pieces already, or not one buffer behind one gate.
+    if (!plain_buffer(p) || p->src.size() != first->src.size() || p->src[0] != first->src[0] ||
+        (p->src.size() == 3 && p->src[2] != first->src[2]))
+      return {};
+    AffineIndex a = affine_index(p->src[1]);
+    if (k == 0) base.terms = a.terms;
+    if (a.terms != base.terms || (k > 0 && a.offset != offsets.back() + 1)) return {};  // not consecutive
+    offsets.push_back(a.offset);
+  }
+  const auto runs = fold_runs(offsets, ctx.widths, base);
+  if (runs.empty()) return {};
+  std::vector<UPtr> pieces;
+  auto run = runs.begin();
+  for (size_t k = 0; k < offsets.size();) {
+    const UPtr& p = ptrcat->src[k];
+    if (run == runs.end() || run->first != offsets[k]) {
+      pieces.push_back(p);
+      ++k;
+      continue;
+    }
+    std::vector<UPtr> src(p->src.begin(), p->src.end());  // the buffer, the first lane's index, its gate
+    pieces.push_back(UOp::make(Op::INDEX, vector_ptr(p->src[0], run->second), std::move(src)));
+    k += run->second;
+    ++run;
+  }
+  return UOp::make(Op::PTRCAT, ptrcat->dtype, std::move(pieces));
+}
+
+UPtr cat_of_loads(const UPtr& load) {
+  const UPtr& ptrcat = load->src[0];
+  const bool gated = load->src.size() == 3;
+  if (!pieces_hold(ptrcat, load->dtype.count) || (gated && load->src[1]->dtype.count != load->dtype.count)) return {};
+  std::vector<UPtr> loads;
+  int64_t k = 0;
+  for (const UPtr& p : ptrcat->src) {
+    const int w = p->dtype.count;
+    std::vector<UPtr> src{p};
+    if (gated) src.insert(src.end(), {lanes_of(load->src[1], k, w), load->src[2]});
+    loads.push_back(UOp::make(Op::LOAD, load->dtype.scalar_type().vec(w), std::move(src)));
+    k += w;
+  }
+  return UOp::make(Op::CAT, load->dtype, std::move(loads));
+}
+
+UPtr lane_of_cat(const UPtr& cat, const std::vector<int64_t>& lane) {
+  if (lane.size() != 1) return {};
+  int64_t start = 0;
+  for (const UPtr& piece : cat->src) {
+    const int w = piece->dtype.count;
+    if (lane[0] >= start && lane[0] < start + w)
+      return w == 1 ? piece
+                    : UOp::make(Op::GEP, piece->dtype.scalar_type(), {piece}, std::vector<int64_t>{lane[0] - start});
+    start += w;
+  }
+  return {};
+}
+
+UPtr split_ptrcat_stores(const UPtr& group) {
+  std::vector<UPtr> src;
+  bool any = false;
+  for (const UPtr& s : group->src) {
+    if (s->op != Op::STORE || s->src[0]->op != Op::PTRCAT || !pieces_hold(s->src[0], s->src[1]->dtype.count)) {
+      src.push_back(s);
+      continue;
+    }
+    any = true;
+    int64_t k = 0;
+    for (const UPtr& p : s->src[0]->src) {
+      const int w = p->dtype.count;
+      src.push_back(UOp::make(Op::STORE, dtypes::void_, {p, lanes_of(s->src[1], k, w)}));
+      k += w;
+    }
+  }
+  return any ? UOp::make(group->op, group->dtype, std::move(src), group->arg) : UPtr();
 }
 
 bool alu_lanes(const UPtr& v) {

@@ -1,16 +1,22 @@
-// C++ helpers for rules/devectorize.rules: scalar memory accesses folded into vector ones, and vector
-// lanes pushed through ALU ops (docs/pipeline.md#vector-lanes). Unit-tested in devectorize_test.cc.
+// C++ helpers for rules/devectorize.rules: scalar memory accesses grouped into vector ones (seed 003's
+// PTRCAT), and vector lanes pushed through ALU ops (docs/pipeline.md#vector-lanes). Unit-tested in
+// devectorize_test.cc.
 //
 // The expander leaves one scalar copy per lane of an UPCAST/UNROLL axis, each folded on its own (its
-// index, its padding gate). This stage regroups them for a target with vector registers:
-//   - loads: scalar loads of one buffer whose addresses differ only by a constant become loads of
-//     the target's fold widths (largest first, each at an offset it divides); each lane reads a GEP;
-//   - stores: sibling scalar stores (one NOOP or SINK) to consecutive addresses become one store of a
-//     VECTORIZE of their values, split the same way;
+// index, its padding gate). This stage regroups them for a target with vector registers, in seed 003's
+// phases run in this direction:
+//   - grouping (phase 1): the scalar accesses of one buffer behind one gate whose addresses differ only by
+//     consecutive constants (ptrcat_groups) become one access through PTRCAT(their INDEXes, by offset):
+//     each load a GEP of one LOAD(PTRCAT), sibling stores (one NOOP or SINK) one STORE(PTRCAT,
+//     VECTORIZE(values));
+//   - distribution (phases 3 and 4): a PTRCAT becomes pointers of the target's fold widths (fold_runs:
+//     largest first, each at an offset it divides; the rest stay scalar), a LOAD of it the CAT of its
+//     pieces' loads (a gated one keeps its gate, each piece its lanes of the alternative), a lane of a CAT
+//     the lane of its piece, a STORE of it one store per piece;
 //   - VECTORIZE(op(a0, b0), op(a1, b1), ...) becomes op(VECTORIZE(a...), VECTORIZE(b...)) for the ALU
 //     ops the target computes on vectors, and VECTORIZE(GEP(x, 0), ..., GEP(x, n-1)) is x.
-// Everything else stays per lane: bool values (comparisons, gates, WHERE), casts, 16-bit floats, gated
-// accesses, and ops without a vector form. A target without fold widths gets a scalar program.
+// Everything else stays per lane: bool values (comparisons, gates, WHERE), casts, 16-bit floats, accesses
+// whose gates differ, and ops without a vector form. A target without fold widths gets a scalar program.
 #pragma once
 
 #include <cstdint>
@@ -42,29 +48,54 @@ bool affine_aligned(const AffineIndex& a, int64_t w);
 std::vector<std::pair<int64_t, int>> fold_runs(const std::vector<int64_t>& offsets, const std::vector<int>& widths,
                                                const AffineIndex& base);
 
+// A scalar access as grouping sees it: its address INDEX(buffer, index[, gate]) and the gate it runs under
+// (null: none; a load's gate is the LOAD's, a store's its INDEX's).
+struct Access {
+  UPtr addr, gate;
+};
+// Seed 003's PTRCAT groups: accesses keyed by (gate, buffer, base address: the index's non-constant
+// part), each key's offsets cut into runs of consecutive ones. Returns the runs that fold_runs can cut
+// at least one vector from at `widths` (any other would be distributed back into the scalar accesses it
+// was made of), as indices into `accesses`, by offset; runs ordered by their first access. An address
+// given twice keeps its first access.
+std::vector<std::vector<size_t>> ptrcat_groups(const std::vector<Access>& accesses, const std::vector<int>& widths);
+
 // Context of the devectorize rule sets: the target's fold widths (descending, e.g. {4, 2}; 1 implied), the
-// scalar types it has vectors of and, for fold_loads, each scalar load that is a lane of a vector load (its GEP).
+// scalar types it has vectors of and, for group_loads, the GEP each grouped scalar load becomes.
 struct FoldCtx {
   std::vector<int> widths;
   std::vector<Scalar> dtypes;
-  UMap loads;
-  bool folds(const UPtr& l) const { return loads.count(l) > 0; }
+  UMap lanes;
+  bool grouped(const UPtr& l) const { return lanes.count(l) > 0; }
   // A scalar value of dt can be a lane of this target's vector loads and stores.
   bool foldable(DType dt) const;
 };
-// The GEP a planned load becomes.
-UPtr folded_load(const FoldCtx& ctx, const UPtr& load);
-
-// Plans fold_loads over a kernel: every ungated scalar load of a PARAM buffer (of a type ctx folds) grouped
-// with the loads whose addresses differ from it by a constant, each group folded with fold_runs.
-void plan_load_folds(const UPtr& kernel, FoldCtx& ctx);
 // Is dt a scalar of vector_scalars() (the types a vector accumulator may hold)?
 bool foldable_dtype(DType dt);
 
-// NOOP/SINK whose scalar stores to consecutive addresses become vector stores of a VECTORIZE of their
-// values (same fold as loads); null when none folds.
-UPtr fold_store_group(const FoldCtx& ctx, const UPtr& group);
+// --- grouping (phase 1) ---
+// Plans group_loads over a kernel: the scalar loads of PARAM buffers (of a type ctx folds, gated or not)
+// grouped by ptrcat_groups; each load of a run becomes GEP(LOAD(PTRCAT(the run's INDEXes)), its lane), a
+// gated run's LOAD with the run's gate and a VECTORIZE of the lanes' alternatives.
+void plan_ptrcats(const UPtr& kernel, FoldCtx& ctx);
+// The GEP a planned load becomes.
+UPtr lane_of_ptrcat(const FoldCtx& ctx, const UPtr& load);
+// NOOP/SINK whose sibling scalar stores of a run (ptrcat_groups; an address stored twice stays) become one
+// STORE(PTRCAT(their INDEXes), VECTORIZE(their values)) where the first of them stood; null when none groups.
+UPtr ptrcat_stores(const FoldCtx& ctx, const UPtr& group);
 
+// --- distribution (phases 3 and 4) ---
+// PTRCAT of consecutive scalar INDEXes as PTRCAT of pieces: fold_runs' vector INDEXes, the rest scalar.
+// Null when nothing folds or it is already in pieces.
+UPtr ptrcat_pieces(const FoldCtx& ctx, const UPtr& ptrcat);
+// LOAD(PTRCAT(pieces...)[, alternative, gate]) as CAT(LOAD(piece[, its lanes of alternative, gate])...).
+UPtr cat_of_loads(const UPtr& load);
+// Lane k of CAT(pieces...): the lane of the piece that holds it (a scalar piece itself). Null past the end.
+UPtr lane_of_cat(const UPtr& cat, const std::vector<int64_t>& lane);
+// NOOP/SINK whose STORE(PTRCAT(pieces...), v) become STORE(piece, its lanes of v), in place; null when none.
+UPtr split_ptrcat_stores(const UPtr& group);
+
+// --- vector ALU ops ---
 // Guard of lanes_to_vector_alu: the lanes of VECTORIZE v are one Vectorizable op (same arg, same dtype, every
 // operand of that dtype, a type vectors hold; DIV on floats, EXP2 on float32 only).
 bool alu_lanes(const UPtr& v);

@@ -1,8 +1,12 @@
 // rules/devectorize.rules and its helpers on small hand-built graphs: affine indices, the fold of
-// offsets to widths, load and store folding, vector lanes through ALU ops, and the upcast plan.
+// offsets to widths, PTRCAT grouping of loads and stores and its distribution at the fold widths (each
+// rule where it fires and where it must not), vector lanes through ALU ops, and the upcast plan.
 #include "rules/devectorize.h"
 
 #include <gtest/gtest.h>
+
+#include <map>
+#include <string>
 
 #include "compiler/ir/kernel_builders.h"
 #include "compiler/ir/rewrite.h"
@@ -52,58 +56,250 @@ TEST(Devectorize, FoldRunsTakeTheLargestAlignedWidth) {
   EXPECT_EQ(fold_runs({0, 1, 2, 3}, kCpu, affine_index(r)), Runs{});  // r: any alignment
 }
 
-TEST(Devectorize, LoadsFoldToVectorLoadsAndGeps) {
-  UPtr in = param(1, dtypes::float32, 6), out = param(0, dtypes::float32, 6);
-  std::vector<UPtr> stores;
-  for (int i = 0; i < 6; ++i) stores.push_back(store(out, idx(5 - i), load_at(in, idx(i)) * load_at(in, idx(i))));
-  UPtr k = UOp::make(Op::SINK, dtypes::void_, stores);
-  FoldCtx ctx{kCpu, vector_scalars(), {}};
-  plan_load_folds(k, ctx);
-  EXPECT_EQ(ctx.loads.size(), 6u);
-  UPtr l0 = load_at(in, idx(0)), l5 = load_at(in, idx(5));
-  ASSERT_TRUE(ctx.folds(l0));
-  UPtr g0 = folded_load(ctx, l0), g5 = folded_load(ctx, l5);
-  EXPECT_EQ(g0->op, Op::GEP);
-  EXPECT_EQ(g0->arg_ints(), std::vector<int64_t>{0});
-  EXPECT_EQ(g0->src[0]->dtype, dtypes::float32.vec(4));
-  EXPECT_EQ(g0->src[0]->src[0]->src[1], idx(0));
-  EXPECT_EQ(g5->arg_ints(), std::vector<int64_t>{1});
-  EXPECT_EQ(g5->src[0]->dtype, dtypes::float32.vec(2));
-  EXPECT_EQ(g5->src[0]->src[0]->src[1], idx(4));
-  // Gated loads and bool loads stay scalar.
-  UPtr gated =
-      UOp::make(Op::LOAD, dtypes::float32, {address(in, idx(0)), cnst(dtypes::float32, 0), cnst(dtypes::bool_, 1)});
-  FoldCtx none{kCpu, vector_scalars(), {}};
-  plan_load_folds(UOp::make(Op::SINK, dtypes::void_, {store(out, idx(0), gated)}), none);
-  EXPECT_TRUE(none.loads.empty());
+// --- grouping (seed 003's phase 1) ---
+// The rules that fired while f ran, by name, with their counts.
+template <typename F>
+std::map<std::string, uint64_t> fired_by(F f) {
+  RuleFirings firings;
+  f();
+  std::map<std::string, uint64_t> fired;
+  for (const auto& [rule, n] : firings.counts()) fired[rule->name] += n;
+  return fired;
+}
+using Fired = std::map<std::string, uint64_t>;
+
+UPtr ptrcat(std::vector<UPtr> ptrs) {
+  DType dt = ptrs[0]->dtype.base().vec(static_cast<int>(ptrs.size())).ptr_to(-1);
+  return UOp::make(Op::PTRCAT, dt, std::move(ptrs));
+}
+UPtr vload(const UPtr& addr) { return UOp::make(Op::LOAD, addr->dtype.base(), {addr}); }
+UPtr vindex(const UPtr& buf, int w, const UPtr& i) {
+  return UOp::make(Op::INDEX, buf->dtype.base().vec(w).ptr_to(-1), {buf, i});
+}
+UPtr gated(const UPtr& buf, const UPtr& i, const UPtr& alt, const UPtr& gate) {
+  return UOp::make(Op::LOAD, buf->dtype.base(), {address(buf, i), alt, gate});
+}
+using Runs2 = std::vector<std::vector<size_t>>;
+
+TEST(Devectorize, PtrcatGroupsByGateBufferAndBase) {
+  UPtr a = param(1, dtypes::float32, 64), b = param(2, dtypes::float32, 64);
+  UPtr r = range(8, 0), g = r < idx(5), h = r < idx(6);
+  auto at = [&](const UPtr& buf, int64_t o, const UPtr& gate = UPtr()) {
+    return Access{address(buf, r * 4 + idx(o)), gate};
+  };
+  // Given out of order: one run, by offset.
+  EXPECT_EQ(ptrcat_groups({at(a, 2), at(a, 0), at(a, 1)}, kCpu), (Runs2{{1, 2, 0}}));
+  // A gap cuts a run; a lone offset is no run.
+  EXPECT_EQ(ptrcat_groups({at(a, 0), at(a, 1), at(a, 4), at(a, 5), at(a, 7)}, kCpu), (Runs2{{0, 1}, {2, 3}}));
+  // Another buffer, another gate or another base is another group.
+  EXPECT_EQ(ptrcat_groups({at(a, 0), at(b, 1), at(a, 2, g), at(a, 3, g), at(a, 4, h)}, kCpu), (Runs2{{2, 3}}));
+  EXPECT_EQ(ptrcat_groups({Access{address(a, r * 4), {}}, Access{address(a, r * 8 + idx(1)), {}}}, kCpu), Runs2{});
+  // An address given twice keeps its first access.
+  EXPECT_EQ(ptrcat_groups({at(a, 0), at(a, 0), at(a, 1)}, kCpu), (Runs2{{0, 2}}));
+  EXPECT_EQ(ptrcat_groups({}, kCpu), Runs2{});
+  // A run no fold width can cut stays scalar: 3, 4 (3 is not 2-aligned and 4 has no 5), a base of
+  // coefficient 1, the image-style width 4 on two lanes, no widths at all.
+  EXPECT_EQ(ptrcat_groups({at(a, 3), at(a, 4)}, kCpu), Runs2{});
+  EXPECT_EQ(ptrcat_groups({Access{address(a, r), {}}, Access{address(a, r + idx(1)), {}}}, kCpu), Runs2{});
+  EXPECT_EQ(ptrcat_groups({at(a, 0), at(a, 1)}, {4}), Runs2{});
+  EXPECT_EQ(ptrcat_groups({at(a, 0), at(a, 1)}, {}), Runs2{});
+  // A run of which a piece folds is grouped whole: 1..4 (a float2 at 2, scalars at 1 and 4).
+  EXPECT_EQ(ptrcat_groups({at(a, 1), at(a, 2), at(a, 3), at(a, 4)}, kCpu), (Runs2{{0, 1, 2, 3}}));
 }
 
-TEST(Devectorize, StoresFoldInTheirGroupAndValuesBecomeVectorOps) {
+// out[i] = in[3 - i]: the four loads are one LOAD(PTRCAT) in address order, each read by its lane (the GEP
+// permutation restores the element order).
+TEST(Devectorize, LoadsGroupThroughOnePtrcatInAddressOrder) {
+  UPtr in = param(1, dtypes::float32, 4), out = param(0, dtypes::float32, 4);
+  std::vector<UPtr> stores;
+  for (int i = 0; i < 4; ++i) stores.push_back(store(out, idx(i), load_at(in, idx(3 - i))));
+  UPtr k = sink(stores);
+  FoldCtx ctx{kCpu, vector_scalars(), {}};
+  plan_ptrcats(k, ctx);
+  EXPECT_EQ(ctx.lanes.size(), 4u);
+  UPtr p = ptrcat({address(in, idx(0)), address(in, idx(1)), address(in, idx(2)), address(in, idx(3))});
+  UPtr all = UOp::make(Op::LOAD, dtypes::float32.vec(4), {p});
+  std::vector<UPtr> want;
+  for (int i = 0; i < 4; ++i) want.push_back(store(out, idx(i), gep(all, 3 - i)));
+  UPtr grouped;
+  EXPECT_EQ(fired_by([&] { grouped = graph_rewrite(k, rules::group_loads, ctx); }),
+            (Fired{{"load_to_lane_of_ptrcat", 4}}));
+  EXPECT_EQ(grouped, sink(want));
+  // Nothing to group: a lone load, loads two apart, loads of two buffers, bool loads.
+  UPtr other = param(2, dtypes::float32, 4), flags = param(3, dtypes::bool_, 4);
+  for (const UPtr& lone : {sink(store(out, idx(0), load_at(in, idx(0)))),
+                           sink({store(out, idx(0), load_at(in, idx(0))), store(out, idx(1), load_at(in, idx(2)))}),
+                           sink({store(out, idx(0), load_at(in, idx(0))), store(out, idx(1), load_at(other, idx(1)))}),
+                           sink({store(out, idx(0), cast(load_at(flags, idx(0)), dtypes::float32)),
+                                 store(out, idx(1), cast(load_at(flags, idx(1)), dtypes::float32))})}) {
+    FoldCtx none{kCpu, vector_scalars(), {}};
+    plan_ptrcats(lone, none);
+    EXPECT_TRUE(none.lanes.empty()) << lone;
+    EXPECT_EQ(graph_rewrite(lone, rules::group_loads, none), lone);
+  }
+}
+
+// Loads behind one gate group, the LOAD keeping the gate and each lane's alternative; other gates do not.
+TEST(Devectorize, GatedLoadsGroupBehindOneGate) {
+  UPtr in = param(1, dtypes::float32, 16), out = param(0, dtypes::float32, 16);
+  UPtr r = range(4, 0), g = r < idx(3), h = idx(0) < r;
+  UPtr zero = f32(0), one = f32(1);
+  UPtr k = sink(
+      {store(out, r * 2, gated(in, r * 2, zero, g)), store(out, r * 2 + idx(1), gated(in, r * 2 + idx(1), one, g))});
+  FoldCtx ctx{kCpu, vector_scalars(), {}};
+  plan_ptrcats(k, ctx);
+  UPtr p = ptrcat({address(in, r * 2), address(in, r * 2 + idx(1))});
+  UPtr both = UOp::make(Op::LOAD, dtypes::float32.vec(2), {p, vec({zero, one}), g});
+  EXPECT_EQ(graph_rewrite(k, rules::group_loads, ctx),
+            sink({store(out, r * 2, gep(both, 0)), store(out, r * 2 + idx(1), gep(both, 1))}));
+  FoldCtx none{kCpu, vector_scalars(), {}};
+  plan_ptrcats(sink({store(out, r * 2, gated(in, r * 2, zero, g)),
+                     store(out, r * 2 + idx(1), gated(in, r * 2 + idx(1), zero, h))}),
+               none);
+  EXPECT_TRUE(none.lanes.empty());
+}
+
+TEST(Devectorize, SiblingStoresGroupThroughOnePtrcat) {
+  UPtr out = param(0, dtypes::float32, 8);
+  UPtr r = range(2, 0);
+  std::vector<UPtr> v, stores;
+  for (int i = 0; i < 4; ++i) v.push_back(f32(10 + i));
+  // Written 2, 0, 3, 1: one store at the first's place, its values by address.
+  for (int i : {2, 0, 3, 1}) stores.push_back(store(out, r * 4 + idx(i), v[i]));
+  UPtr noop = UOp::make(Op::NOOP, dtypes::void_, stores);
+  UPtr p = ptrcat({address(out, r * 4 + idx(0)), address(out, r * 4 + idx(1)), address(out, r * 4 + idx(2)),
+                   address(out, r * 4 + idx(3))});
+  UPtr want = UOp::make(Op::NOOP, dtypes::void_, {store(p, vec(v))});
+  FoldCtx ctx{kCpu, vector_scalars(), {}};
+  UPtr grouped;
+  EXPECT_EQ(fired_by([&] { grouped = graph_rewrite(noop, rules::group_stores, ctx); }),
+            (Fired{{"group_stores_in_noop", 1}}));
+  EXPECT_EQ(grouped, want);
+  EXPECT_EQ(graph_rewrite(sink(stores), rules::group_stores, ctx), sink(store(p, vec(v))));
+  // Gated stores behind one gate group; an address stored twice, a gap and a lone store stay.
+  UPtr g = r < idx(1);
+  UPtr ga = UOp::make(Op::INDEX, out->dtype, {out, r * 4, g}),
+       gb = UOp::make(Op::INDEX, out->dtype, {out, r * 4 + idx(1), g});
+  EXPECT_EQ(ptrcat_stores(ctx, sink({store(ga, v[0]), store(gb, v[1])})),
+            sink(store(ptrcat({ga, gb}), vec({v[0], v[1]}))));
+  for (const UPtr& stay :
+       {sink({stores[1], stores[3], store(out, r * 4 + idx(1), v[2])}), sink({stores[1], stores[0]}), sink(stores[0])})
+    EXPECT_FALSE(ptrcat_stores(ctx, stay)) << stay;
+}
+
+// --- distribution (seed 003's phases 3 and 4) ---
+
+// Offsets 2..9 of a 4-aligned base cut as seed 003's fold widths allow: a float2, a float4, a float2.
+TEST(Devectorize, PtrcatCutsAtAlignedFoldWidths) {
+  UPtr in = param(1, dtypes::float32, 64), out = param(0, dtypes::float32, 64);
+  UPtr r = range(4, 0);
+  std::vector<UPtr> ptrs;
+  for (int o = 2; o < 10; ++o) ptrs.push_back(address(in, r * 12 + idx(o)));
+  UPtr p = ptrcat(ptrs);
+  FoldCtx ctx{kCpu, vector_scalars(), {}};
+  UPtr p2 = vindex(in, 2, r * 12 + idx(2)), p4 = vindex(in, 4, r * 12 + idx(4)), p2b = vindex(in, 2, r * 12 + idx(8));
+  UPtr pieces = UOp::make(Op::PTRCAT, p->dtype, {p2, p4, p2b});
+  EXPECT_EQ(ptrcat_pieces(ctx, p), pieces);
+  EXPECT_FALSE(ptrcat_pieces(ctx, pieces)) << "already in pieces";
+  // A load through it: the CAT of three loads, each lane a lane of its piece.
+  UPtr all = UOp::make(Op::LOAD, dtypes::float32.vec(8), {p});
+  std::vector<UPtr> lanes, want;
+  for (int k = 0; k < 8; ++k) lanes.push_back(store(out, idx(k), gep(all, k)));
+  UPtr l2 = vload(p2), l4 = vload(p4), l2b = vload(p2b);
+  for (int k = 0; k < 8; ++k)
+    want.push_back(store(out, idx(k), k < 2 ? gep(l2, k) : k < 6 ? gep(l4, k - 2) : gep(l2b, k - 6)));
+  UPtr cut;
+  EXPECT_EQ(fired_by([&] { cut = graph_rewrite(sink(lanes), rules::distribute_ptrcats, ctx); }),
+            (Fired{{"ptrcat_to_fold_widths", 1}, {"load_of_ptrcat_to_cat", 1}, {"lane_of_cat", 8}}));
+  EXPECT_EQ(cut, sink(want));
+  // Offsets 1..4 of a constant base: a scalar, a float2, a scalar.
+  std::vector<UPtr> flat;
+  for (int o = 1; o < 5; ++o) flat.push_back(address(in, idx(o)));
+  EXPECT_EQ(ptrcat_pieces(ctx, ptrcat(flat)),
+            UOp::make(Op::PTRCAT, ptrcat(flat)->dtype, {flat[0], vindex(in, 2, idx(2)), flat[3]}));
+  // Nothing aligned (a base of coefficient 1), or no widths: no pieces, and the loads are the scalar ones again.
+  UPtr odd = ptrcat({address(in, r), address(in, r + idx(1))});
+  EXPECT_FALSE(ptrcat_pieces(ctx, odd));
+  EXPECT_FALSE(ptrcat_pieces(FoldCtx{{}, vector_scalars(), {}}, p));
+  UPtr odd_load = UOp::make(Op::LOAD, dtypes::float32.vec(2), {odd});
+  EXPECT_EQ(graph_rewrite(sink({store(out, idx(0), gep(odd_load, 0)), store(out, idx(1), gep(odd_load, 1))}),
+                          rules::distribute_ptrcats, ctx),
+            sink({store(out, idx(0), load_at(in, r)), store(out, idx(1), load_at(in, r + idx(1)))}));
+}
+
+TEST(Devectorize, LoadsAndStoresOfPtrcatDistribute) {
+  UPtr in = param(1, dtypes::float32, 8), out = param(0, dtypes::float32, 8);
+  std::vector<UPtr> ptrs, alts, vals;
+  for (int o = 0; o < 6; ++o) {
+    ptrs.push_back(address(in, idx(o)));
+    alts.push_back(f32(-o));
+    vals.push_back(f32(o));
+  }
+  UPtr g = range(4, 9) < idx(2);
+  UPtr v4 = vindex(in, 4, idx(0)), v2 = vindex(in, 2, idx(4));
+  UPtr pieces = UOp::make(Op::PTRCAT, ptrcat(ptrs)->dtype, {v4, v2});
+  // A gated load keeps its gate; each piece takes its lanes of the alternative.
+  UPtr l = UOp::make(Op::LOAD, dtypes::float32.vec(6), {pieces, vec(alts), g});
+  UPtr want =
+      UOp::make(Op::CAT, dtypes::float32.vec(6),
+                {UOp::make(Op::LOAD, dtypes::float32.vec(4), {v4, vec({alts[0], alts[1], alts[2], alts[3]}), g}),
+                 UOp::make(Op::LOAD, dtypes::float32.vec(2), {v2, vec({alts[4], alts[5]}), g})});
+  EXPECT_EQ(cat_of_loads(l), want);
+  // An alternative that is not a VECTORIZE is read lane by lane.
+  UPtr x = UOp::make(Op::LOAD, dtypes::float32.vec(6), {vindex(out, 6, idx(0))});
+  UPtr lx = UOp::make(Op::LOAD, dtypes::float32.vec(6), {pieces, x, g});
+  EXPECT_EQ(cat_of_loads(lx)->src[1]->src[1], vec({gep(x, 4), gep(x, 5)}));
+  // A lane of a CAT: the lane of its piece; a GEP of several lanes or past the end declines.
+  EXPECT_EQ(lane_of_cat(want, {5}), gep(want->src[1], 1));
+  EXPECT_EQ(lane_of_cat(want, {3}), gep(want->src[0], 3));
+  EXPECT_FALSE(lane_of_cat(want, {6}));
+  EXPECT_FALSE(lane_of_cat(want, {0, 1}));
+  // A scalar piece is its own lane.
+  UPtr s = load_at(in, idx(5));
+  EXPECT_EQ(lane_of_cat(UOp::make(Op::CAT, dtypes::float32.vec(2), {vload(vindex(in, 1, idx(4))), s}), {1}), s);
+  // A store through pieces: one store per piece, in place.
+  UPtr other = store(out, idx(7), f32(7));
+  UPtr noop = UOp::make(Op::NOOP, dtypes::void_, {other, store(pieces, vec(vals))});
+  FoldCtx ctx{kCpu, vector_scalars(), {}};
+  UPtr split;
+  EXPECT_EQ(fired_by([&] { split = graph_rewrite(noop, rules::distribute_ptrcats, ctx); }),
+            (Fired{{"split_ptrcat_stores_in_noop", 1}}));
+  EXPECT_EQ(split, UOp::make(Op::NOOP, dtypes::void_,
+                             {other, store(v4, vec({vals[0], vals[1], vals[2], vals[3]})),
+                              store(v2, vec({vals[4], vals[5]}))}));
+  EXPECT_FALSE(split_ptrcat_stores(UOp::make(Op::NOOP, dtypes::void_, {other})));
+  // Pieces that do not hold the access's lanes: no rule answers.
+  EXPECT_FALSE(cat_of_loads(UOp::make(Op::LOAD, dtypes::float32.vec(8), {pieces})));
+  EXPECT_FALSE(split_ptrcat_stores(sink(store(pieces, vec({vals[0], vals[1]})))));
+  // One piece is the pointer itself.
+  UPtr one = UOp::make(Op::PTRCAT, dtypes::float32.vec(4).ptr_to(-1), {v4});
+  UPtr whole;
+  EXPECT_EQ(fired_by([&] {
+              whole = graph_rewrite(sink(store(one, vec({vals[0], vals[1], vals[2], vals[3]}))),
+                                    rules::distribute_ptrcats, ctx);
+            }),
+            (Fired{{"ptrcat_of_one_pointer", 1}}));
+  EXPECT_EQ(whole, sink(store(v4, vec({vals[0], vals[1], vals[2], vals[3]}))));
+}
+
+TEST(Devectorize, StoresGroupAndValuesBecomeVectorOps) {
   UPtr a = param(1, dtypes::float32, 8), out = param(0, dtypes::float32, 8);
   UPtr r = range(2, 0);
   std::vector<UPtr> stores;
   for (int i = 0; i < 4; ++i)
     stores.push_back(store(out, r * 4 + idx(i), load_at(a, r * 4 + idx(i)) + load_at(a, r * 4 + idx(i))));
   UPtr noop = UOp::make(Op::NOOP, dtypes::void_, stores);
+  // Through the rule sets as the ptrcat and devectorize passes run them: one vector load, add and store.
+  UPtr k = sink(UOp::make(Op::END, dtypes::void_, {noop, r}));
   FoldCtx ctx{kCpu, vector_scalars(), {}};
-  UPtr folded = fold_store_group(ctx, noop);
-  ASSERT_TRUE(folded);
-  ASSERT_EQ(folded->src.size(), 1u);
-  EXPECT_EQ(folded->src[0]->src[0]->dtype, dtypes::float32.vec(4).ptr_to(-1));
-  EXPECT_EQ(folded->src[0]->src[1]->op, Op::VECTORIZE);
-  // Through the rule sets: one vector load, one vector add, one vector store.
-  UPtr k = UOp::make(Op::SINK, dtypes::void_, {UOp::make(Op::END, dtypes::void_, {noop, r})});
-  plan_load_folds(k, ctx);
-  k = graph_rewrite(k, rules::fold_loads, ctx);
-  k = graph_rewrite(k, rules::fold_stores, ctx);
+  plan_ptrcats(k, ctx);
+  k = graph_rewrite(k, rules::group_loads, ctx);
+  k = graph_rewrite(k, rules::group_stores, ctx);
+  k = graph_rewrite(k, rules::distribute_ptrcats, ctx);
   k = graph_rewrite(k, rules::vector_lanes);
-  UPtr vload = UOp::make(Op::LOAD, dtypes::float32.vec(4),
-                         {UOp::make(Op::INDEX, dtypes::float32.vec(4).ptr_to(-1), {a, r * 4 + idx(0)})});
-  UPtr vaddr = UOp::make(Op::INDEX, dtypes::float32.vec(4).ptr_to(-1), {out, r * 4 + idx(0)});
-  UPtr want = UOp::make(Op::STORE, dtypes::void_, {vaddr, vload + vload});
+  UPtr vl = vload(vindex(a, 4, r * 4 + idx(0)));
+  UPtr want = store(vindex(out, 4, r * 4 + idx(0)), vl + vl);
   EXPECT_EQ(k->src[0]->src[0], UOp::make(Op::NOOP, dtypes::void_, {want})) << k;
-  // A group with nothing consecutive is left alone.
-  EXPECT_FALSE(fold_store_group(ctx, UOp::make(Op::NOOP, dtypes::void_, {stores[0], stores[2]})));
 }
 
 TEST(Devectorize, VectorLanes) {

@@ -16,6 +16,7 @@
 #include "backends/cuda/renderer.h"
 #include "backends/cuda/test_cases.h"
 #include "compiler/codegen/codegen.h"
+#include "compiler/ir/kernel_builders.h"
 
 namespace rg {
 namespace {
@@ -153,6 +154,20 @@ TEST(CudaOnHost, ThreadIndicesInTheSource) {
       EXPECT_NE(src.find("if ("), std::string::npos) << src;
     }
   }
+}
+
+// A thread's four loads behind one gate are one gated float4 load, its alternative a float4 of zeros.
+TEST(CudaOnHost, GatedGroupIsOneGatedFloat4) {
+  for (const RunCase& c : run_cases()) {
+    if (c.name != "padded_rows_gated_float4") continue;
+    const std::string src = render_cuda(c.program);
+    EXPECT_EQ(occurrences(src, "?*((float4*)(data1+"), 1u) << src;
+    EXPECT_EQ(occurrences(src, "make_float4(0.0f,0.0f,0.0f,0.0f)"), 1u) << src;
+    EXPECT_EQ(occurrences(src, "*((float4*)(data0+"), 1u) << src;
+    EXPECT_EQ(occurrences(src, "*(data"), 0u) << src;
+    return;
+  }
+  FAIL() << "no case padded_rows_gated_float4";
 }
 
 // The GPU test's walk over the schedule, on the host.

@@ -175,6 +175,26 @@ std::vector<RunCase> run_cases() {
                      bytes_of(std::vector<int32_t>{-103, 103, -100, 202}),
                      dims({1, 1, 1}, {4, 1, 1})});
   }
+  {
+    // A (6 x 4) input padded by a row above and below into (8 x 4), one thread per row and its four columns
+    // an UPCAST axis: the thread's four loads sit behind one gate (its row inside the input) and are one
+    // gated float4 load (PTRCAT, docs/pipeline.md#vector-lanes), 0 in the padding rows; one float4 store.
+    UPtr out = param(0, dtypes::float32, 32), in = param(1, dtypes::float32, 24);
+    UPtr r = range(8, 0), j = range(4, 1, AxisType::Upcast);
+    UPtr valid = (idx(0) < r) & (r < idx(7));
+    UPtr x = load(in, where(valid, (r - idx(1)) * idx(4) + j, invalid(dtypes::index)));
+    UPtr k = sink(end(store(out, r * idx(4) + j, where(valid, x, f32(0))), {r, j}));
+    std::vector<float> src(24), want(32, 0);
+    for (int i = 0; i < 24; ++i) src[i] = float(i * 2 - 7);
+    for (int i = 0; i < 24; ++i) want[i + 4] = src[i];
+    cases.push_back({"padded_rows_gated_float4",
+                     lower(k, cuda()),
+                     {bytes_of(std::vector<float>(32, -1)), bytes_of(src)},
+                     {},
+                     0,
+                     bytes_of(want),
+                     dims({1, 1, 1}, {8, 1, 1})});
+  }
   cases.push_back({"double_first_n",
                    double_first_n(),
                    {bytes_of(std::vector<int32_t>(8, -1)), bytes_of(std::vector<int32_t>{1, 2, 3, 4, 5, 6, 7, 8})},

@@ -78,6 +78,9 @@ UPtr optimize(const UPtr& kernel, L& s) {
   return apply_opts(kernel, s.applied);
 }
 
+// The devectorize rule sets' context: the target's fold widths and vector types.
+std::optional<FoldCtx> fold_ctx(const UPtr&, L& s) { return FoldCtx{s.opts.fold_widths, s.opts.fold_dtypes, {}}; }
+
 // A plan that found nothing to do skips its rules; one that did marks the kernel's axes retyped.
 template <class Ctx>
 std::optional<Ctx> retyping(L& s, Ctx plan, bool any) {
@@ -138,11 +141,7 @@ const std::vector<Pass<Lowering>>& lower_passes() {
       // With them, the stores of a register tile fold to vector stores, and the REDUCEs whose lanes they
       // store (or the expander's accumulator lanes) become REDUCEs of vectors: vector accumulators.
       {"accumulator_stores", kVectorLanes,
-       rewrite<L, FoldCtx>(
-           [](const UPtr&, L& s) {
-             return std::optional<FoldCtx>(FoldCtx{s.opts.fold_widths, s.opts.fold_dtypes, {}});
-           },
-           {&rules::fold_stores})},
+       rewrite<L, FoldCtx>(fold_ctx, {&rules::group_stores, &rules::distribute_ptrcats})},
       {"vector_accumulators", kVectorAlu, rewrite<L>({&rules::vector_reduce, &rules::vector_lanes})},
       {"remove_reduce",
        {},
@@ -161,15 +160,17 @@ const std::vector<Pass<Lowering>>& lower_passes() {
       {"add_loads", {}, rewrite<L>({&rules::add_loads})},
       {"remove_invalid", {}, rewrite<L>({&rules::remove_invalid})},
       {"simplify_loads", {}, rewrite<L>({&rules::symbolic})},
-      // The copies of the lanes regrouped at the target's fold widths.
-      {"devectorize", kVectorLanes,
+      // The copies of the lanes regrouped (seed 003's devectorizer, in this direction): accesses of consecutive
+      // addresses behind one gate grouped through PTRCATs, then cut at the target's fold widths.
+      {"ptrcat", kVectorLanes,
        rewrite<L, FoldCtx>(
            [](const UPtr& k, L& s) {
-             FoldCtx fold{s.opts.fold_widths, s.opts.fold_dtypes, {}};
-             plan_load_folds(k, fold);
-             return std::optional<FoldCtx>(std::move(fold));
+             std::optional<FoldCtx> fold = fold_ctx(k, s);
+             plan_ptrcats(k, *fold);
+             return fold;
            },
-           {&rules::fold_loads, &rules::fold_stores})},
+           {&rules::group_loads, &rules::group_stores})},
+      {"devectorize", kVectorLanes, rewrite<L, FoldCtx>(fold_ctx, {&rules::distribute_ptrcats})},
       {"vector_lanes", kVectorAlu, rewrite<L>({&rules::vector_lanes})},
       {"whole_vectors", kVectorMemoryOnly, rewrite<L>({&rules::whole_vectors})},
       // Image buffers' accesses, folded or not, become texel reads and writes (after the folds: a whole texel

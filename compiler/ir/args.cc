@@ -7,7 +7,7 @@ namespace rg {
 
 std::string_view axis_type_name(AxisType t) {
   static constexpr std::string_view kNames[kNumAxisTypes] = {"global", "local",  "loop",         "reduce",
-                                                             "upcast", "unroll", "group_reduce", "thread"};
+                                                             "upcast", "unroll", "group_reduce", "thread", "warp"};
   const int i = static_cast<int>(t);
   return i < kNumAxisTypes ? kNames[i] : "?";
 }

@@ -112,9 +112,10 @@ TEST(Ranges, RangeKeyNestsLoopsOutsideReductionsThenById) {
   EXPECT_LT(range_key(l1), range_key(r0));
   EXPECT_LT(range_key(r0), range_key(r2));
   EXPECT_LT(range_key(range(4, 9, AxisType::Global)), range_key(l0));
-  // global, thread, local, loop, group-reduce, reduce, upcast, unroll
-  const AxisType order[] = {AxisType::Global,      AxisType::Thread, AxisType::Local,  AxisType::Loop,
-                            AxisType::GroupReduce, AxisType::Reduce, AxisType::Upcast, AxisType::Unroll};
+  // global, thread, warp, local, loop, group-reduce, reduce, upcast, unroll
+  const AxisType order[] = {AxisType::Global, AxisType::Thread,      AxisType::Warp,
+                            AxisType::Local,  AxisType::Loop,        AxisType::GroupReduce,
+                            AxisType::Reduce, AxisType::Upcast,      AxisType::Unroll};
   for (size_t i = 0; i + 1 < std::size(order); ++i)
     EXPECT_LT(range_key(range(4, 5, order[i])), range_key(range(4, 0, order[i + 1]))) << i;
   EXPECT_THROW(range_key(cnst_int(dtypes::index, 0)), Error);

@@ -132,8 +132,7 @@ UPtr group_reduce(GroupCtx& ctx, const UPtr& red) {
   std::vector<UPtr> again;
   for (const UPtr& g : groups) again.push_back(range(g->src[0]->as_int(), ctx.next_axis++, AxisType::Reduce));
   reads.insert(reads.end(), again.begin(), again.end());
-  final_src.push_back(
-      UOp::make(Op::INDEX, red->dtype, {UOp::make(Op::AFTER, ptr, {buf, bar}), place(reads)}));
+  final_src.push_back(UOp::make(Op::INDEX, red->dtype, {UOp::make(Op::AFTER, ptr, {buf, bar}), place(reads)}));
   final_src.insert(final_src.end(), again.begin(), again.end());
   return UOp::make(Op::REDUCE, red->dtype, std::move(final_src), red->arg);
 }

@@ -46,7 +46,8 @@ UPtr split_thread_axis(const UPtr& r, int64_t local, int64_t local_id);
 // range_key) gets the local part (local_part; the whole range becomes LOCAL when it fits in one
 // block, else split_thread_axis); the others become GLOBAL. Ranges already typed GLOBAL or LOCAL
 // are left as they are; when the kernel has block threads already (is_block_thread: the optimizer's
-// LOCAL or GROUP actions chose the block), every candidate becomes GLOBAL. Nothing is chosen when a candidate has bound 0 (the kernel does nothing).
+// LOCAL or GROUP actions chose the block), every candidate becomes GLOBAL. Nothing is chosen when a candidate has bound
+// 0 (the kernel does nothing).
 struct ThreadPlan {
   UMap axes;  // range -> its replacement
   bool has(const UPtr& r) const { return axes.count(r) > 0; }
@@ -76,8 +77,8 @@ std::vector<UPtr> thread_indices(const std::string& prefix, const std::vector<in
 
 // The thread indices of one kernel (context of mask_local_stores and add_gpu_dims): each GLOBAL or
 // THREAD range (in range_key order, the last one gidx0) and each block thread range (is_block_thread: WARP,
-// LOCAL, GROUP_REDUCE in range_key order, the first one lidx0) with its value. rg::Error for a thread range without a constant bound >= 1 or for more threads per
-// block than the limits allow.
+// LOCAL, GROUP_REDUCE in range_key order, the first one lidx0) with its value. rg::Error for a thread range without a
+// constant bound >= 1 or for more threads per block than the limits allow.
 struct ThreadIndices {
   UMap index;                // range -> its value over SPECIALs
   std::vector<UPtr> locals;  // the block thread ranges

@@ -196,8 +196,9 @@ TEST(GroupReduce, Errors) {
   LowerOptions small = with({{OptOp::LOCAL, 0, 8}, {OptOp::GROUP, 1, 64}});
   small.gpu->local_memory = 1024;
   e = error_of([&] { lower(row_sum(32, 256), small); });
-  EXPECT_NE(e.find("opt GROUP(1, 64) on kernel axes (4 | 256): 2048 bytes of shared memory per block (the GPU has 1024)"),
-            std::string::npos)
+  EXPECT_NE(
+      e.find("opt GROUP(1, 64) on kernel axes (4 | 256): 2048 bytes of shared memory per block (the GPU has 1024)"),
+      std::string::npos)
       << e;
   // More threads per block than the GPU allows.
   e = error_of([&] { lower(row_sum(32, 4096), with({{OptOp::LOCAL, 0, 8}, {OptOp::GROUP, 1, 256}})); });

@@ -58,7 +58,7 @@ const When<L> kScalarLanes{"targets without vector ALU ops, after lanes or unrol
 const When<L> kOptimizing{"with actions or heuristics", [](const L& s) { return s.opts.opts || s.opts.optimize; }};
 const When<L> kCpuThreads{"CPU kernels with a THREAD action", [](const L& s) {
                             return !s.opts.gpu && std::any_of(s.applied.begin(), s.applied.end(),
-                                               [](const Opt& o) { return o.op == OptOp::THREAD; });
+                                                              [](const Opt& o) { return o.op == OptOp::THREAD; });
                           }};
 
 // The optimizer's actions: the given ones, else the heuristics' for this target.

@@ -10,8 +10,8 @@
 namespace rg {
 
 struct OptTarget {
-  int vector_width = 1;  // lanes of the widest vector the target keeps in a register (1: scalar)
-  int threads = 1;       // CPU workers a large kernel may use
+  int vector_width = 1;                         // lanes of the widest vector the target keeps in a register (1: scalar)
+  int threads = 1;                              // CPU workers a large kernel may use
   std::optional<GpuLimits> gpu = std::nullopt;  // a GPU target: its launch limits
 };
 

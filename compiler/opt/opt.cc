@@ -99,8 +99,8 @@ std::vector<Opt> parse_opts(const std::string& text) {
     if (i != text.size()) fail("the end after (none)");
     return os;
   }
-  static constexpr OptOp kOps[] = {OptOp::UPCAST, OptOp::UNROLL, OptOp::THREAD,  OptOp::SWAP,
-                                   OptOp::PADTO,  OptOp::LOCAL,  OptOp::GROUP,   OptOp::GROUPTOP};
+  static constexpr OptOp kOps[] = {OptOp::UPCAST, OptOp::UNROLL, OptOp::THREAD, OptOp::SWAP,
+                                   OptOp::PADTO,  OptOp::LOCAL,  OptOp::GROUP,  OptOp::GROUPTOP};
   while (space(), i < text.size()) {
     size_t j = i;
     while (j < text.size() && std::isupper(static_cast<unsigned char>(text[j]))) ++j;
@@ -147,7 +147,9 @@ KernelAxes kernel_axes(const UPtr& kernel) {
   return k;
 }
 
-static bool is_block_axis(AxisType t) { return t == AxisType::Local || t == AxisType::Warp || t == AxisType::GroupReduce; }
+static bool is_block_axis(AxisType t) {
+  return t == AxisType::Local || t == AxisType::Warp || t == AxisType::GroupReduce;
+}
 
 BlockUse block_use(const UPtr& kernel) {
   BlockUse b;
@@ -201,8 +203,9 @@ UPtr apply_opt(const UPtr& kernel, const Opt& o, const std::optional<GpuLimits>&
     }
     case OptOp::GROUP:
     case OptOp::GROUPTOP: {
-      if (!reduce) fail(std::string(op_name(o.op)) + " splits a reduce axis; axis " + std::to_string(o.axis) +
-                        " is an output axis");
+      if (!reduce)
+        fail(std::string(op_name(o.op)) + " splits a reduce axis; axis " + std::to_string(o.axis) +
+             " is an output axis");
       // A k that does not divide n: ceil(n / k) iterations per thread, the ones past n gated off (their
       // REDUCE adds the identity there: reduce_on_padded_range).
       const int64_t per = (n + k - 1) / k;

@@ -24,10 +24,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
-
-#include <optional>
 
 #include "compiler/ir/gpu_limits.h"
 #include "compiler/ir/uop.h"

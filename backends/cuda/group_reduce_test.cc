@@ -172,6 +172,16 @@ TEST(GroupReduce, HeuristicMatrixVectorProduct) {
   EXPECT_EQ(run(p, rows, {a, x}), want);
 }
 
+// A THREAD action on a GPU kernel: its workers are blocks (gidx), not the CPU's core_id.
+TEST(GroupReduce, ThreadActionOnAGpuIsBlocks) {
+  const Program p = lower(elementwise_add(64), with({{OptOp::THREAD, 0, 2}}));
+  EXPECT_EQ(launch_dims(p), (LaunchDims{{2, 1, 1}, {32, 1, 1}}));
+  EXPECT_EQ(p.threads, 1);
+  std::vector<float> a = small_ints(64), b = small_ints(64, 5, 2), want(64);
+  for (int i = 0; i < 64; ++i) want[i] = a[i] + b[i];
+  EXPECT_EQ(run(p, 64, {a, b}), want);
+}
+
 // Many outputs fill the GPU without groups; small reductions are not split.
 TEST(GroupReduce, HeuristicLeavesFullKernelsAlone) {
   EXPECT_TRUE(hand_coded_opts(row_sum(4096, 512), OptTarget{.gpu = cuda_limits()}).empty());

@@ -187,6 +187,16 @@ TEST(GroupReduce, HeuristicLeavesFullKernelsAlone) {
   EXPECT_TRUE(hand_coded_opts(row_sum(4096, 512), OptTarget{.gpu = cuda_limits()}).empty());
   EXPECT_TRUE(hand_coded_opts(sum(200), OptTarget{.gpu = cuda_limits()}).empty());
   EXPECT_TRUE(hand_coded_opts(elementwise_add(64), OptTarget{.gpu = cuda_limits()}).empty());
+  // Two reductions, one inside the other's loop (a sum of row maxima): a group there would rewrite its
+  // shared buffer inside the loop, so none is chosen, and the kernel runs as one thread.
+  UPtr out = param(0, dtypes::float32, 1), in = param(1, dtypes::float32, 64 * 512);
+  UPtr i = range(64, 0, AxisType::Reduce), j = range(512, 1, AxisType::Reduce);
+  UPtr nested = sink(store(out, idx(0), reduce(Op::ADD, reduce(Op::MAX, load(in, i * 512 + j), {j}), {i})));
+  EXPECT_TRUE(hand_coded_opts(nested, OptTarget{.gpu = cuda_limits()}).empty());
+  const std::vector<float> x = small_ints(64 * 512, 13, 6);
+  double want = 0;
+  for (int r = 0; r < 64; ++r) want += *std::max_element(x.begin() + r * 512, x.begin() + (r + 1) * 512);
+  EXPECT_EQ(run(lower(nested, cuda_lower_options()), 1, {x}), std::vector<float>{float(want)});
 }
 
 TEST(GroupReduce, Errors) {
@@ -213,6 +223,13 @@ TEST(GroupReduce, Errors) {
   // More threads per block than the GPU allows.
   e = error_of([&] { lower(row_sum(32, 4096), with({{OptOp::LOCAL, 0, 8}, {OptOp::GROUP, 1, 256}})); });
   EXPECT_NE(e.find("a block of 2048 threads (the GPU allows 1024)"), std::string::npos) << e;
+  // A group inside another reduction's loop.
+  UPtr out = param(0, dtypes::float32, 1), in = param(1, dtypes::float32, 64 * 512);
+  UPtr i = range(64, 0, AxisType::Reduce), j = range(512, 1, AxisType::Reduce);
+  UPtr nested = sink(store(out, idx(0), reduce(Op::ADD, reduce(Op::MAX, load(in, i * 512 + j), {j}), {i})));
+  e = error_of([&] { lower(nested, with({{OptOp::GROUP, 1, 16}})); });
+  EXPECT_NE(e.find("pass group_reduce: GROUP: the reduction over group axis"), std::string::npos) << e;
+  EXPECT_NE(e.find("lies inside loop"), std::string::npos) << e;
   // LOCAL on a reduce axis.
   e = error_of([&] { lower(row_sum(8, 64), with({{OptOp::LOCAL, 1, 4}})); });
   EXPECT_NE(e.find("LOCAL splits an output axis; axis 1 is reduced"), std::string::npos) << e;

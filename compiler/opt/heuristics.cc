@@ -60,10 +60,16 @@ std::vector<UPtr> reduced_loads(const KernelAxes& ax, const Accesses& acc) {
   return reduced;
 }
 
-std::vector<Opt> gpu_opts(const KernelAxes& ax, const Accesses& acc, const GpuLimits& gpu) {
+std::vector<Opt> gpu_opts(const UPtr& kernel, const KernelAxes& ax, const Accesses& acc, const GpuLimits& gpu) {
   int64_t outputs = 1;
   for (size_t i = 0; i < ax.first_reduce; ++i) outputs *= bound_of(ax.axes[i]);
   if (ax.first_reduce == ax.axes.size() || outputs > kGroupOutputs) return {};
+  // One reduction, and every output axis a thread axis (each store uses it): the group's shared buffer is
+  // then written once per thread, never inside a loop.
+  const std::vector<UPtr> topo = toposort(kernel);
+  if (std::count_if(topo.begin(), topo.end(), [](const UPtr& u) { return u->op == Op::REDUCE; }) != 1) return {};
+  for (size_t i = 0; i < ax.first_reduce; ++i)
+    if (!all_use(acc.stores, ax.axes[i])) return {};
   const int axis = int(ax.first_reduce);
   const int64_t n = bound_of(ax.axes[axis]);
   if (n < 256) return {};
@@ -79,7 +85,7 @@ std::vector<Opt> hand_coded_opts(const UPtr& kernel, const OptTarget& t) {
   std::vector<Opt> opts;
   KernelAxes ax = kernel_axes(kernel);
   const Accesses acc = accesses(kernel);
-  if (t.gpu) return gpu_opts(ax, acc, *t.gpu);
+  if (t.gpu) return gpu_opts(kernel, ax, acc, *t.gpu);
   auto divides = [&](int axis, int64_t k) { return bound_of(ax.axes[axis]) % k == 0 && bound_of(ax.axes[axis]) >= k; };
 
   if (t.vector_width > 1 && ax.first_reduce < ax.axes.size()) {

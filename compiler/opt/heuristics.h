@@ -27,7 +27,8 @@ struct OptTarget {
 // axis that the worker count divides. Nothing for small or scalar targets where nothing divides.
 //
 // On a GPU (as tinygrad's hand_coded_optimizations): a kernel whose outputs are too few to fill the GPU
-// (at most kGroupOutputs: a full sum, a matrix-vector product) spreads its first reduce axis of n >= 256
+// (at most kGroupOutputs: a full sum, a matrix-vector product), with one REDUCE and every store using every
+// output axis, spreads its first reduce axis of n >= 256
 // iterations over a group of k threads per output, k the largest power of two up to the block size
 // (local_size) that leaves each thread at least 16 iterations: GROUP (interleaved: neighbouring threads
 // read neighbouring elements, coalesced) when every load inside the reduction walks that axis

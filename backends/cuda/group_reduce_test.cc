@@ -123,6 +123,21 @@ TEST(GroupReduce, HeuristicFullSumOf2To20) {
   EXPECT_EQ(run(p, 1, {in}), std::vector<float>{float(want)});
 }
 
+// A full sum over two reduce axes (8 x 1024, as a tensor's sum() schedules it): the 8 is too short to
+// group, the 1024 is grouped, GROUP(1, 64), each thread adding 8 x 16 elements.
+TEST(GroupReduce, HeuristicGroupsTheFirstLongReduceAxis) {
+  UPtr out = param(0, dtypes::float32, 1), in = param(1, dtypes::float32, 8 * 1024);
+  UPtr i = range(8, 0, AxisType::Reduce), j = range(1024, 1, AxisType::Reduce);
+  UPtr k = sink(store(out, idx(0), reduce(Op::ADD, load(in, i * 1024 + j), {i, j})));
+  const Program p = lower(k, cuda_lower_options());
+  EXPECT_EQ(to_string(p.opts), "GROUP(1, 64)");
+  EXPECT_EQ(launch_dims(p), (LaunchDims{{1, 1, 1}, {64, 1, 1}}));
+  const std::vector<float> x = small_ints(8 * 1024);
+  double want = 0;
+  for (float v : x) want += v;
+  EXPECT_EQ(run(p, 1, {x}), std::vector<float>{float(want)});
+}
+
 // Sizes the group does not divide: the iterations past the bound add the identity (0 for a sum, -inf for
 // a max of negative numbers, where 0 would be wrong).
 TEST(GroupReduce, SizesTheGroupDoesNotDivide) {

@@ -70,9 +70,10 @@ std::vector<Opt> gpu_opts(const UPtr& kernel, const KernelAxes& ax, const Access
   if (std::count_if(topo.begin(), topo.end(), [](const UPtr& u) { return u->op == Op::REDUCE; }) != 1) return {};
   for (size_t i = 0; i < ax.first_reduce; ++i)
     if (!all_use(acc.stores, ax.axes[i])) return {};
-  const int axis = int(ax.first_reduce);
+  int axis = int(ax.first_reduce);
+  while (size_t(axis) < ax.axes.size() && bound_of(ax.axes[axis]) < 256) ++axis;
+  if (size_t(axis) == ax.axes.size()) return {};
   const int64_t n = bound_of(ax.axes[axis]);
-  if (n < 256) return {};
   int64_t k = 1;
   while (2 * k <= std::min(gpu.local_size, gpu.max_threads) && 2 * k * 16 <= n) k *= 2;
   const OptOp op = all_strides(reduced_loads(ax, acc), ax.axes[axis], 1) ? OptOp::GROUP : OptOp::GROUPTOP;

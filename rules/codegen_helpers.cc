@@ -1,6 +1,7 @@
 #include "rules/codegen_helpers.h"
 
 #include <algorithm>
+#include <string>
 #include <unordered_set>
 #include <vector>
 
@@ -60,6 +61,80 @@ UPtr reduce_to_acc(ReduceCtx& ctx, const UPtr& red) {
 UPtr reduce_to_mulacc(ReduceCtx& ctx, const UPtr& red, const UPtr& a, const UPtr& b) {
   if (red->src.size() == 1) return {};
   return accumulate(ctx, red, [&](const UPtr& cur) { return UOp::make(Op::MULACC, red->dtype, {a, b, cur}); });
+}
+
+std::optional<GroupCtx> group_ctx(const UPtr& kernel) {
+  GroupCtx ctx;
+  bool grouped = false;
+  for (const UPtr& u : toposort(kernel)) {
+    if (u->op == Op::DEFINE_LOCAL) ctx.next_local = std::max(ctx.next_local, u->arg_int() + 1);
+    if (u->op != Op::RANGE) continue;
+    ctx.next_axis = std::max(ctx.next_axis, u->range_arg().axis + 1);
+    grouped |= u->range_arg().type == AxisType::GroupReduce;
+  }
+  if (!grouped) return std::nullopt;
+  return ctx;
+}
+
+UPtr group_reduce(GroupCtx& ctx, const UPtr& red) {
+  std::vector<UPtr> groups, rest;
+  for (size_t i = 1; i < red->src.size(); ++i)
+    (red->src[i]->op == Op::RANGE && red->src[i]->range_arg().type == AxisType::GroupReduce ? groups : rest)
+        .push_back(red->src[i]);
+  if (groups.empty()) return {};
+  const UPtr& x = red->src[0];
+  auto fail = [&](const std::string& why) {
+    throw Error("GROUP: the reduction over group axis " + render_expr(groups[0]) + " " + why);
+  };
+  if (red->dtype.count > 1) fail("is of " + red->dtype.name() + " (only scalars go through shared memory)");
+
+  // The ranges x lives in besides those it reduces: threads of the block (the shared buffer has a place
+  // for each), blocks, or a loop.
+  const std::vector<UPtr> topo = toposort(x);
+  std::unordered_set<const UOp*> closed;
+  for (size_t i = 1; i < red->src.size(); ++i) closed.insert(red->src[i].get());
+  for (const UPtr& u : topo)
+    if (u->op == Op::END || u->op == Op::REDUCE)
+      for (size_t i = 1; i < u->src.size(); ++i) closed.insert(u->src[i].get());
+  std::vector<UPtr> locals;
+  for (const UPtr& u : topo) {
+    if (u->op != Op::RANGE || closed.count(u.get())) continue;
+    const AxisType t = u->range_arg().type;
+    if (t == AxisType::Local || t == AxisType::Warp)
+      locals.push_back(u);
+    else if (t != AxisType::Global)
+      fail("lies inside loop " + render_expr(u) + " (its shared buffer would be rewritten while threads read it)");
+  }
+  std::sort(locals.begin(), locals.end(), [](const UPtr& a, const UPtr& b) { return range_key(a) < range_key(b); });
+  for (const UPtr& r : groups)
+    if (!has_const_bound(r)) fail("needs constant bounds");
+
+  // The place of a thread's partial: row-major over the locals, then the groups.
+  auto place = [](const std::vector<UPtr>& axes) {
+    UPtr flat = cnst_int(dtypes::index, 0);
+    for (const UPtr& a : axes) flat = flat * cnst_int(dtypes::index, a->src[0]->as_int()) + a;
+    return flat;
+  };
+  int64_t size = 1;
+  for (const UPtr& a : locals) size *= a->src[0]->as_int();
+  for (const UPtr& a : groups) size *= a->src[0]->as_int();
+
+  std::vector<UPtr> partial_src{x};
+  partial_src.insert(partial_src.end(), rest.begin(), rest.end());
+  const UPtr partial = rest.empty() ? x : UOp::make(Op::REDUCE, red->dtype, std::move(partial_src), red->arg);
+  const DType ptr = red->dtype.ptr_to(size, AddrSpace::Local);
+  const UPtr buf = UOp::make(Op::DEFINE_LOCAL, ptr, {}, ctx.next_local++);
+  std::vector<UPtr> at = locals;
+  at.insert(at.end(), groups.begin(), groups.end());
+  const UPtr st = UOp::make(Op::STORE, dtypes::void_, {UOp::make(Op::INDEX, ptr, {buf, place(at)}), partial});
+  const UPtr bar = UOp::make(Op::BARRIER, dtypes::void_, {st});
+  std::vector<UPtr> reads = locals, final_src;
+  std::vector<UPtr> again;
+  for (const UPtr& g : groups) again.push_back(range(g->src[0]->as_int(), ctx.next_axis++, AxisType::Reduce));
+  reads.insert(reads.end(), again.begin(), again.end());
+  final_src.push_back(UOp::make(Op::INDEX, red->dtype, {UOp::make(Op::AFTER, ptr, {buf, bar}), place(reads)}));
+  final_src.insert(final_src.end(), again.begin(), again.end());
+  return UOp::make(Op::REDUCE, red->dtype, std::move(final_src), red->arg);
 }
 
 UPtr load_of(const UPtr& index) {

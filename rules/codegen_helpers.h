@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "compiler/ir/uop.h"
 
@@ -26,6 +27,24 @@ UPtr reduce_to_acc(ReduceCtx& ctx, const UPtr& red);
 // A float sum of products a * b as an accumulator updated by MULACC(a, b, acc): one fused
 // multiply-add per iteration.
 UPtr reduce_to_mulacc(ReduceCtx& ctx, const UPtr& red, const UPtr& a, const UPtr& b);
+
+// Context of the group_reduce rule set: the next free axis id and shared-memory buffer number of one
+// kernel; none (the pass skips) when the kernel has no GROUP_REDUCE range.
+struct GroupCtx {
+  int64_t next_axis = 0;
+  int64_t next_local = 0;
+};
+std::optional<GroupCtx> group_ctx(const UPtr& kernel);
+// REDUCE[op](x, ranges..., groups...) with GROUP_REDUCE ranges `groups` (threads of a block), as tinygrad's
+// group-for-reduce: each thread reduces x over the other ranges, stores its partial into shared memory
+// at its place among the block's threads (the LOCAL/WARP ranges x uses, then the groups), a BARRIER, and
+// the final REDUCE over new Reduce ranges g' reads every group's partial back:
+//   buf = DEFINE_LOCAL[n](local); buf.index(l, g).store(REDUCE[op](x, ranges...))
+//   => REDUCE[op](buf.after(barrier).index(l, g'), g')
+// Every thread of the group computes the result (stores of it that do not use the group are masked to
+// its thread 0 by GPU dims). Null without GROUP_REDUCE ranges; rg::Error when x lies inside a loop (the
+// shared buffer would be rewritten while other threads read it) or is a vector.
+UPtr group_reduce(GroupCtx& ctx, const UPtr& red);
 
 // An INDEX used as a value reads memory: LOAD(INDEX typed as the buffer's pointer).
 UPtr load_of(const UPtr& index);

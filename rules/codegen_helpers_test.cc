@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
 
 #include "compiler/ir/kernel_builders.h"
 #include "compiler/ir/rewrite.h"
@@ -47,6 +48,44 @@ TEST(ReduceToAcc, BuildsAnAccumulatorLoop) {
   // The init lives inside the outer range r0: acc.after(r0).
   ASSERT_EQ(init->src[0]->src[0]->op, Op::AFTER);
   EXPECT_EQ(init->src[0]->src[0]->src[1], r0);
+}
+
+// A REDUCE over a group axis g (16 threads) and a loop r (4 iterations) inside a LOCAL axis l (2 threads):
+// the partial over r stored at l * 16 + g of a shared buffer of 32, a barrier, the REDUCE over a new range
+// reading l * 16 + g'.
+TEST(GroupReduce, PartialsThroughSharedMemory) {
+  UPtr in = param(1, dtypes::float32, 128);
+  UPtr l = range(2, 0, AxisType::Local), r = range(4, 1, AxisType::Reduce), g = range(16, 2, AxisType::GroupReduce);
+  UPtr x = load(in, l * 64 + r * 16 + g);
+  UPtr red = reduce(Op::MAX, x, {r, g});
+  std::optional<GroupCtx> ctx = group_ctx(sink(store(param(0, dtypes::float32, 2), l, red)));
+  ASSERT_TRUE(ctx);
+  EXPECT_EQ(ctx->next_axis, 3);
+  UPtr got = group_reduce(*ctx, red);
+  ASSERT_TRUE(got);
+  const DType ptr = dtypes::float32.ptr_to(32, AddrSpace::Local);
+  UPtr buf = UOp::make(Op::DEFINE_LOCAL, ptr, {}, int64_t(0));
+  UPtr st = UOp::make(Op::STORE, dtypes::void_,
+                      {UOp::make(Op::INDEX, ptr, {buf, (idx(0) * 2 + l) * 16 + g}), reduce(Op::MAX, x, {r})});
+  UPtr bar = UOp::make(Op::BARRIER, dtypes::void_, {st});
+  UPtr g2 = range(16, 3, AxisType::Reduce);
+  UPtr read =
+      UOp::make(Op::INDEX, dtypes::float32, {UOp::make(Op::AFTER, ptr, {buf, bar}), (idx(0) * 2 + l) * 16 + g2});
+  EXPECT_EQ(got, reduce(Op::MAX, read, {g2})) << render(got);
+  EXPECT_EQ(ctx->next_axis, 4);
+  EXPECT_EQ(ctx->next_local, 1);
+
+  // Without a group axis: nothing to do; a kernel without one has no context.
+  EXPECT_EQ(group_reduce(*ctx, reduce(Op::ADD, x, {r})), UPtr());
+  EXPECT_FALSE(group_ctx(sink(store(param(0, dtypes::float32, 2), l, reduce(Op::ADD, load(in, l * 64 + r), {r})))));
+  // Inside a loop the shared buffer would be rewritten while read: an error naming the loop.
+  UPtr loop = range(3, 4, AxisType::Loop);
+  try {
+    group_reduce(*ctx, reduce(Op::ADD, load(in, loop * 16 + g), {g}));
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("lies inside loop"), std::string::npos) << e.what();
+  }
 }
 
 TEST(ReduceToAcc, NoRangeIsTheValue) {

@@ -33,6 +33,8 @@ std::string show(const std::vector<int64_t>& v) {
 
 }  // namespace
 
+bool is_block_thread(AxisType t) { return t == AxisType::Local || t == AxisType::Warp || t == AxisType::GroupReduce; }
+
 int64_t local_part(int64_t n, const GpuLimits& lim) {
   const int64_t cap = std::max<int64_t>(1, std::min({lim.local_size, lim.local_max[0], lim.max_threads}));
   if (n <= cap) return n;
@@ -94,10 +96,15 @@ ThreadPlan plan_threads(const UPtr& kernel, const GpuLimits& lim) {
   sort_ranges(outputs);
   if (outputs.empty()) return plan;
   int64_t next_id = 0;
+  bool block_chosen = false;  // the optimizer chose the block's threads (LOCAL, GROUP): outputs are blocks
   for (const UPtr& u : topo)
-    if (u->op == Op::RANGE) next_id = std::max(next_id, u->range_arg().axis + 1);
-  for (size_t i = 0; i + 1 < outputs.size(); ++i)
+    if (u->op == Op::RANGE) {
+      next_id = std::max(next_id, u->range_arg().axis + 1);
+      block_chosen |= is_block_thread(u->range_arg().type);
+    }
+  for (size_t i = 0; i + (block_chosen ? 0 : 1) < outputs.size(); ++i)
     plan.axes[outputs[i]] = range_like(outputs[i], {.type = AxisType::Global});
+  if (block_chosen) return plan;
   const UPtr& inner = outputs.back();
   const int64_t n = inner->src[0]->as_int(), local = local_part(n, lim);
   plan.axes[inner] =
@@ -207,10 +214,11 @@ ThreadIndices plan_thread_indices(const UPtr& kernel, const GpuLimits& lim) {
   for (const UPtr& u : toposort(kernel)) {
     if (u->op != Op::RANGE) continue;
     const AxisType a = u->range_arg().type;
-    if (a != AxisType::Global && a != AxisType::Local) continue;
+    const bool grid = a == AxisType::Global || a == AxisType::Thread;  // a THREAD action on a GPU: blocks
+    if (!grid && !is_block_thread(a)) continue;
     if (!has_const_bound(u) || u->src[0]->as_int() < 1)
       throw Error("GPU dims: thread range " + render_expr(u) + " needs a constant bound >= 1");
-    (a == AxisType::Global ? globals : locals).push_back(u);
+    (grid ? globals : locals).push_back(u);
   }
   sort_ranges(globals);
   sort_ranges(locals);

@@ -21,6 +21,10 @@
 
 namespace rg {
 
+// The axis types GPU dims make thread indices within a block (lidx): LOCAL, WARP and GROUP_REDUCE. GLOBAL
+// ranges become block indices (gidx).
+bool is_block_thread(AxisType t);
+
 // --- step 1: which output ranges become thread axes (the heuristic) ---
 
 // Threads per block for the innermost output axis of n iterations. With cap = the smallest of
@@ -41,7 +45,9 @@ UPtr split_thread_axis(const UPtr& r, int64_t local, int64_t local_id);
 // that every thread has its own outputs. The innermost (largest
 // range_key) gets the local part (local_part; the whole range becomes LOCAL when it fits in one
 // block, else split_thread_axis); the others become GLOBAL. Ranges already typed GLOBAL or LOCAL
-// are left as they are. Nothing is chosen when a candidate has bound 0 (the kernel does nothing).
+// are left as they are; when the kernel has block threads already (is_block_thread: the optimizer's
+// LOCAL or GROUP actions chose the block), every candidate becomes GLOBAL. Nothing is chosen when a candidate has bound
+// 0 (the kernel does nothing).
 struct ThreadPlan {
   UMap axes;  // range -> its replacement
   bool has(const UPtr& r) const { return axes.count(r) > 0; }
@@ -69,15 +75,15 @@ std::vector<int64_t> limit_dims(const std::vector<int64_t>& dims, const std::arr
 std::vector<UPtr> thread_indices(const std::string& prefix, const std::vector<int64_t>& dims,
                                  const std::array<int64_t, 3>& max, bool reverse);
 
-// The thread indices of one kernel (context of mask_local_stores and add_gpu_dims): each GLOBAL
-// range (in range_key order, the last one gidx0) and each LOCAL range (the first one lidx0) with
-// its value. rg::Error for a thread range without a constant bound >= 1 or for more threads per
-// block than the limits allow.
+// The thread indices of one kernel (context of mask_local_stores and add_gpu_dims): each GLOBAL or
+// THREAD range (in range_key order, the last one gidx0) and each block thread range (is_block_thread: WARP,
+// LOCAL, GROUP_REDUCE in range_key order, the first one lidx0) with its value. rg::Error for a thread range without a
+// constant bound >= 1 or for more threads per block than the limits allow.
 struct ThreadIndices {
   UMap index;                // range -> its value over SPECIALs
-  std::vector<UPtr> locals;  // the LOCAL ranges
+  std::vector<UPtr> locals;  // the block thread ranges
   bool has(const UPtr& r) const { return index.count(r) > 0; }
-  // The LOCAL ranges a store address into global memory does not use (none for other memory).
+  // The block thread ranges a store address into global memory does not use (none for other memory).
   std::vector<UPtr> missing_locals(const UPtr& address) const;
 };
 ThreadIndices plan_thread_indices(const UPtr& kernel, const GpuLimits& lim);

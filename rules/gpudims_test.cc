@@ -250,6 +250,39 @@ TEST(PlanThreadIndices, GlobalsAndLocalsGetSpecials) {
   EXPECT_EQ(thread_index(ti, b), special("gidx0", 5));
 }
 
+// Seed 003's GPU dims: GLOBAL and THREAD ranges become gidx, WARP, LOCAL and GROUP_REDUCE lidx (in that
+// order: warp, local, group by range_key); a global store that does not use the group happens in its thread 0.
+TEST(PlanThreadIndices, WarpAndGroupReduceAreLocalsThreadIsGlobal) {
+  UPtr out = param(0, dtypes::float32, 64);
+  UPtr t = range(4, 0, AxisType::Thread), w = range(2, 1, AxisType::Warp), l = range(8, 2, AxisType::Local),
+       g = range(16, 3, AxisType::GroupReduce);
+  UPtr k = sink({store(out, (t * idx(2) + w) * idx(8) + l, cnst(dtypes::float32, 1) + cast(g, dtypes::float32))});
+  ThreadIndices ti = plan_thread_indices(k, GpuLimits{});
+  EXPECT_EQ(thread_index(ti, t), special("gidx0", 4));
+  EXPECT_EQ(thread_index(ti, w), special("lidx0", 2));
+  EXPECT_EQ(thread_index(ti, l), special("lidx1", 8));
+  EXPECT_EQ(thread_index(ti, g), special("lidx2", 16));
+  EXPECT_EQ(ti.locals, (std::vector<UPtr>{w, l, g}));
+  EXPECT_EQ(local_mask(ti, address(out, (t * idx(2) + w) * idx(8) + l)), eq(g, idx(0)));
+  EXPECT_TRUE(is_block_thread(AxisType::GroupReduce) && is_block_thread(AxisType::Warp) &&
+              is_block_thread(AxisType::Local));
+  EXPECT_FALSE(is_block_thread(AxisType::Global) || is_block_thread(AxisType::Thread) ||
+               is_block_thread(AxisType::Reduce));
+  // 2 x 8 x 16 = 256 threads per block; 2 x 8 x 128 is over CUDA's 1024.
+  UPtr big = range(128, 3, AxisType::GroupReduce);
+  EXPECT_THROW(plan_thread_indices(sink({store(out, l, cast(big + w, dtypes::float32))}), GpuLimits{}), Error);
+}
+
+// When the optimizer chose the block (a LOCAL or GROUP axis), every output becomes a block: no local split.
+TEST(PlanThreads, ABlockChosenByTheOptimizerMakesOutputsGlobal) {
+  UPtr out = param(0, dtypes::float32, 1000), in = param(1, dtypes::float32, 16000);
+  UPtr i = range(1000, 0), g = range(16, 1, AxisType::GroupReduce);
+  UPtr k = sink({end(store(out, i, reduce(Op::ADD, load(in, i * idx(16) + g), {g})), {i})});
+  ThreadPlan plan = plan_threads(k, GpuLimits{});
+  EXPECT_EQ(thread_axis(plan, i), range(1000, 0, AxisType::Global));
+  EXPECT_EQ(plan.axes.size(), 1u);
+}
+
 TEST(PlanThreadIndices, LimitsAreErrors) {
   UPtr out = param(0, dtypes::float32, 2048);
   UPtr a = range(64, 0, AxisType::Local), b = range(32, 1, AxisType::Local);

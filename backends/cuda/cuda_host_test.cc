@@ -1,18 +1,13 @@
-// The run cases' CUDA C, compiled as C++ for the host with small stand-ins for CUDA's built-ins and
-// launched thread by thread: checks the renderer's semantics (half rounding, C division, gates, the
-// launch's parameter passing) exactly on a machine without a GPU. Not an emulator of the GPU: threads
-// run one after another, __syncthreads does nothing, math functions are the host's.
-#include <dlfcn.h>
+// The run cases' CUDA C in the host emulator (host_emulator.h): the renderer's semantics (half rounding,
+// C division, gates, the launch's parameter passing) checked exactly on a machine without a GPU, and the
+// emulator itself: a block's threads meet at __syncthreads and share __shared__ memory, blocks do not.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <algorithm>
-#include <cstdlib>
 #include <cstring>
-#include <fstream>
+#include <functional>
 #include <map>
-#include <sstream>
 
+#include "backends/cuda/host_emulator.h"
 #include "backends/cuda/renderer.h"
 #include "backends/cuda/test_cases.h"
 #include "compiler/codegen/codegen.h"
@@ -23,113 +18,11 @@ namespace {
 
 using namespace testk;
 
-constexpr const char* kShim = R"(#include <math.h>
-#include <string.h>
-#include <utility>
-#define __global__
-#define __device__
-#define __shared__ static
-struct rg_uint3 { unsigned x, y, z; };
-static rg_uint3 blockIdx, threadIdx;
-static inline void __syncthreads() {}
-static inline float __int_as_float(int i) { float f; memcpy(&f, &i, 4); return f; }
-static inline float __uint_as_float(unsigned u) { float f; memcpy(&f, &u, 4); return f; }
-static inline unsigned __float_as_uint(float f) { unsigned u; memcpy(&u, &f, 4); return u; }
-static inline double __longlong_as_double(long long i) { double d; memcpy(&d, &i, 8); return d; }
-#define RG_VEC(T, N) \
-  struct N##2 { T x, y; }; \
-  struct N##4 { T x, y, z, w; }; \
-  static inline N##2 make_##N##2(T x, T y) { return {x, y}; } \
-  static inline N##4 make_##N##4(T x, T y, T z, T w) { return {x, y, z, w}; }
-RG_VEC(signed char, char) RG_VEC(unsigned char, uchar) RG_VEC(short, short) RG_VEC(unsigned short, ushort)
-RG_VEC(int, int) RG_VEC(unsigned, uint) RG_VEC(long long, longlong) RG_VEC(unsigned long long, ulonglong)
-RG_VEC(float, float) RG_VEC(double, double)
-)";
-
-// What cuLaunchKernel does with its arguments: args[i] points at the value of parameter i.
-constexpr const char* kLaunch = R"(
-template <class... A, size_t... I>
-static void rg_call(void (*f)(A...), void** args, std::index_sequence<I...>) { f(*static_cast<A*>(args[I])...); }
-template <class... A>
-static void rg_call(void (*f)(A...), void** args) { rg_call(f, args, std::index_sequence_for<A...>{}); }
-extern "C" void rg_launch(void** args, const unsigned* d) {
-  for (unsigned gz = 0; gz < d[2]; ++gz)
-    for (unsigned gy = 0; gy < d[1]; ++gy)
-      for (unsigned gx = 0; gx < d[0]; ++gx)
-        for (unsigned tz = 0; tz < d[5]; ++tz)
-          for (unsigned ty = 0; ty < d[4]; ++ty)
-            for (unsigned tx = 0; tx < d[3]; ++tx) {
-              blockIdx = {gx, gy, gz};
-              threadIdx = {tx, ty, tz};
-              rg_call(KERNEL, args);
-            }
-}
-)";
-
-// Compiles the program's CUDA C for the host; returns its launcher, or nullptr with the compiler's log.
-using Launch = void (*)(void**, const unsigned*);
-Launch build(const Program& p, const std::string& cuda, std::string& log) {
-  const char* tmp = std::getenv("TEST_TMPDIR");
-  static int serial = 0;  // a new file per build: dlopen of a path already loaded returns the old library
-  std::string base =
-      std::string(tmp ? tmp : "/tmp") + "/" + p.name + "_" + std::to_string(getpid()) + "_" + std::to_string(serial++);
-  std::string launch = kLaunch;
-  launch.replace(launch.find("KERNEL"), 6, p.name);
-  std::ofstream(base + ".cc") << kShim << cuda << launch;
-  // -ffp-contract=off: no fused multiply-add, as the device compiles with --fmad=false.
-  std::string cmd =
-      "c++ -std=c++17 -O1 -shared -fPIC -ffp-contract=off -o " + base + ".so " + base + ".cc > " + base + ".log 2>&1";
-  int rc = std::system(cmd.c_str());
-  std::ifstream l(base + ".log");
-  std::stringstream s;
-  s << l.rdbuf();
-  log = s.str();
-  if (rc != 0) return nullptr;
-  void* lib = dlopen((base + ".so").c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!lib) {
-    log += dlerror();
-    return nullptr;
-  }
-  return reinterpret_cast<Launch>(dlsym(lib, "rg_launch"));
-}
-
-// Runs the program's CUDA C on the host: bufs[i] is the memory of slot i. Each buffer runs with a
-// canary before and after it: a thread that writes outside its buffer (a missing guard) fails the test.
-void run_on_host(const Program& p, std::vector<std::vector<uint8_t>>& mem, std::vector<int64_t> vars) {
-  const std::string src = render_cuda(p);
-  std::string log;
-  Launch launch = build(p, src, log);
-  ASSERT_NE(launch, nullptr) << log << "\n" << src;
-  constexpr size_t kCanary = 1024;
-  std::vector<std::vector<uint8_t>> padded;
-  for (const auto& m : mem) {
-    padded.emplace_back(m.size() + 2 * kCanary, uint8_t(0xA5));
-    std::copy(m.begin(), m.end(), padded.back().begin() + kCanary);
-  }
-  std::vector<void*> ptrs;
-  for (auto& m : padded) ptrs.push_back(m.data() + kCanary);
-  std::vector<void*> args;
-  for (void*& ptr : ptrs) args.push_back(&ptr);
-  for (int64_t& v : vars) args.push_back(&v);
-  const LaunchDims d = launch_dims(p);
-  const unsigned dims[6] = {d.grid[0], d.grid[1], d.grid[2], d.block[0], d.block[1], d.block[2]};
-  launch(args.data(), dims);
-  for (size_t i = 0; i < mem.size(); ++i) {
-    const auto& m = padded[i];
-    const size_t n = mem[i].size();
-    for (size_t b = 0; b < kCanary; ++b) {
-      ASSERT_EQ(m[b], 0xA5) << "slot " << i << ": a write " << kCanary - b << " bytes before the buffer\n" << src;
-      ASSERT_EQ(m[kCanary + n + b], 0xA5) << "slot " << i << ": a write " << b << " bytes past the buffer\n" << src;
-    }
-    std::copy(m.begin() + kCanary, m.begin() + kCanary + n, mem[i].begin());
-  }
-}
-
 TEST(CudaOnHost, RunCasesGiveExactValues) {
   for (const RunCase& c : run_cases()) {
     SCOPED_TRACE(c.name);
     std::vector<std::vector<uint8_t>> mem = c.buffers;
-    run_on_host(c.program, mem, c.vars);
+    emulate_cuda(c.program, mem, c.vars);
     const std::string src = render_cuda(c.program);
     EXPECT_EQ(launch_dims(c.program), c.dims) << src;
     const DType dt = c.program.params[c.out];
@@ -186,12 +79,103 @@ TEST(CudaOnHost, Seed004ThroughTheSchedule) {
     for (size_t i = 1; i < call->src.size(); ++i) bufs.push_back(memory(call->src[i]));
     Program p = lower(call->src.at(0), cuda_lower_options());
     EXPECT_EQ(launch_dims(p), (LaunchDims{{1, 1, 1}, {5, 1, 1}}));  // five outputs: one block of five threads
-    run_on_host(p, bufs, {});
+    emulate_cuda(p, bufs);
     for (size_t i = 1; i < call->src.size(); ++i) memory(call->src[i]) = bufs[i - 1];
   }
   std::vector<float> got(c.expected.size(), -1);
   std::memcpy(got.data(), memory(c.output).data(), sizeof(float) * got.size());
   EXPECT_EQ(got, c.expected);
+}
+
+// A hand-written kernel of `blocks` blocks of `threads` threads over float buffers of n elements each.
+Program hand_kernel(const std::string& name, int64_t slots, int64_t n, int64_t blocks, int64_t threads) {
+  Program p;
+  p.name = name;
+  for (int64_t i = 0; i < slots; ++i) p.params.push_back(dtypes::float32.ptr_to(n));
+  p.uops = {special("gidx0", blocks), special("lidx0", threads)};
+  return p;
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// Each thread writes its element to shared memory and, after the barrier, reads its mirror's: right only
+// when the block's threads run together and meet at __syncthreads, each block with its own shared array.
+TEST(CudaEmulator, SyncthreadsOrdersTheThreadsOfABlock) {
+  const std::string src = R"(extern "C" __global__ void mirror(float* data0, float* data1) {
+  __shared__ float temp0[64];
+  int t = (int)threadIdx.x, b = (int)blockIdx.x;
+  temp0[t] = data1[b * 64 + t];
+  __syncthreads();
+  data0[b * 64 + t] = temp0[63 - t] + (float)b;
+}
+)";
+  Program p = hand_kernel("mirror", 2, 256, 4, 64);
+  std::vector<float> in(256), want(256), out(256, -1);
+  for (int i = 0; i < 256; ++i) in[i] = float(i * 3 % 101);
+  for (int b = 0; b < 4; ++b)
+    for (int t = 0; t < 64; ++t) want[b * 64 + t] = in[b * 64 + 63 - t] + float(b);
+  std::vector<std::vector<uint8_t>> mem = {bytes_of(out), bytes_of(in)};
+  emulate_cuda(p, mem, {}, src);
+  EXPECT_EQ(mem[0], bytes_of(want)) << show(dtypes::float32, mem[0]);
+}
+
+// A barrier inside a branch that only thread 0 takes is an error naming the block, not a hang.
+TEST(CudaEmulator, ADivergentBarrierIsAnError) {
+  const std::string src = R"(extern "C" __global__ void diverge(float* data0) {
+  if (threadIdx.x == 0) __syncthreads();
+  data0[threadIdx.x] = 1.0f;
+}
+)";
+  std::vector<std::vector<uint8_t>> mem = {std::vector<uint8_t>(32 * 4)};
+  const std::string e = error_of([&] { emulate_cuda(hand_kernel("diverge", 1, 32, 1, 32), mem, {}, src); });
+  EXPECT_NE(e.find("kernel diverge: a __syncthreads that not every thread of the block reaches (block 0, 0, 0)"),
+            std::string::npos)
+      << e;
+}
+
+TEST(CudaEmulator, WritesOutsideABufferAndCompileErrorsAreErrors) {
+  const std::string past = R"(extern "C" __global__ void past(float* data0) { data0[threadIdx.x + 1] = 1.0f; }
+)";
+  std::vector<std::vector<uint8_t>> mem = {std::vector<uint8_t>(8 * 4)};
+  std::string e = error_of([&] { emulate_cuda(hand_kernel("past", 1, 8, 1, 8), mem, {}, past); });
+  EXPECT_NE(e.find("kernel past: slot 0: a write 0 bytes past the buffer"), std::string::npos) << e;
+  e = error_of([&] { emulate_cuda(hand_kernel("bad", 1, 8, 1, 8), mem, {}, "this is not C++\n"); });
+  EXPECT_NE(e.find("emulate_cuda: kernel bad does not compile on the host"), std::string::npos) << e;
+  e = error_of([&] { emulate_cuda(hand_kernel("two", 2, 8, 1, 8), mem, {}, past); });
+  EXPECT_NE(e.find("1 buffers for 2 slots"), std::string::npos) << e;
+}
+
+// A 33 x 20 by 20 x 17 matmul lowered for CUDA (one thread per output: 33 blocks of 17 threads) against a
+// reference loop; small integers, so every sum is exact.
+TEST(CudaEmulator, MatmulWithTheThreadPlan) {
+  const int64_t m = 33, n = 17, k = 20;
+  std::vector<float> a(m * k), b(k * n), want(m * n, 0), out(m * n, -1);
+  for (int64_t i = 0; i < m * k; ++i) a[i] = float(i % 7 - 3);
+  for (int64_t i = 0; i < k * n; ++i) b[i] = float(i % 5 - 2);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t x = 0; x < k; ++x) want[i * n + j] += a[i * k + x] * b[x * n + j];
+  Program p = lower(matmul(m, n, k), cuda_lower_options());
+  EXPECT_EQ(launch_dims(p), (LaunchDims{{33, 1, 1}, {17, 1, 1}}));
+  std::vector<std::vector<uint8_t>> mem = {bytes_of(out), bytes_of(a), bytes_of(b)};
+  emulate_cuda(p, mem);
+  EXPECT_EQ(mem[0], bytes_of(want)) << show(dtypes::float32, mem[0]) << "\n" << render_cuda(p);
+}
+
+TEST(CudaEmulator, CompilesEachSourceOnce) {
+  Program p = lower(elementwise_add(8), cuda_lower_options());
+  std::vector<std::vector<uint8_t>> mem(3, std::vector<uint8_t>(8 * 4));
+  emulate_cuda(p, mem);
+  const uint64_t before = emulator_compiles();
+  emulate_cuda(p, mem);
+  EXPECT_EQ(emulator_compiles(), before);
 }
 
 }  // namespace

@@ -176,6 +176,7 @@ GpuLimits cuda_limits() {
   l.local_max = {1024, 1024, 64};
   l.max_threads = 1024;
   l.local_size = 256;
+  l.local_memory = 48 * 1024;  // static __shared__ memory per block
   return l;
 }
 
@@ -186,6 +187,7 @@ LowerOptions cuda_lower_options() {
   o.gpu = cuda_limits();
   o.fold_widths = {4, 2};
   o.vector_alu = false;
+  o.optimize = true;  // GPU heuristics: GROUP for reductions with few outputs
   return o;
 }
 

@@ -115,14 +115,15 @@ std::vector<RunCase> run_cases() {
   {
     std::vector<float> in(1000);
     for (int i = 0; i < 1000; ++i) in[i] = float(i);
-    // 0 + 1 + ... + 999: every partial sum is an integer below 2^24, so exact in float. No output axis: one thread.
+    // 0 + 1 + ... + 999: every partial sum is an integer below 2^24, so exact in float. No output axis: the
+    // heuristics' GROUP(0, 32), one block of 32 threads, each adding 32 elements (the last 24 past the end).
     cases.push_back({"sum1000",
                      lower(sum(1000), cuda()),
                      {bytes_of(std::vector<float>{-1}), bytes_of(in)},
                      {},
                      0,
                      bytes_of(std::vector<float>{499500}),
-                     one_thread});
+                     dims({1, 1, 1}, {32, 1, 1})});
   }
   cases.push_back(row_sum_case("row_sum_1000x17", 1000, 17, cuda(), dims({4, 1, 1}, {256, 1, 1})));
   cases.push_back(row_sum_case("row_sum_1000x17_loops", 1000, 17, cuda(0), dims({4, 1, 1}, {256, 1, 1})));

@@ -24,7 +24,7 @@ struct RunCase {
 // Kernels lowered with GPU dims (cuda_lower_options, unless the name says otherwise) and their exact
 // results: seed 004 (both variants, unrolled and with loops), 64-element adds (one block, 2 blocks of
 // 32, and one thread without GPU dims), adds that do not divide the block (300 in 2 guarded blocks of
-// 256, 10 in 3 blocks of 4), a 1000-element sum (no output axis: one thread), a 1000x17 row sum (one
+// 256, 10 in 3 blocks of 4), a 1000-element sum (no output axis: a group of 32 threads), a 1000x17 row sum (one
 // output per thread, 4 guarded blocks of 256; the 17 unrolled and kept as a loop), a 5-D transpose
 // whose four global dimensions are grouped into three, an add whose 64 blocks are split over three
 // grid dimensions of small limits, a store masked to lidx0 == 0, float16 rounding, C integer

@@ -59,8 +59,8 @@ const When<L> kScalarLanes{"targets without vector ALU ops, after lanes or unrol
                            [](const L& s) { return s.axes_retyped && !vector_alu(s.opts); }};
 const When<L> kOptimizing{"with actions or heuristics", [](const L& s) { return s.opts.opts || s.opts.optimize; }};
 const When<L> kCpuThreads{"CPU kernels with a THREAD action", [](const L& s) {
-                            return std::any_of(s.applied.begin(), s.applied.end(),
-                                               [](const Opt& o) { return o.op == OptOp::THREAD; });
+                            return !s.opts.gpu && std::any_of(s.applied.begin(), s.applied.end(),
+                                                              [](const Opt& o) { return o.op == OptOp::THREAD; });
                           }};
 
 // The optimizer's actions: the given ones, else the heuristics' for this target.
@@ -70,12 +70,13 @@ UPtr optimize(const UPtr& kernel, L& s) {
     s.applied = *o.opts;
   } else {
     OptTarget t;
+    t.gpu = o.gpu;
     if (folds(o) && !o.gpu) t.vector_width = *std::max_element(o.fold_widths.begin(), o.fold_widths.end());
     if (!o.gpu) t.threads = std::max(1, o.threads);
     s.applied = hand_coded_opts(kernel, t);
   }
   s.axes_retyped |= !s.applied.empty();
-  return apply_opts(kernel, s.applied);
+  return apply_opts(kernel, s.applied, o.gpu);
 }
 
 // The devectorize rule sets' context: the target's fold widths and vector types.
@@ -143,6 +144,9 @@ const std::vector<Pass<Lowering>>& lower_passes() {
       {"accumulator_stores", kVectorLanes,
        rewrite<L, FoldCtx>(fold_ctx, {&rules::group_stores, &rules::distribute_ptrcats})},
       {"vector_accumulators", kVectorAlu, rewrite<L>({&rules::vector_reduce, &rules::vector_lanes})},
+      // A GROUP's reductions: partials through shared memory and a barrier (threads of a block).
+      {"group_reduce", kOnGpu,
+       rewrite<L, GroupCtx>([](const UPtr& k, L&) { return group_ctx(k); }, {&rules::group_reductions})},
       {"remove_reduce",
        {},
        rewrite<L, ReduceCtx>(
@@ -152,7 +156,7 @@ const std::vector<Pass<Lowering>>& lower_passes() {
            {&rules::remove_reduce})},
       // A THREAD axis becomes the worker's index.
       {"cpu_threads", kCpuThreads, rewrite<L>({&rules::cpu_threads})},
-      // GLOBAL/LOCAL ranges become SPECIAL thread indices.
+      // GLOBAL and THREAD ranges become SPECIAL block indices, LOCAL, WARP and GROUP_REDUCE thread indices.
       {"gpu_dims", kOnGpu,
        rewrite<L, ThreadIndices>(
            [](const UPtr& k, L& s) { return std::optional<ThreadIndices>(plan_thread_indices(k, *s.opts.gpu)); },

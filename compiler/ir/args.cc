@@ -6,8 +6,8 @@
 namespace rg {
 
 std::string_view axis_type_name(AxisType t) {
-  static constexpr std::string_view kNames[kNumAxisTypes] = {"global", "local",  "loop",         "reduce",
-                                                             "upcast", "unroll", "group_reduce", "thread"};
+  static constexpr std::string_view kNames[kNumAxisTypes] = {"global", "local",        "loop",   "reduce", "upcast",
+                                                             "unroll", "group_reduce", "thread", "warp"};
   const int i = static_cast<int>(t);
   return i < kNumAxisTypes ? kNames[i] : "?";
 }

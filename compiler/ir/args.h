@@ -34,8 +34,11 @@ using Shape = std::vector<int64_t>;
 // One (int, int) per axis: PAD's (before, after), SHRINK's (start, end).
 using Pairs = std::vector<std::pair<int64_t, int64_t>>;
 
-enum class AxisType : uint8_t { Global, Local, Loop, Reduce, Upcast, Unroll, GroupReduce, Thread };
-inline constexpr int kNumAxisTypes = 8;
+// GPU threads: Global (a block index), Local and Warp (thread indices within a block; Warp for the threads a
+// tensor core's operands spread over), GroupReduce (a reduce axis spread over a block's threads, combined
+// through shared memory). Thread: the CPU's workers.
+enum class AxisType : uint8_t { Global, Local, Loop, Reduce, Upcast, Unroll, GroupReduce, Thread, Warp };
+inline constexpr int kNumAxisTypes = 9;
 std::string_view axis_type_name(AxisType t);  // "loop", "group_reduce", ...
 
 // RANGE: the axis id that tells a kernel's ranges apart, and what the loop is for.

@@ -96,9 +96,9 @@ TEST(TypedArgs, AccessorOnAnotherOpThrowsNamingIt) {
 TEST(TypedArgs, MakeRejectsArgsOfTheWrongKind) {
   UPtr bound = cnst_int(dtypes::index, 4), x = mv(Op::RESHAPE, buffer({1, 6}), {2, 3});
   EXPECT_EQ(error_of([&] {
-              UOp::make(Op::RANGE, dtypes::index, {bound}, Ints{0, 8});
+              UOp::make(Op::RANGE, dtypes::index, {bound}, Ints{0, 9});
             }),
-            "RANGE: arg must be a range (axis id, axis type), got (0, 8)");
+            "RANGE: arg must be a range (axis id, axis type), got (0, 9)");
   EXPECT_EQ(error_of([&] { UOp::make(Op::RANGE, dtypes::index, {bound}, Ints{0}); }),
             "RANGE: arg must be a range (axis id, axis type), got (0,)");
   EXPECT_EQ(error_of([&] { UOp::make(Op::RANGE, dtypes::index, {bound}, int64_t(0)); }),
@@ -129,8 +129,8 @@ TEST(Ranges, RangeKeyNestsLoopsOutsideReductionsThenById) {
   EXPECT_LT(range_key(l1), range_key(r0));
   EXPECT_LT(range_key(r0), range_key(r2));
   EXPECT_LT(range_key(range(4, 9, AxisType::Global)), range_key(l0));
-  // global, thread, local, loop, group-reduce, reduce, upcast, unroll
-  const AxisType order[] = {AxisType::Global,      AxisType::Thread, AxisType::Local,  AxisType::Loop,
+  // global, thread, warp, local, loop, group-reduce, reduce, upcast, unroll
+  const AxisType order[] = {AxisType::Global,      AxisType::Thread, AxisType::Warp,   AxisType::Local, AxisType::Loop,
                             AxisType::GroupReduce, AxisType::Reduce, AxisType::Upcast, AxisType::Unroll};
   for (size_t i = 0; i + 1 < std::size(order); ++i)
     EXPECT_LT(range_key(range(4, 5, order[i])), range_key(range(4, 0, order[i + 1]))) << i;

@@ -14,6 +14,7 @@ struct GpuLimits {
   std::array<int64_t, 3> local_max{1024, 1024, 64};            // threads per block dimension
   int64_t max_threads = 1024;                                  // threads per block, all dimensions together
   int64_t local_size = 256;                                    // the heuristic's threads per block
+  int64_t local_memory = 48 * 1024;                            // bytes of shared memory per block
 };
 
 }  // namespace rg

@@ -495,8 +495,9 @@ UPtr range_like(const UPtr& r, const RangeChange& c) {
 bool has_const_bound(const UPtr& r) { return r->op == Op::RANGE && r->src[0]->is_const(); }
 
 std::tuple<int, int64_t> range_key(const UPtr& r) {
-  static constexpr int kRank[kNumAxisTypes] = {/*Global*/ 0, /*Local*/ 2,  /*Loop*/ 3,        /*Reduce*/ 5,
-                                               /*Upcast*/ 6, /*Unroll*/ 7, /*GroupReduce*/ 4, /*Thread*/ 1};
+  static constexpr int kRank[kNumAxisTypes] = {/*Global*/ 0, /*Local*/ 3,  /*Loop*/ 4,        /*Reduce*/ 6,
+                                               /*Upcast*/ 7, /*Unroll*/ 8, /*GroupReduce*/ 5,
+                                               /*Thread*/ 1, /*Warp*/ 2};
   const RangeArg a = r->range_arg();
   return {kRank[static_cast<int>(a.type)], a.axis};
 }

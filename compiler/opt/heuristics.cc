@@ -48,23 +48,50 @@ bool all_use(const std::vector<UPtr>& addrs, const UPtr& r) {
 
 int64_t bound_of(const UPtr& r) { return has_const_bound(r) ? r->src[0]->as_int() : 0; }
 
+// The loads inside a reduction: those whose address uses one of the kernel's reduce axes.
+std::vector<UPtr> reduced_loads(const KernelAxes& ax, const Accesses& acc) {
+  std::vector<UPtr> reduced;
+  for (const UPtr& l : acc.loads)
+    for (size_t r = ax.first_reduce; r < ax.axes.size(); ++r)
+      if (stride(l, ax.axes[r]) != 0) {
+        reduced.push_back(l);
+        break;
+      }
+  return reduced;
+}
+
+std::vector<Opt> gpu_opts(const UPtr& kernel, const KernelAxes& ax, const Accesses& acc, const GpuLimits& gpu) {
+  int64_t outputs = 1;
+  for (size_t i = 0; i < ax.first_reduce; ++i) outputs *= bound_of(ax.axes[i]);
+  if (ax.first_reduce == ax.axes.size() || outputs > kGroupOutputs) return {};
+  // One reduction, and every output axis a thread axis (each store uses it): the group's shared buffer is
+  // then written once per thread, never inside a loop.
+  const std::vector<UPtr> topo = toposort(kernel);
+  if (std::count_if(topo.begin(), topo.end(), [](const UPtr& u) { return u->op == Op::REDUCE; }) != 1) return {};
+  for (size_t i = 0; i < ax.first_reduce; ++i)
+    if (!all_use(acc.stores, ax.axes[i])) return {};
+  int axis = int(ax.first_reduce);
+  while (size_t(axis) < ax.axes.size() && bound_of(ax.axes[axis]) < 256) ++axis;
+  if (size_t(axis) == ax.axes.size()) return {};
+  const int64_t n = bound_of(ax.axes[axis]);
+  int64_t k = 1;
+  while (2 * k <= std::min(gpu.local_size, gpu.max_threads) && 2 * k * 16 <= n) k *= 2;
+  const OptOp op = all_strides(reduced_loads(ax, acc), ax.axes[axis], 1) ? OptOp::GROUP : OptOp::GROUPTOP;
+  return {{op, axis, k}};
+}
+
 }  // namespace
 
 std::vector<Opt> hand_coded_opts(const UPtr& kernel, const OptTarget& t) {
   std::vector<Opt> opts;
   KernelAxes ax = kernel_axes(kernel);
   const Accesses acc = accesses(kernel);
+  if (t.gpu) return gpu_opts(kernel, ax, acc, *t.gpu);
   auto divides = [&](int axis, int64_t k) { return bound_of(ax.axes[axis]) % k == 0 && bound_of(ax.axes[axis]) >= k; };
 
   if (t.vector_width > 1 && ax.first_reduce < ax.axes.size()) {
     // The loads inside the reduction (a matmul's A and B; not a per-row value read once per output).
-    std::vector<UPtr> reduced;
-    for (const UPtr& l : acc.loads)
-      for (size_t r = ax.first_reduce; r < ax.axes.size(); ++r)
-        if (stride(l, ax.axes[r]) != 0) {
-          reduced.push_back(l);
-          break;
-        }
+    const std::vector<UPtr> reduced = reduced_loads(ax, acc);
     // Vector accumulators that leave registers for the loads: 16 of AVX-512's 32, 8 of AVX2's 16.
     const int64_t accumulators = t.vector_width >= 16 ? 16 : 8;
     std::optional<int> tile;

@@ -2,6 +2,7 @@
 // kernel's memory accesses: which axes each address walks contiguously and which it does not use.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "compiler/opt/opt.h"
@@ -9,8 +10,9 @@
 namespace rg {
 
 struct OptTarget {
-  int vector_width = 1;  // lanes of the widest vector the target keeps in a register (1: scalar)
-  int threads = 1;       // CPU workers a large kernel may use
+  int vector_width = 1;                         // lanes of the widest vector the target keeps in a register (1: scalar)
+  int threads = 1;                              // CPU workers a large kernel may use
+  std::optional<GpuLimits> gpu = std::nullopt;  // a GPU target: its launch limits
 };
 
 // For a kernel that reduces:
@@ -23,8 +25,17 @@ struct OptTarget {
 //    upcast by the vector width.
 // Then, with several workers, a kernel of at least kThreadWork iterations threads its outermost output
 // axis that the worker count divides. Nothing for small or scalar targets where nothing divides.
+//
+// On a GPU (as tinygrad's hand_coded_optimizations): a kernel whose outputs are too few to fill the GPU
+// (at most kGroupOutputs: a full sum, a matrix-vector product), with one REDUCE and every store using every
+// output axis, spreads its first reduce axis of n >= 256
+// iterations over a group of k threads per output, k the largest power of two up to the block size
+// (local_size) that leaves each thread at least 16 iterations: GROUP (interleaved: neighbouring threads
+// read neighbouring elements, coalesced) when every load inside the reduction walks that axis
+// contiguously, else GROUPTOP (a chunk per thread). k need not divide n.
 std::vector<Opt> hand_coded_opts(const UPtr& kernel, const OptTarget& target);
 
 inline constexpr int64_t kThreadWork = int64_t(1) << 18;
+inline constexpr int64_t kGroupOutputs = 2048;
 
 }  // namespace rg

@@ -24,6 +24,12 @@ const char* op_name(OptOp op) {
       return "SWAP";
     case OptOp::PADTO:
       return "PADTO";
+    case OptOp::LOCAL:
+      return "LOCAL";
+    case OptOp::GROUP:
+      return "GROUP";
+    case OptOp::GROUPTOP:
+      return "GROUPTOP";
   }
   return "?";
 }
@@ -93,13 +99,14 @@ std::vector<Opt> parse_opts(const std::string& text) {
     if (i != text.size()) fail("the end after (none)");
     return os;
   }
-  static constexpr OptOp kOps[] = {OptOp::UPCAST, OptOp::UNROLL, OptOp::THREAD, OptOp::SWAP, OptOp::PADTO};
+  static constexpr OptOp kOps[] = {OptOp::UPCAST, OptOp::UNROLL, OptOp::THREAD, OptOp::SWAP,
+                                   OptOp::PADTO,  OptOp::LOCAL,  OptOp::GROUP,  OptOp::GROUPTOP};
   while (space(), i < text.size()) {
     size_t j = i;
     while (j < text.size() && std::isupper(static_cast<unsigned char>(text[j]))) ++j;
     const std::string name = text.substr(i, j - i);
     const OptOp* op = std::find_if(std::begin(kOps), std::end(kOps), [&](OptOp o) { return name == op_name(o); });
-    if (op == std::end(kOps)) fail("an action (UPCAST, UNROLL, THREAD, SWAP, PADTO)");
+    if (op == std::end(kOps)) fail("an action (UPCAST, UNROLL, THREAD, SWAP, PADTO, LOCAL, GROUP, GROUPTOP)");
     i = j;
     expect('(');
     const int axis = int(integer(1 << 20));
@@ -140,7 +147,34 @@ KernelAxes kernel_axes(const UPtr& kernel) {
   return k;
 }
 
-UPtr apply_opt(const UPtr& kernel, const Opt& o) {
+static bool is_block_axis(AxisType t) {
+  return t == AxisType::Local || t == AxisType::Warp || t == AxisType::GroupReduce;
+}
+
+BlockUse block_use(const UPtr& kernel) {
+  BlockUse b;
+  const std::vector<UPtr> topo = toposort(kernel);
+  for (const UPtr& u : topo)
+    if (u->op == Op::RANGE && is_block_axis(u->range_arg().type) && has_const_bound(u)) b.threads *= bound(u);
+  for (const UPtr& u : topo) {
+    if (u->op != Op::REDUCE) continue;
+    int64_t partials = 1;
+    bool grouped = false;
+    for (size_t i = 1; i < u->src.size(); ++i)
+      if (u->src[i]->op == Op::RANGE && u->src[i]->range_arg().type == AxisType::GroupReduce) {
+        grouped = true;
+        partials *= has_const_bound(u->src[i]) ? bound(u->src[i]) : 1;
+      }
+    if (!grouped) continue;
+    for (const UPtr& x : toposort(u->src[0]))
+      if (x->op == Op::RANGE && (x->range_arg().type == AxisType::Local || x->range_arg().type == AxisType::Warp))
+        partials *= has_const_bound(x) ? bound(x) : 1;
+    b.shared_bytes += partials * u->dtype.itemsize() * u->dtype.count;
+  }
+  return b;
+}
+
+UPtr apply_opt(const UPtr& kernel, const Opt& o, const std::optional<GpuLimits>& gpu) {
   const KernelAxes ax = kernel_axes(kernel);
   auto fail = [&](const std::string& why) {
     throw Error("opt " + to_string(o) + " on kernel axes " + ax.str() + ": " + why);
@@ -155,8 +189,31 @@ UPtr apply_opt(const UPtr& kernel, const Opt& o) {
   bool threaded;
   scan(kernel, copies, next_id, threaded);
 
+  const bool block = o.op == OptOp::LOCAL || o.op == OptOp::GROUP || o.op == OptOp::GROUPTOP;
+  if (block && !gpu) fail("threads of a block and shared memory need a GPU target; this kernel is lowered for the CPU");
+  if (block && k < 2) fail("the factor must be at least 2");
+
   RangeRewrite rw;
   switch (o.op) {
+    case OptOp::LOCAL: {
+      if (reduce) fail("LOCAL splits an output axis; axis " + std::to_string(o.axis) + " is reduced");
+      if (n % k != 0) fail(std::to_string(k) + " does not divide the bound " + std::to_string(n));
+      rw.with[r] = range_like(r, {.bound = n / k}) * k + range(k, next_id, AxisType::Local);
+      break;
+    }
+    case OptOp::GROUP:
+    case OptOp::GROUPTOP: {
+      if (!reduce)
+        fail(std::string(op_name(o.op)) + " splits a reduce axis; axis " + std::to_string(o.axis) +
+             " is an output axis");
+      // A k that does not divide n: ceil(n / k) iterations per thread, the ones past n gated off (their
+      // REDUCE adds the identity there: reduce_on_padded_range).
+      const int64_t per = (n + k - 1) / k;
+      const UPtr g = range(k, next_id, AxisType::GroupReduce), rest = range_like(r, {.bound = per});
+      const UPtr v = o.op == OptOp::GROUP ? rest * k + g : g * per + rest;
+      rw.with[r] = per * k == n ? v : where(v < n, v, invalid(dtypes::index));
+      break;
+    }
     case OptOp::UPCAST:
     case OptOp::UNROLL:
     case OptOp::THREAD: {
@@ -200,11 +257,21 @@ UPtr apply_opt(const UPtr& kernel, const Opt& o) {
                                      {s, range_like(s, {.axis = r->range_arg().axis})}});
     }
   }
-  return graph_rewrite(kernel, rules::apply_axis_opt, rw);
+  UPtr out = graph_rewrite(kernel, rules::apply_axis_opt, rw);
+  if (block) {
+    const BlockUse use = block_use(out);
+    if (use.threads > gpu->max_threads)
+      fail("a block of " + std::to_string(use.threads) + " threads (the GPU allows " +
+           std::to_string(gpu->max_threads) + ")");
+    if (use.shared_bytes > gpu->local_memory)
+      fail(std::to_string(use.shared_bytes) + " bytes of shared memory per block (the GPU has " +
+           std::to_string(gpu->local_memory) + ")");
+  }
+  return out;
 }
 
-UPtr apply_opts(UPtr kernel, const std::vector<Opt>& opts) {
-  for (const Opt& o : opts) kernel = apply_opt(kernel, o);
+UPtr apply_opts(UPtr kernel, const std::vector<Opt>& opts, const std::optional<GpuLimits>& gpu) {
+  for (const Opt& o : opts) kernel = apply_opt(kernel, o, gpu);
   return kernel;
 }
 

@@ -10,19 +10,30 @@
 //   SWAP(a, b)    exchange the loop order of output axes a and b
 //   PADTO(a, k)   round output axis a up to a multiple of k; the added iterations store nothing
 //
-// An illegal action (no such axis, a bound it does not divide, a THREAD on a reduce axis, ...) is an
+// GPU actions (tinygrad's meanings; a kernel lowered for a GPU, LowerOptions::gpu):
+//   LOCAL(a, k)     split output axis a as outer * k + l, l a LOCAL axis: k threads of a block
+//   GROUP(a, k)     split reduce axis a as outer * k + g, g a GROUP_REDUCE axis: k threads of a block reduce
+//                   interleaved parts (thread g reads g, g + k, ...), then combine their partials through
+//                   shared memory (the group_reduce pass); a k that does not divide the bound rounds the
+//                   axis up, the iterations past it adding the reduce op's identity
+//   GROUPTOP(a, k)  the same with g the outer part: thread g reduces the g-th consecutive chunk
+//
+// An illegal action (no such axis, a bound it does not divide, a THREAD on a reduce axis, a GROUP on an
+// output axis or without a GPU, more threads per block or shared memory than the GPU has, ...) is an
 // rg::Error naming the action and the kernel's axes.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "compiler/ir/gpu_limits.h"
 #include "compiler/ir/uop.h"
 
 namespace rg {
 
-enum class OptOp : uint8_t { UPCAST, UNROLL, THREAD, SWAP, PADTO };
+enum class OptOp : uint8_t { UPCAST, UNROLL, THREAD, SWAP, PADTO, LOCAL, GROUP, GROUPTOP };
 
 struct Opt {
   OptOp op;
@@ -45,9 +56,18 @@ struct KernelAxes {
 };
 KernelAxes kernel_axes(const UPtr& kernel);
 
-// The kernel with the action applied; rg::Error when it is illegal there.
-UPtr apply_opt(const UPtr& kernel, const Opt& opt);
-UPtr apply_opts(UPtr kernel, const std::vector<Opt>& opts);
+// The kernel with the action applied; rg::Error when it is illegal there. `gpu`: the GPU the kernel is
+// lowered for (LOCAL and GROUP need one, and stay within its threads per block and shared memory).
+UPtr apply_opt(const UPtr& kernel, const Opt& opt, const std::optional<GpuLimits>& gpu = std::nullopt);
+UPtr apply_opts(UPtr kernel, const std::vector<Opt>& opts, const std::optional<GpuLimits>& gpu = std::nullopt);
+
+// A kernel's use of a GPU block: threads (the product of its LOCAL, WARP and GROUP_REDUCE bounds) and bytes
+// of shared memory (per REDUCE over GROUP_REDUCE axes: its partials, one per thread of those axes and of
+// the LOCAL and WARP axes its input uses).
+struct BlockUse {
+  int64_t threads = 1, shared_bytes = 0;
+};
+BlockUse block_use(const UPtr& kernel);
 
 // The most copies of a kernel's body the expander makes (the product of its UPCAST and UNROLL factors).
 inline constexpr int64_t kMaxUpcast = 256;

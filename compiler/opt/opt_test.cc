@@ -75,6 +75,54 @@ TEST(Opt, UnrollThreadSwapPadto) {
   EXPECT_EQ(bounds(kernel_axes(p)), (std::vector<int64_t>{12, 16, 4}));
 }
 
+// The index of the load of sum(n)'s input after an action.
+UPtr load_index(const UPtr& k) {
+  for (const UPtr& u : toposort(k))
+    if (u->op == Op::INDEX && !u->dtype.ptr) return u->src[1];
+  return {};
+}
+
+UPtr find_range(const UPtr& k, AxisType t) {
+  for (const UPtr& u : toposort(k))
+    if (u->op == Op::RANGE && u->range_arg().type == t) return u;
+  return {};
+}
+
+// tinygrad's meanings: GROUP's group axis is the inner part (thread g reads g, g + k, ...), GROUPTOP's the
+// outer (thread g reads a chunk); LOCAL splits an output axis with the local part inner.
+TEST(Opt, LocalGroupAndGroupTopSplitIntoBlockThreads) {
+  const std::optional<GpuLimits> gpu = GpuLimits{};
+  UPtr k = apply_opt(sum(64), {OptOp::GROUP, 0, 16}, gpu);
+  UPtr g = find_range(k, AxisType::GroupReduce), r = find_range(k, AxisType::Reduce);
+  ASSERT_TRUE(g && r);
+  EXPECT_EQ(g->src[0]->as_int(), 16);
+  EXPECT_EQ(r->src[0]->as_int(), 4);
+  EXPECT_EQ(load_index(k), r * 16 + g);
+  k = apply_opt(sum(64), {OptOp::GROUPTOP, 0, 16}, gpu);
+  g = find_range(k, AxisType::GroupReduce), r = find_range(k, AxisType::Reduce);
+  EXPECT_EQ(load_index(k), g * 4 + r);
+  // A group that does not divide the bound: 1000 = 16 * 63 - 8, the REDUCE's input gated to the first 1000.
+  k = apply_opt(sum(1000), {OptOp::GROUP, 0, 16}, gpu);
+  g = find_range(k, AxisType::GroupReduce), r = find_range(k, AxisType::Reduce);
+  EXPECT_EQ(r->src[0]->as_int(), 63);
+  for (const UPtr& u : toposort(k))
+    if (u->op == Op::REDUCE) {
+      EXPECT_EQ(u->src.size(), 3u);
+      EXPECT_EQ(u->src[0]->op, Op::WHERE) << render_expr(u);
+      EXPECT_EQ(u->src[0]->src[0], r * 16 + g < 1000);
+      EXPECT_TRUE(u->src[0]->src[2]->is_invalid());
+    }
+  k = apply_opt(row_sum(8, 64), {OptOp::LOCAL, 0, 4}, gpu);
+  UPtr l = find_range(k, AxisType::Local);
+  ASSERT_TRUE(l);
+  EXPECT_EQ(l->src[0]->as_int(), 4);
+  EXPECT_EQ(kernel_axes(k).str(), "(2 | 64)");
+  // The block: 4 x 16 threads, 64 partials of 4 bytes.
+  k = apply_opt(k, {OptOp::GROUP, 1, 16}, gpu);
+  EXPECT_EQ(block_use(k).threads, 64);
+  EXPECT_EQ(block_use(k).shared_bytes, 256);
+}
+
 std::string error_of(const UPtr& k, const Opt& o) {
   try {
     apply_opt(k, o);

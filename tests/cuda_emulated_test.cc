@@ -1,0 +1,84 @@
+// Tensor programs scheduled as for a GPU, every kernel lowered with the CUDA device's options (its GPU
+// heuristics: GROUP for reductions with few outputs) and run in the host emulator of CUDA C, against the
+// same programs realized on the CPU. Checks the grouped kernels of real programs (full sums and means,
+// softmax, layernorm, argmax, a matrix-vector product) without a GPU.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <map>
+
+#include "backends/cuda/host_emulator.h"
+#include "backends/cuda/renderer.h"
+#include "compiler/schedule/schedule.h"
+#include "compiler/tensor/tensor.h"
+
+namespace rg {
+namespace {
+
+struct Case {
+  std::string name;
+  std::function<Tensor(const Tensor&)> f;
+};
+
+// Runs every kernel of f(x)'s schedule in the emulator, x's BUFFER holding `data`; returns the output and
+// the actions of each kernel.
+std::vector<float> emulated(const Case& c, const std::vector<float>& data, const Shape& shape, std::string& opts) {
+  const UPtr input = new_buffer(dtypes::float32, int64_t(data.size()));
+  Tensor x(UOp::make(Op::RESHAPE, dtypes::float32, {input}, shape));
+  ScheduleResult s = schedule({c.f(x).uop()});
+  std::map<const UOp*, std::vector<uint8_t>> mem;
+  auto memory = [&](const UPtr& b) -> std::vector<uint8_t>& {
+    auto& m = mem[b.get()];
+    if (m.empty()) m.resize(size_t(b->buffer_arg().size) * size_t(b->dtype.itemsize()));
+    return m;
+  };
+  std::memcpy(memory(input).data(), data.data(), sizeof(float) * data.size());
+  for (const UPtr& call : s.linear->src) {
+    const UPtr& k = call->src.at(0);
+    if (k->op != Op::SINK) throw Error("a copy in a one-device program");
+    std::vector<std::vector<uint8_t>> bufs;
+    for (size_t i = 1; i < call->src.size(); ++i) bufs.push_back(memory(call->src[i]));
+    const Program p = lower(k, cuda_lower_options());
+    opts += (opts.empty() ? "" : "; ") + p.name + " " + to_string(p.opts);
+    emulate_cuda(p, bufs);
+    for (size_t i = 1; i < call->src.size(); ++i) memory(call->src[i]) = bufs[i - 1];
+  }
+  const UPtr& out = s.outputs.at(0);
+  const std::vector<uint8_t>& m = memory(out->op == Op::BUFFER ? out : out->src.at(0));
+  std::vector<float> got(m.size() / sizeof(float));
+  std::memcpy(got.data(), m.data(), m.size());
+  return got;
+}
+
+TEST(CudaEmulated, TensorProgramsMatchTheCpu) {
+  const Shape shape{8, 1024};
+  std::vector<float> data(8 * 1024);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = float(int(i * 7 % 23) - 11) / 4;
+  const std::vector<Case> cases = {
+      {"sum", [](const Tensor& x) { return x.sum(); }},
+      {"mean", [](const Tensor& x) { return x.mean(); }},
+      {"max", [](const Tensor& x) { return x.max(); }},
+      {"row_sum", [](const Tensor& x) { return x.sum(1); }},
+      {"softmax", [](const Tensor& x) { return x.softmax(-1); }},
+      {"layernorm", [](const Tensor& x) { return x.layernorm(-1); }},
+      {"argmax", [](const Tensor& x) { return x.argmax(1).cast(dtypes::float32); }},
+      {"matvec", [](const Tensor& x) { return x.matmul(Tensor::full({1024, 1}, 0.5)); }},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::string opts;
+    const std::vector<float> got = emulated(c, data, shape, opts);
+    const std::vector<float> want = c.f(Tensor::from_vector(data, shape)).to_vector<float>();
+    ASSERT_EQ(got.size(), want.size()) << opts;
+    for (size_t i = 0; i < got.size(); ++i)
+      ASSERT_NEAR(got[i], want[i], 1e-4 * (1 + std::fabs(want[i]))) << "element " << i << "; kernels: " << opts;
+    if (c.name == "sum" || c.name == "row_sum" || c.name == "matvec") {
+      EXPECT_NE(opts.find("GROUP"), std::string::npos) << opts;  // grouped over a block's threads
+    }
+  }
+}
+
+}  // namespace
+}  // namespace rg

@@ -13,17 +13,12 @@
 #include "runtime/buffer.h"
 #include "runtime/device.h"
 #include "runtime/executor.h"
+#include "runtime/private_kernel_cache.h"
 #include "runtime/thread_pool.h"
 #include "tests/seed004_oracle.h"
 
 namespace rg {
 namespace {
-
-const bool kPrivateCache = [] {
-  const char* tmp = std::getenv("TEST_TMPDIR");
-  setenv("XDG_CACHE_HOME", (std::string(tmp ? tmp : "/tmp") + "/rt_cache_" + std::to_string(getpid())).c_str(), 1);
-  return true;
-}();
 
 UPtr data(const std::vector<float>& v, const Shape& shape) {
   UPtr b = new_buffer(dtypes::float32, int64_t(v.size()));
@@ -442,7 +437,7 @@ TEST(Device, RegisteredKinds) {
 }
 
 TEST(Realize, Seed004) {
-  ASSERT_TRUE(kPrivateCache);
+  ASSERT_TRUE(kPrivateKernelCache);
   UPtr x = data(oracle::kSeed004Input, {2, 3});
   UPtr xt = mv(Op::PERMUTE, x, {1, 0});
   UPtr y = mv(Op::RESHAPE, sum(pad_value(xt, {1, 1, 1, 1}, 0) + full(10, {5, 4}), 1), {5});

@@ -64,7 +64,10 @@ TEST(CudaEmulated, TensorProgramsMatchTheCpu) {
       {"softmax", [](const Tensor& x) { return x.softmax(-1); }},
       {"layernorm", [](const Tensor& x) { return x.layernorm(-1); }},
       {"argmax", [](const Tensor& x) { return x.argmax(1).cast(dtypes::float32); }},
-      {"matvec", [](const Tensor& x) { return x.matmul(Tensor::full({1024, 1}, 0.5)); }},
+      {"matvec",
+       [](const Tensor& x) {
+         return x.matmul(Tensor::full({1024, 1}, 0.5));
+       }},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);

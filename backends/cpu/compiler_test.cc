@@ -10,17 +10,10 @@
 
 #include "backends/cstyle/kernel_cache.h"
 #include "compiler/ir/uop.h"
+#include "runtime/private_kernel_cache.h"
 
 namespace rg {
 namespace {
-
-// A private disk cache: set before the first compile reads the variable.
-const bool kPrivateCache = [] {
-  const char* tmp = std::getenv("TEST_TMPDIR");
-  std::string dir = std::string(tmp ? tmp : "/tmp") + "/kernel_cache_" + std::to_string(getpid());
-  setenv("XDG_CACHE_HOME", dir.c_str(), 1);
-  return true;
-}();
 
 const char* kAdd = R"(void add(void** bufs) {
   float* a = (float*)bufs[0];
@@ -30,7 +23,7 @@ const char* kAdd = R"(void add(void** bufs) {
 )";
 
 TEST(CompileC, RunsTheKernel) {
-  ASSERT_TRUE(kPrivateCache);
+  ASSERT_TRUE(kPrivateKernelCache);
   auto k = compile_c(kAdd, "add");
   float a[4] = {1, 2, 3, 4}, b[4] = {10, 20, 30, 40};
   void* bufs[] = {a, b};

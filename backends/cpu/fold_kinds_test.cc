@@ -14,18 +14,12 @@
 #include "backends/cpu/compiler.h"
 #include "backends/cpu/renderer.h"
 #include "compiler/ir/kernel_builders.h"
+#include "runtime/private_kernel_cache.h"
 
 namespace rg {
 namespace {
 
 using namespace testk;
-
-const bool kPrivateCache = [] {
-  const char* tmp = std::getenv("TEST_TMPDIR");
-  std::string dir = std::string(tmp ? tmp : "/tmp") + "/kernel_cache_" + std::to_string(getpid());
-  setenv("XDG_CACHE_HOME", dir.c_str(), 1);
-  return true;
-}();
 
 // out[i] = in[i] * 3 over n elements (n within the unroll limit: every lane is a copy).
 UPtr times3(DType dt, int64_t n) {
@@ -38,7 +32,7 @@ UPtr times3(DType dt, int64_t n) {
 // Runs the kernel on in = 1, 2, ..., n of type T and checks out = 3 * in.
 template <class T>
 void check_times3(const std::string& src, const std::string& name, int64_t n) {
-  ASSERT_TRUE(kPrivateCache);
+  ASSERT_TRUE(kPrivateKernelCache);
   std::vector<T> in(n), out(n, T(0));
   for (int64_t i = 0; i < n; ++i) in[i] = T(i + 1);
   void* bufs[] = {out.data(), in.data()};

@@ -12,24 +12,18 @@
 #include "backends/cpu/renderer.h"
 #include "compiler/ir/error_of.h"
 #include "compiler/ir/kernel_builders.h"
+#include "runtime/private_kernel_cache.h"
 
 namespace rg {
 namespace {
 
 using namespace testk;
 
-const bool kPrivateCache = [] {
-  const char* tmp = std::getenv("TEST_TMPDIR");
-  std::string dir = std::string(tmp ? tmp : "/tmp") + "/kernel_cache_" + std::to_string(getpid());
-  setenv("XDG_CACHE_HOME", dir.c_str(), 1);
-  return true;
-}();
-
 UPtr image(int64_t slot, int64_t h, int64_t w) { return UOp::make(Op::PARAM, dtypes::imagef(h, w), {}, slot); }
 
 // Runs the rendered program on the buffers.
 void run(const Program& p, std::vector<std::vector<float>*> bufs) {
-  ASSERT_TRUE(kPrivateCache);
+  ASSERT_TRUE(kPrivateKernelCache);
   std::vector<void*> ptrs;
   for (auto* b : bufs) ptrs.push_back(b->data());
   (*compile_c(render_c(p), p.name))(ptrs.data());

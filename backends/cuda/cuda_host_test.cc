@@ -11,6 +11,7 @@
 #include "backends/cuda/renderer.h"
 #include "backends/cuda/test_cases.h"
 #include "compiler/codegen/codegen.h"
+#include "compiler/ir/error_of.h"
 #include "compiler/ir/kernel_builders.h"
 
 namespace rg {
@@ -94,15 +95,6 @@ Program hand_kernel(const std::string& name, int64_t slots, int64_t n, int64_t b
   for (int64_t i = 0; i < slots; ++i) p.params.push_back(dtypes::float32.ptr_to(n));
   p.uops = {special("gidx0", blocks), special("lidx0", threads)};
   return p;
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 // Each thread writes its element to shared memory and, after the barrier, reads its mirror's: right only

@@ -12,6 +12,7 @@
 #include "backends/cuda/renderer.h"
 #include "backends/cuda/test_cases.h"
 #include "compiler/codegen/codegen.h"
+#include "compiler/ir/error_of.h"
 #include "compiler/ir/kernel_builders.h"
 #include "compiler/opt/heuristics.h"
 
@@ -24,15 +25,6 @@ LowerOptions with(std::vector<Opt> opts) {
   LowerOptions o = cuda_lower_options();
   o.opts = std::move(opts);
   return o;
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 std::vector<float> small_ints(int64_t n, int64_t mod = 7, int64_t shift = 3) {

@@ -15,19 +15,12 @@
 #include "backends/cuda/test_cases.h"
 #include "compiler/codegen/codegen.h"
 #include "compiler/ir/kernel_builders.h"
+#include "runtime/private_kernel_cache.h"
 
 namespace rg {
 namespace {
 
 using namespace testk;
-
-// A private disk cache: set before the first compile reads the variable.
-const bool kPrivateCache = [] {
-  const char* tmp = std::getenv("TEST_TMPDIR");
-  std::string dir = std::string(tmp ? tmp : "/tmp") + "/kernel_cache_" + std::to_string(getpid());
-  setenv("XDG_CACHE_HOME", dir.c_str(), 1);
-  return true;
-}();
 
 #define REQUIRE_NVRTC()                                           \
   std::string why_not;                                            \
@@ -46,7 +39,7 @@ std::string ptx_of(const UPtr& kernel, const std::string& arch, const LowerOptio
 }
 
 TEST(Nvrtc, Seed004CompilesToPtx) {
-  ASSERT_TRUE(kPrivateCache);
+  ASSERT_TRUE(kPrivateKernelCache);
   REQUIRE_NVRTC();
   for (LowerOptions opts : {LowerOptions{}, LowerOptions{.unroll_limit = 0}}) {
     Seed004 s;

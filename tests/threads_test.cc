@@ -111,16 +111,22 @@ TEST(Threads, FullSumIsNotThreaded) {
   EXPECT_FALSE(has_thread(hand_coded_opts(k, {.vector_width = 1, .threads = 2}), 2));
   EXPECT_FALSE(has_thread(hand_coded_opts(k, {.vector_width = 8, .threads = 2}), 2));
 
-  // Through the Tensor API with 2 workers: a program for one, and the exact count of ones.
+  // Through the Tensor API with 2 workers, the sum is split in two kernels (rules/split_reduce.rules): 256
+  // partial sums of 4096 each, which the workers share, then their sum in one worker; the count of ones exact.
   constexpr int64_t n = 1 << 20;
   std::vector<float> v(n);
   for (int64_t i = 0; i < n; ++i) v[i] = float(i % 3 == 0);
   Tensor x = Tensor::from_vector(v, {n});
   set_thread_count(2);
   EXPECT_EQ(x.sum().to_vector<float>(), std::vector<float>{float((n + 2) / 3)});
-  const Program& p = program_of(*get_program(only_kernel(x.sum())));
-  EXPECT_EQ(p.threads, 1);
-  EXPECT_FALSE(has_thread(p.opts, 2)) << to_string(p.opts);
+  ScheduleResult s = schedule({x.sum().uop()});
+  ASSERT_EQ(s.linear->src.size(), 2u);
+  const Program& partials = program_of(*get_program(s.linear->src[0]->src[0]));
+  EXPECT_EQ(partials.threads, 2);
+  EXPECT_TRUE(has_thread(partials.opts, 2)) << to_string(partials.opts);
+  const Program& total = program_of(*get_program(s.linear->src[1]->src[0]));
+  EXPECT_EQ(total.threads, 1);
+  EXPECT_FALSE(has_thread(total.opts, 2)) << to_string(total.opts);
   set_thread_count(1);
 }
 

@@ -12,6 +12,7 @@
 #include "rules/buffer_view.h"
 #include "rules/rangeify.h"
 #include "rules/rangeify_helpers.h"
+#include "rules/split_reduce.h"
 
 namespace rg {
 
@@ -307,11 +308,13 @@ std::vector<UPtr> order_with_assigns(const RealizePlan& plan) {
 
 }  // namespace
 
-ScheduleResult schedule(const std::vector<UPtr>& roots, const PassObserver* observer) {
-  for (const UPtr& r : roots)
+ScheduleResult schedule(const std::vector<UPtr>& given, const PassObserver* observer) {
+  for (const UPtr& r : given)
     if (!r || !r->has_shape)
       throw Error("schedule: a root must be a tensor-graph node" + (r ? " (got " + lower_name(r->op) + ")" : ""));
-  UPtr sink = UOp::make(Op::SINK, dtypes::void_, roots);
+  // Large reductions into few outputs become two kernels (rules/split_reduce.rules) before planning.
+  UPtr sink = graph_rewrite(UOp::make(Op::SINK, dtypes::void_, given), rules::split_reduces);
+  const std::vector<UPtr>& roots = sink->src;
   std::vector<UPtr> order = toposort(sink);
   order.pop_back();  // the SINK itself
 

@@ -1,10 +1,10 @@
 // split_reduces: which reductions split, by what, into which graph.
-#include "rules/split_reduce_helpers.h"
+#include "rules/split_reduce.h"
 
 #include <gtest/gtest.h>
 
 #include "compiler/ir/rewrite.h"
-#include "rules/split_reduce.h"
+#include "rules/split_reduce_helpers.h"
 
 namespace rg {
 namespace {

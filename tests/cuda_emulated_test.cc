@@ -83,5 +83,20 @@ TEST(CudaEmulated, TensorProgramsMatchTheCpu) {
   }
 }
 
+// A sum of 2^17 floats is split in two kernels (rules/split_reduce.rules): 256 partial sums of 512, each a
+// block of grouped threads, then one grouped sum of the partials; the sum of small integers is exact.
+TEST(CudaEmulated, LargeSumIsSplitIntoBlocksOfGroups) {
+  constexpr int64_t n = 1 << 17;
+  std::vector<float> data(n);
+  double want = 0;
+  for (int64_t i = 0; i < n; ++i) want += data[i] = float(i % 7 - 3);
+  std::string opts;
+  const std::vector<float> got = emulated({"sum", [](const Tensor& x) { return x.sum(); }}, data, {n}, opts);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0], float(want));
+  EXPECT_EQ(opts.find("r_256_512 GROUP"), 0u) << opts;
+  EXPECT_NE(opts.find("; r_256 GROUP"), std::string::npos) << opts;
+}
+
 }  // namespace
 }  // namespace rg

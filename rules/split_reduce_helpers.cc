@@ -18,8 +18,8 @@ int64_t first_divided_axis(const UPtr& r, int64_t d) {
 
 int64_t split_divisor(const UPtr& r) {
   const int64_t outputs = int64_t(r->numel()), inputs = int64_t(r->src[0]->numel());
-  if (outputs == 0 || inputs / outputs < kSplitThreshold) return 0;
-  for (int64_t d = std::min<int64_t>(256, kSplitOutputs / outputs); d >= 8; --d)
+  if (outputs == 0 || outputs > kFewOutputs || inputs / outputs < kSplitThreshold) return 0;
+  for (int64_t d = 256; d >= 8; --d)
     if (first_divided_axis(r, d) >= 0) return d;
   return 0;
 }

@@ -31,8 +31,12 @@ TEST(SplitReduce, DivisorFollowsTinygradsBounds) {
   EXPECT_EQ(split_divisor(reduce(Op::ADD, input({59049}), {0})), 243);
   // A prime length: nothing divides it.
   EXPECT_EQ(split_divisor(reduce(Op::MAX, input({65537}), {0})), 0);
-  // Enough outputs already: 2^15 outputs of 2^15 each would make 2^22 / 2^15 = 128 the bound.
-  EXPECT_EQ(split_divisor(reduce(Op::ADD, input({1 << 15, 1 << 15}), {1})), 128);
+  // 16 outputs are the most that split; more run in parallel as they are (a batch norm's 32 channels).
+  EXPECT_EQ(split_divisor(reduce(Op::ADD, input({16, 1 << 15}), {1})), 256);
+  EXPECT_EQ(split_divisor(reduce(Op::ADD, input({17, 1 << 15}), {1})), 0);
+  EXPECT_EQ(split_divisor(reduce(Op::ADD, input({512, 32, 24, 24}), {0, 2, 3})), 0);
+  // A one-hot gather's shape: 60000 rows summed into 512 x 784 outputs.
+  EXPECT_EQ(split_divisor(reduce(Op::ADD, input({512, 784, 60000}), {2})), 0);
   // Few elements per output: not split.
   EXPECT_EQ(split_divisor(reduce(Op::ADD, input({512, 1024}), {1})), 0);
 }

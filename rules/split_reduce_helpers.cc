@@ -1,9 +1,5 @@
 #include "rules/split_reduce_helpers.h"
 
-#include <algorithm>
-
-#include "compiler/ir/shape.h"
-
 namespace rg {
 
 namespace {

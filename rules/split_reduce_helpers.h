@@ -18,10 +18,10 @@ inline constexpr int64_t kSplitThreshold = 32768, kFewOutputs = 16;
 // dividing it (tinygrad's range); 0 when the reduction is too small, has more than kFewOutputs outputs,
 // or no axis divides.
 int64_t split_divisor(const UPtr& r);
-// REDUCE_AXIS r over x (shape S, reduced axes A) with axis i = A's first divided by d = split_divisor(r) > 0,
-// as two reductions:
-// x reshaped to S[:i] + (d, S[i] / d) + S[i+1:], the d axis moved last, reduced over A (each of the d
-// partials a contiguous run of S[i] / d), CONTIGUOUS, then reduced over the last axis and reshaped to r's shape.
+// REDUCE_AXIS r over x (shape S, reduced axes A), its axis i = A's first divided by d = split_divisor(r) > 0,
+// as two reductions: x reshaped to S[:i] + (d, S[i] / d) + S[i+1:], the d axis moved last, reduced over A
+// (each of the d partials a contiguous run of S[i] / d), CONTIGUOUS, then reduced over the last axis and
+// reshaped to r's shape.
 UPtr split_reduce(const UPtr& r);
 
 }  // namespace rg

@@ -360,29 +360,38 @@ struct Env {
   ~Env() { unsetenv(name.c_str()); }
 };
 
-// The ring and the naive allreduce give the plain loop's sums and maxima on 2, 3 and 4 devices, for sizes the
-// device count and the chunk factor do not divide (13 columns; one element; 6 elements on 4 devices).
+// CPU:0 .. CPU:n-1.
+std::vector<std::string> cpus(int64_t n) {
+  std::vector<std::string> devs;
+  for (int64_t k = 0; k < n; ++k) devs.push_back("CPU:" + std::to_string(k));
+  return devs;
+}
+
+// Under the allreduce the environment selects, sums and maxima over the shard axis equal the plain loop's on 2,
+// 3 and 4 devices, for sizes the device count and the chunk factor do not divide (13 columns; one element;
+// 6 elements on 4 devices); with 13 columns each device's copy of the sum too.
+void expect_allreduces_agree(const std::string& mode) {
+  for (int64_t n : {2, 3, 4}) {
+    const std::vector<std::string> devs = cpus(n);
+    for (int64_t cols : {13, 1, 6}) {
+      const int64_t rows = 2 * n;
+      std::vector<float> v = data(rows * cols, 0.75f, -5.0f);
+      Tensor x = Tensor::from_vector(v, {rows, cols}).shard(devs, 0);
+      const std::string what = mode + ", " + std::to_string(n) + " devices, " + std::to_string(cols) + " columns";
+      EXPECT_EQ(x.sum(0).to_vector<float>(), sum_axis(v, rows, cols, 0)) << what;
+      EXPECT_EQ(x.max(0).to_vector<float>(), sum_axis(v, rows, cols, 0, true)) << what;
+      Tensor r = x.sum(0);
+      for (int64_t k = 0; cols == 13 && k < n; ++k)
+        EXPECT_EQ((r + 0).to(devs[k]).to_vector<float>(), sum_axis(v, rows, cols, 0)) << what << ", device " << k;
+    }
+  }
+}
+
+// The ring and the naive allreduce give the plain loop's sums and maxima.
 TEST(Allreduce, RingAndNaiveAgreeWithAPlainSum) {
   for (const char* ring : {"0", "2"}) {
     Env env("RG_RING", ring);
-    for (int64_t n : {2, 3, 4}) {
-      std::vector<std::string> devs;
-      for (int64_t k = 0; k < n; ++k) devs.push_back("CPU:" + std::to_string(k));
-      for (int64_t cols : {13, 1, 6}) {
-        const int64_t rows = 2 * n;
-        std::vector<float> v = data(rows * cols, 0.75f, -5.0f);
-        Tensor x = Tensor::from_vector(v, {rows, cols}).shard(devs, 0);
-        const std::string what = std::string("RG_RING=") + ring + ", " + std::to_string(n) + " devices, " +
-                                 std::to_string(cols) + " columns";
-        EXPECT_EQ(x.sum(0).to_vector<float>(), sum_axis(v, rows, cols, 0)) << what;
-        EXPECT_EQ(x.max(0).to_vector<float>(), sum_axis(v, rows, cols, 0, true)) << what;
-        // The result is on every device: each device's copy is the whole sum.
-        Tensor r = x.sum(0);
-        for (int64_t k = 0; cols == 13 && k < n; ++k) {
-          EXPECT_EQ((r + 0).to(devs[k]).to_vector<float>(), sum_axis(v, rows, cols, 0)) << what << ", device " << k;
-        }
-      }
-    }
+    expect_allreduces_agree(std::string("RG_RING=") + ring);
   }
 }
 
@@ -391,21 +400,7 @@ TEST(Allreduce, RingAndNaiveAgreeWithAPlainSum) {
 TEST(Allreduce, AllToAllAgreesWithAPlainSum) {
   {
     Env env("RG_ALL2ALL", "2");
-    for (int64_t n : {2, 3, 4}) {
-      std::vector<std::string> devs;
-      for (int64_t k = 0; k < n; ++k) devs.push_back("CPU:" + std::to_string(k));
-      for (int64_t cols : {13, 1, 6}) {
-        const int64_t rows = 2 * n;
-        std::vector<float> v = data(rows * cols, 0.75f, -5.0f);
-        Tensor x = Tensor::from_vector(v, {rows, cols}).shard(devs, 0);
-        const std::string what = std::to_string(n) + " devices, " + std::to_string(cols) + " columns";
-        EXPECT_EQ(x.sum(0).to_vector<float>(), sum_axis(v, rows, cols, 0)) << what;
-        EXPECT_EQ(x.max(0).to_vector<float>(), sum_axis(v, rows, cols, 0, true)) << what;
-        Tensor r = x.sum(0);
-        for (int64_t k = 0; cols == 13 && k < n; ++k)
-          EXPECT_EQ((r + 0).to(devs[k]).to_vector<float>(), sum_axis(v, rows, cols, 0)) << what << ", device " << k;
-      }
-    }
+    expect_allreduces_agree("RG_ALL2ALL=2");
     std::vector<float> v = data(6 * 13);
     Tensor x = Tensor::from_vector(v, {6, 13}).shard(kThree, 0).sum(0);  // chunks of 5, 4, 4
     x.realize();
@@ -425,8 +420,7 @@ TEST(Allreduce, AllToAllAgreesWithAPlainSum) {
 TEST(Allreduce, NaiveTermsAreWheresOnTheDeviceNumber) {
   Env env("RG_RING", "0");
   for (int64_t n : {2, 3, 4}) {
-    std::vector<std::string> devs;
-    for (int64_t k = 0; k < n; ++k) devs.push_back("CPU:" + std::to_string(k));
+    const std::vector<std::string> devs = cpus(n);
     std::vector<float> v = data(4 * 3 * 5, 0.5f, -3.0f);
     Tensor r = Tensor::from_vector(v, {12, 5}).shard(devs, 0).sum(0);
     int64_t selects = 0;

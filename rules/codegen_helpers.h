@@ -5,19 +5,30 @@
 
 #include <cstdint>
 #include <optional>
+#include <unordered_map>
+#include <vector>
 
 #include "compiler/ir/uop.h"
 
 namespace rg {
 
-// Context of the remove_reduce rule set: numbers the accumulators of one kernel.
+// The loops around each RANGE of a kernel, outermost first: every range of smaller range_key that
+// some value depends on together with it, and theirs (the nesting the linearizer gives the loops).
+// A REDUCE and an END close their ranges.
+using Enclosing = std::unordered_map<const UOp*, std::vector<UPtr>>;
+Enclosing enclosing_loops(const UPtr& kernel);
+
+// Context of the remove_reduce rule set: numbers the accumulators of one kernel, and knows its loops.
 struct ReduceCtx {
   int64_t next_acc = 0;
   bool mulacc = false;  // the target fuses multiply-adds (LowerOptions::mulacc)
+  Enclosing enclosing;  // enclosing_loops of the kernel before its REDUCEs became loops
 };
 
 // REDUCE[op](x, ranges...) as an accumulator: a DEFINE_REG initialised to the
-// identity inside the ranges x depends on (other than the reduced ones), a loop
+// identity inside the ranges x depends on (other than the reduced ones) and the loops that
+// enclose the reduced ranges elsewhere in the kernel (an unrolled lane of x may not depend on a
+// loop that the shared reduce loop runs in), a loop
 // over the reduced ranges combining into it, and its value read after the END:
 //   acc.after(input ranges).index(0).store(identity)
 //   acc.index(0).store(acc.after(init, ranges).index(0) op x).end(ranges)

@@ -88,6 +88,36 @@ TEST(GroupReduce, PartialsThroughSharedMemory) {
   }
 }
 
+TEST(EnclosingLoops, RangesThatShareAValueNest) {
+  UPtr p = param(1, dtypes::float32, 64), q = param(2, dtypes::float32, 8);
+  UPtr r0 = range(4, 0, AxisType::Loop), r1 = range(2, 1, AxisType::Loop), r2 = range(8, 2, AxisType::Reduce);
+  // r2 runs inside r0 (one address uses both); r1 only shares a value with r0, so r2 does not see it.
+  UPtr inner = UOp::make(Op::REDUCE, dtypes::float32, {load(p, r0 * 8 + r2), r2}, Op::ADD);
+  UPtr k = sink({end(store(param(0, dtypes::float32, 8), r0 * 2 + r1, inner), {r0, r1}),
+                 end(store(param(3, dtypes::float32, 8), r2, load(q, r2)), {r2})});
+  Enclosing e = enclosing_loops(k);
+  EXPECT_TRUE(e.at(r0.get()).empty());
+  EXPECT_EQ(e.at(r1.get()), std::vector<UPtr>{r0});
+  EXPECT_EQ(e.at(r2.get()), std::vector<UPtr>{r0});
+}
+
+// A reduction whose value depends on none of the loops its reduce range runs in (an unrolled padding lane
+// of a padded sum) still restarts in each of their iterations.
+TEST(ReduceToAcc, RestartsInTheLoopsAroundItsRange) {
+  UPtr p = param(1, dtypes::float32, 64);
+  UPtr r0 = range(4, 0, AxisType::Loop), r2 = range(8, 2, AxisType::Reduce);
+  UPtr lane = UOp::make(Op::REDUCE, dtypes::float32, {cnst(dtypes::float32, -1), r2}, Op::ADD);
+  UPtr other = UOp::make(Op::REDUCE, dtypes::float32, {load(p, r0 * 8 + r2), r2}, Op::ADD);
+  ReduceCtx ctx{0, false, enclosing_loops(sink(end(store(param(0, dtypes::float32, 4), r0, lane + other), {r0})))};
+  UPtr out = reduce_to_acc(ctx, lane);
+  // INDEX(AFTER(acc, END(STORE(acc[0], AFTER(acc, init, r2)[0] + -1), r2)), 0): the init's AFTER waits on r0.
+  const UPtr& init = out->src[0]->src[1]->src[0]->src[1]->src[0]->src[0]->src[1];
+  ASSERT_EQ(init->op, Op::STORE);
+  const UPtr& init_after = init->src[0]->src[0];
+  ASSERT_EQ(init_after->op, Op::AFTER);
+  EXPECT_EQ(init_after->src, (std::vector<UPtr>{init_after->src[0], r0}));
+}
+
 TEST(ReduceToAcc, NoRangeIsTheValue) {
   UPtr x = cnst(dtypes::float32, 2);
   ReduceCtx ctx;

@@ -50,10 +50,15 @@ TEST(Invalid, NestedWhereCollapses) {
   EXPECT_TRUE(fired_rule("merge_invalid_gates"));
   // A gated gate: where c is false the condition has no value, and neither has the where.
   EXPECT_EQ(run(where(where(c, d, invalid(dtypes::bool_)), x, inv)), "(c&d).where(x, Invalid)");
-  EXPECT_TRUE(fired_rule("merge_gated_gate"));
-  // Not with a value outside the gate: there a false c would still have to read as Invalid.
-  const UPtr gated = where(where(c, d, invalid(dtypes::bool_)), x, cnst(dtypes::float32, 0));
-  EXPECT_EQ(run(gated), render_expr(gated));
+  EXPECT_TRUE(fired_rule("gated_condition"));
+  EXPECT_TRUE(fired_rule("merge_invalid_gates"));
+  // With a value outside the inner gate: where c is false the result is still Invalid.
+  EXPECT_EQ(run(where(where(c, d, invalid(dtypes::bool_)), x, cnst(dtypes::float32, 0))),
+            "c.where(d.where(x, 0.0), Invalid)");
+  EXPECT_EQ(fired, std::vector<std::string>{"gated_condition"});
+  // A condition with no value anywhere: no value.
+  EXPECT_EQ(run(where(invalid(dtypes::bool_), x, cnst(dtypes::float32, 0))), "Invalid");
+  EXPECT_EQ(fired, std::vector<std::string>{"invalid_condition"});
 }
 
 TEST(Invalid, StoreOfNothingIsNoStore) {

@@ -150,8 +150,8 @@ const std::vector<Pass<Lowering>>& lower_passes() {
       {"remove_reduce",
        {},
        rewrite<L, ReduceCtx>(
-           [](const UPtr&, L& s) {
-             return std::optional<ReduceCtx>(ReduceCtx{0, s.opts.mulacc});
+           [](const UPtr& k, L& s) {
+             return std::optional<ReduceCtx>(ReduceCtx{0, s.opts.mulacc, enclosing_loops(k)});
            },
            {&rules::remove_reduce})},
       // A THREAD axis becomes the worker's index.

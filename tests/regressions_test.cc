@@ -1,0 +1,65 @@
+// Programs that once failed inside the compiler, each checked against the
+// direct graph evaluator (compiler/tensor/graph_eval.h), which shares no code
+// with schedule, codegen or the runtime.
+#include <gtest/gtest.h>
+
+#include <numeric>
+#include <vector>
+
+#include "compiler/tensor/graph_eval.h"
+#include "compiler/tensor/tensor.h"
+
+namespace rg {
+namespace {
+
+std::vector<float> iota_floats(size_t n, float start, float step) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = start + step * float(i % 17) - float(i % 5);
+  return v;
+}
+
+void expect_matches_graph_eval(const Tensor& out) {
+  std::vector<double> want = eval_graph(out.uop());
+  std::vector<double> got = out.cast(dtypes::float64).to_vector<double>();
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_DOUBLE_EQ(got[i], want[i]) << "element " << i;
+}
+
+// A padded input summed inside a reduction, then broadcast into an elementwise max.
+TEST(Regressions, PaddedSumBroadcastIntoMaximum) {
+  Tensor v0 = Tensor::from_vector(iota_floats(693, -4, 0.5f), {1, 33, 3, 7});
+  Tensor v3 = v0.pad({{2, 1}, {0, 0}, {0, 0}, {0, 0}}, -1.0).sum(1);
+  v3.realize();
+  Tensor v8 = v3.sum(2).reshape({4, 1, 3}).expand({4, 7, 3}).reshape({4, 1, 7, 3}).expand({4, 15, 7, 3});
+  Tensor v10 = Tensor::from_vector<float>({-8, 6, 8}) - v8;
+  Tensor out = Tensor::from_vector(iota_floats(21, -3, 1), {1, 1, 7, 3}).flip(1).maximum(v10);
+  expect_matches_graph_eval(out);
+}
+
+// An integer matmul whose left side is padded.
+TEST(Regressions, PaddedIntMatmul) {
+  Tensor v3 = Tensor::from_vector<int32_t>({2, -8, 5, 5, 6, 8, -7, -7, -6, -8, -7, 1}, {4, 3, 1})
+                  .transpose(0, 1)
+                  .permute({1, 2, 0})
+                  .reshape({2, 6});
+  Tensor out = Tensor::from_vector<int32_t>({6, -3, 4, 2, 4, -8}, {6, 1}).pad({{2, 0}, {1, 0}}, 0).matmul(v3);
+  expect_matches_graph_eval(out);
+}
+
+// Reflect pads of a shrunk cat of three parts, one of them computed.
+TEST(Regressions, ReflectPadsOfShrunkCat) {
+  std::vector<int32_t> a(64), b(64);
+  std::iota(a.begin(), a.end(), -20);
+  std::iota(b.begin(), b.end(), 7);
+  Tensor v5 = Tensor::full({1}, 7.0)
+                  .reshape({1, 1})
+                  .matmul(Tensor::from_vector<float>({-7, 1, 2, -7, 3, 4, 5, -7}, {1, 8}))
+                  .eq(Tensor::full({1}, -49.0))
+                  .cast(dtypes::int32);
+  Tensor v8 = Tensor::cat({Tensor::from_vector(a, {8, 8}), v5, Tensor::from_vector(b, {8, 8})}, 0);
+  Tensor out = v8.shrink({{5, 17}, {1, 3}}).pad({{2, 0}, {0, 0}}, PadMode::reflect).pad({{3, 1}, {1, 0}}, PadMode::reflect);
+  expect_matches_graph_eval(out);
+}
+
+}  // namespace
+}  // namespace rg

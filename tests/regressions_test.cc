@@ -57,7 +57,8 @@ TEST(Regressions, ReflectPadsOfShrunkCat) {
                   .eq(Tensor::full({1}, -49.0))
                   .cast(dtypes::int32);
   Tensor v8 = Tensor::cat({Tensor::from_vector(a, {8, 8}), v5, Tensor::from_vector(b, {8, 8})}, 0);
-  Tensor out = v8.shrink({{5, 17}, {1, 3}}).pad({{2, 0}, {0, 0}}, PadMode::reflect).pad({{3, 1}, {1, 0}}, PadMode::reflect);
+  Tensor out =
+      v8.shrink({{5, 17}, {1, 3}}).pad({{2, 0}, {0, 0}}, PadMode::reflect).pad({{3, 1}, {1, 0}}, PadMode::reflect);
   expect_matches_graph_eval(out);
 }
 

@@ -164,6 +164,12 @@ TEST(GradientNumeric, ConvolutionAndPooling) {
                  {Input{{1, 2, 5, 5}}, Input{{3, 2, 3, 3}}});
   check_gradient("avg_pool2d", [](auto& t) { return t[0].avg_pool2d(3, 2); }, {Input{{1, 2, 5, 6}}});
   check_gradient("max_pool2d", [](auto& t) { return t[0].max_pool2d(); }, {Input{{1, 2, 4, 5}}});
+  check_gradient("max_pool2d ceil_mode", [](auto& t) { return t[0].max_pool2d(2, 2, 1, 0, true); },
+                 {Input{{1, 2, 5, 5}}});
+  check_gradient("avg_pool2d ceil_mode", [](auto& t) { return t[0].avg_pool2d(3, 2, 1, 1, true); },
+                 {Input{{1, 2, 6, 5}}});
+  check_gradient("avg_pool2d ceil_mode, padding not counted",
+                 [](auto& t) { return t[0].avg_pool2d(2, 2, 1, 0, true, false); }, {Input{{1, 1, 5, 3}}});
 }
 
 // --- closed forms ---

@@ -289,9 +289,12 @@ class Tensor {
                           PerAxis output_padding = 0) const;
   // Pool the last kernel_size.size() axes (an int means 2 axes). stride: empty means the kernel size. Max pooling
   // pads with the dtype's smallest value; average pooling counts the padding unless count_include_pad is false.
-  Tensor max_pool2d(PerAxis kernel_size = {2, 2}, PerAxis stride = {}, PerAxis dilation = 1, PerAxis padding = 0) const;
+  // ceil_mode rounds the output size up (PyTorch's and tinygrad's rule): a last window that starts inside the
+  // input or its left padding is kept, and average pooling divides it by the cells it covers.
+  Tensor max_pool2d(PerAxis kernel_size = {2, 2}, PerAxis stride = {}, PerAxis dilation = 1, PerAxis padding = 0,
+                    bool ceil_mode = false) const;
   Tensor avg_pool2d(PerAxis kernel_size = {2, 2}, PerAxis stride = {}, PerAxis dilation = 1, PerAxis padding = 0,
-                    bool count_include_pad = true) const;
+                    bool ceil_mode = false, bool count_include_pad = true) const;
 
   // out[i][j][k] = x[i][index[i][j][k]][k] for dim 1 (index: int, same rank; x at least as large off `dim`).
   Tensor gather(int64_t dim, const Tensor& index) const;

@@ -287,30 +287,61 @@ Tensor Tensor::conv_transpose2d(const Tensor& weight, const std::optional<Tensor
 }
 
 namespace {
-// The pooling windows of x padded with `fill`, and the axes to reduce them over.
-Tensor pooled(const Tensor& x, const Tensor::PerAxis& kernel_size, const Tensor::PerAxis& stride,
-              const Tensor::PerAxis& dilation, const Tensor::PerAxis& padding, Tensor::Number fill, const char* who) {
-  const std::vector<int64_t> k = kernel_size.v.size() == 1 ? std::vector<int64_t>(2, kernel_size.v[0]) : kernel_size.v;
-  const size_t n = k.size();
+// A pooling's windows: kernel k, stride s and dilation d over the last k.size() axes, the explicit padding, and
+// the padding ceil_mode adds on the right (PyTorch's rule: the output size rounds up, but a last window must
+// start inside the input or its left padding).
+struct Windows {
+  std::vector<int64_t> k, s, d;
+  Pairs pads, ceil_pads;
+};
+
+Windows windows(const Tensor& x, const Tensor::PerAxis& kernel_size, const Tensor::PerAxis& stride,
+                const Tensor::PerAxis& dilation, const Tensor::PerAxis& padding, bool ceil_mode, const char* who) {
+  Windows w;
+  w.k = kernel_size.v.size() == 1 ? std::vector<int64_t>(2, kernel_size.v[0]) : kernel_size.v;
+  const size_t n = w.k.size();
   if (n == 0 || x.ndim() < int64_t(n))
-    fail(who, "cannot pool shape " + shape_str(x.shape()) + " with kernel " + ints_str(k));
-  const std::vector<int64_t> s = stride.v.empty() ? k : per_axis(stride, n, who, "stride");
-  return pool(pad_last(x, spatial_pads(padding, n, who), fill), k, s, per_axis(dilation, n, who, "dilation"), who);
+    fail(who, "cannot pool shape " + shape_str(x.shape()) + " with kernel " + ints_str(w.k));
+  w.s = stride.v.empty() ? w.k : per_axis(stride, n, who, "stride");
+  w.d = per_axis(dilation, n, who, "dilation");
+  w.pads = spatial_pads(padding, n, who);
+  w.ceil_pads.assign(n, {0, 0});
+  for (size_t a = 0; ceil_mode && a < n; ++a) {
+    const int64_t i = x.shape()[x.ndim() - n + a], before = w.pads[a].first;
+    const int64_t span = w.d[a] * (w.k[a] - 1) + 1, padded = i + before + w.pads[a].second;
+    if (w.s[a] < 1 || padded < span) continue;  // pool() names the error
+    int64_t o = ceildiv(padded - span, w.s[a]) + 1;
+    if ((o - 1) * w.s[a] >= i + before) --o;
+    w.ceil_pads[a].second = std::max<int64_t>(0, (o - 1) * w.s[a] + span - padded);
+  }
+  return w;
+}
+
+// The windows of x padded with `fill` (explicit) and `ceil_fill` (ceil_mode's), as (..., *o, *k).
+Tensor windows_of(const Tensor& x, const Windows& w, Tensor::Number fill, Tensor::Number ceil_fill, const char* who) {
+  return pool(pad_last(pad_last(x, w.pads, fill), w.ceil_pads, ceil_fill), w.k, w.s, w.d, who);
 }
 }  // namespace
 
-Tensor Tensor::max_pool2d(PerAxis kernel_size, PerAxis stride, PerAxis dilation, PerAxis padding) const {
-  Tensor p = pooled(*this, kernel_size, stride, dilation, padding, lowest(dtype()), "max_pool2d");
+Tensor Tensor::max_pool2d(PerAxis kernel_size, PerAxis stride, PerAxis dilation, PerAxis padding,
+                          bool ceil_mode) const {
+  const Windows w = windows(*this, kernel_size, stride, dilation, padding, ceil_mode, "max_pool2d");
+  Tensor p = windows_of(*this, w, lowest(dtype()), lowest(dtype()), "max_pool2d");
   return p.max(last_axes(p.ndim() - ndim()));
 }
 
-Tensor Tensor::avg_pool2d(PerAxis kernel_size, PerAxis stride, PerAxis dilation, PerAxis padding,
+Tensor Tensor::avg_pool2d(PerAxis kernel_size, PerAxis stride, PerAxis dilation, PerAxis padding, bool ceil_mode,
                           bool count_include_pad) const {
-  Tensor p = pooled(*this, kernel_size, stride, dilation, padding, 0, "avg_pool2d");
+  const Windows w = windows(*this, kernel_size, stride, dilation, padding, ceil_mode, "avg_pool2d");
+  Tensor p = windows_of(*this, w, 0, 0, "avg_pool2d");
   const std::vector<int64_t> axes = last_axes(p.ndim() - ndim());
-  if (count_include_pad) return p.mean(axes);
-  Tensor ones = pooled(Tensor::ones(shape()), kernel_size, stride, dilation, padding, 0, "avg_pool2d");
-  return p.sum(axes) / ones.sum(axes);
+  const bool ceil_padded =
+      std::any_of(w.ceil_pads.begin(), w.ceil_pads.end(), [](const auto& pad) { return pad.second > 0; });
+  if (count_include_pad && !ceil_padded) return p.mean(axes);
+  // Each window's divisor: the cells it covers of the input, and of the explicit padding when that counts
+  // (never of ceil_mode's, as in PyTorch).
+  Tensor cells = windows_of(Tensor::ones(shape()), w, count_include_pad ? 1 : 0, 0, "avg_pool2d");
+  return p.sum(axes) / cells.sum(axes);
 }
 
 // ---------------------------------------------------------------- indexing

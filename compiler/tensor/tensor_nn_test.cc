@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "compiler/ir/error_of.h"
@@ -174,25 +175,35 @@ TEST(ConvTranspose2d, MatchesLoops) {
 // Pooling by its definition: windows at y*sy - top + ky*dy; max skips the padding, the average divides by the
 // kernel size (count_include_pad) or by the window's cells inside the input.
 enum class Pool { max, avg, avg_valid };
+// ceil: PyTorch's ceil_mode, the output size rounded up while a last window starts inside the input or its
+// left padding; an average divides by the cells of the (explicitly) padded input a window covers.
+int64_t pool_out(int64_t i, int64_t k, int64_t s, int64_t d, int64_t p, bool ceil) {
+  const int64_t room = i + 2 * p - d * (k - 1) - 1;
+  int64_t o = (ceil ? (room + s - 1) / s : room / s) + 1;
+  if (ceil && (o - 1) * s >= i + p) --o;
+  return o;
+}
+
 Array4 pool_ref(const Array4& in, int64_t kh, int64_t kw, int64_t sy, int64_t sx, int64_t dy, int64_t dx, int64_t py,
-                int64_t px, Pool kind) {
-  const int64_t oh = (in.h + 2 * py - dy * (kh - 1) - 1) / sy + 1, ow = (in.w + 2 * px - dx * (kw - 1) - 1) / sx + 1;
+                int64_t px, Pool kind, bool ceil = false) {
+  const int64_t oh = pool_out(in.h, kh, sy, dy, py, ceil), ow = pool_out(in.w, kw, sx, dx, px, ceil);
   Array4 out{in.n, in.c, oh, ow, Floats(size_t(in.n * in.c * oh * ow))};
   for (int64_t b = 0; b < in.n; ++b)
     for (int64_t c = 0; c < in.c; ++c)
       for (int64_t y = 0; y < oh; ++y)
         for (int64_t x = 0; x < ow; ++x) {
           double m = -INFINITY, sum = 0;
-          int64_t inside = 0;
+          int64_t inside = 0, padded = 0;
           for (int64_t ky = 0; ky < kh; ++ky)
             for (int64_t kx = 0; kx < kw; ++kx) {
               const int64_t iy = y * sy - py + ky * dy, ix = x * sx - px + kx * dx;
+              padded += iy < in.h + py && ix < in.w + px;
               if (iy < 0 || iy >= in.h || ix < 0 || ix >= in.w) continue;
               m = std::max<double>(m, in.at(b, c, iy, ix));
               sum += in.at(b, c, iy, ix);
               ++inside;
             }
-          out.at(b, c, y, x) = float(kind == Pool::max ? m : kind == Pool::avg ? sum / (kh * kw) : sum / inside);
+          out.at(b, c, y, x) = float(kind == Pool::max ? m : kind == Pool::avg ? sum / padded : sum / inside);
         }
   return out;
 }
@@ -231,9 +242,26 @@ TEST(Pool2d, MatchesLoops) {
   }
   {
     SCOPED_TRACE("avg without the padding");
-    Tensor y = x.avg_pool2d(3, 2, 1, 1, false);
+    Tensor y = x.avg_pool2d(3, 2, 1, 1, false, false);
     expect_near(y.to_vector<float>(), pool_ref(in, 3, 3, 2, 2, 1, 1, 1, 1, Pool::avg_valid).v);
   }
+  // ceil_mode on 7 rows and 6 columns: 3x3 windows of stride 2 give 3 x 2 outputs, rounded up 3 x 3 (the last
+  // column's window starts at column 4 and covers 4..5 of the input); with padding 1 the last window would start
+  // in the right padding and is dropped.
+  for (const auto& [k, st, pad] :
+       std::vector<std::tuple<int64_t, int64_t, int64_t>>{{3, 2, 0}, {3, 2, 1}, {2, 3, 0}, {2, 2, 1}}) {
+    SCOPED_TRACE("ceil_mode, kernel " + std::to_string(k) + " stride " + std::to_string(st) + " padding " +
+                 std::to_string(pad));
+    for (Pool kind : {Pool::max, Pool::avg, Pool::avg_valid}) {
+      Tensor y =
+          kind == Pool::max ? x.max_pool2d(k, st, 1, pad, true) : x.avg_pool2d(k, st, 1, pad, true, kind == Pool::avg);
+      Array4 want = pool_ref(in, k, k, st, st, 1, 1, pad, pad, kind, true);
+      EXPECT_EQ(y.shape(), (Shape{want.n, want.c, want.h, want.w}));
+      expect_near(y.to_vector<float>(), want.v);
+    }
+  }
+  EXPECT_EQ(x.max_pool2d(3, 2, 1, 0, true).shape(), (Shape{2, 3, 3, 3}));  // by hand: ceil(4/2)+1 = 3, ceil(3/2)+1 = 3
+  EXPECT_EQ(x.max_pool2d(3, 2, 1, 0, false).shape(), (Shape{2, 3, 3, 2}));
   // An int tensor keeps its dtype: max pooling pads with int32's smallest value, not a float -inf.
   Tensor xi = on_device(std::vector<int32_t>{-5, -7, -1, -9}, {1, 1, 2, 2});
   Tensor mi = xi.max_pool2d(2, 1, 1, 1);

@@ -156,8 +156,10 @@ int main(int argc, char** argv) {
   if (what == "train") return rg::bench_train();
   if (what == "symbolic_corpus") return rg::bench_symbolic_corpus(argc > 2 && std::strcmp(argv[2], "--list") == 0);
   if (what == "compile") return rg::bench_compile(argc > 2 ? std::max(1, std::atoi(argv[2])) : 5);
-  std::fprintf(stderr,
-               "usage: bench rewrite | index | seed [DEVICE] | compile [reps] | lanes | devices | alloc |\n"
-               "       kernels [--threads N] [--device CPU|LLVM] | train | symbolic_corpus [--list]\n");
+  if (what == "chain") return rg::bench_chain(argc > 2 ? std::atoll(argv[2]) : 1000000);
+  std::fprintf(
+      stderr,
+      "usage: bench rewrite | index | seed [DEVICE] | compile [reps] | lanes | devices | alloc |\n"
+      "       kernels [--threads N] [--device CPU|LLVM] | train | symbolic_corpus [--list] | chain [max_adds]\n");
   return 2;
 }

@@ -1,6 +1,7 @@
 // The benchmarks of tools/bench, one function per mode; each prints a table.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace rg {
@@ -20,5 +21,7 @@ int bench_kernels(int argc, char** argv);
 int bench_train();
 // The index simplifier on tools/symbolic_corpus.txt against tinygrad's results; --list prints each loss.
 int bench_symbolic_corpus(bool list);
+// A chain of up to max_adds adds, x + 1 + 1 + ..., through every stage: the time per add as the chain grows.
+int bench_chain(int64_t max_adds);
 
 }  // namespace rg

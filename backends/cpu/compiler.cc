@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
@@ -37,8 +38,6 @@ namespace fs = std::filesystem;
 const std::vector<std::string> kFlags = {
     "-O2", "-march=native", "-shared", "-fPIC", "-ffp-contract=on", "-fno-math-errno", "-x", "c"};
 
-std::atomic<uint64_t> invocations{0};
-
 bool executable_on_path(const std::string& prog) {
   const char* path = std::getenv("PATH");
   std::string p = path ? path : "/usr/bin:/bin";
@@ -58,6 +57,22 @@ const std::string& c_compiler() {
   static const std::string cc = executable_on_path("clang") ? "clang" : "cc";
   return cc;
 }
+
+// LLVM's machine schedulers take time quadratic in a basic block's length: a kernel of a million
+// statements (a long chain of elementwise ops) would compile for hours. Past this many lines clang
+// compiles without them, in seconds; a block that long has more independent work than the
+// schedulers' reordering adds.
+constexpr size_t kUnscheduledLines = 16384;
+
+// The flags for src: kFlags, and clang's schedulers off for a very long kernel.
+std::vector<std::string> flags_for(const std::string& src) {
+  std::vector<std::string> f = kFlags;
+  if (c_compiler() == "clang" && size_t(std::count(src.begin(), src.end(), '\n')) > kUnscheduledLines)
+    f.insert(f.begin() + 1, {"-mllvm", "-enable-misched=false", "-mllvm", "-enable-post-misched=false"});
+  return f;
+}
+
+std::atomic<uint64_t> invocations{0};
 
 // Runs argv, returning its exit status and everything it wrote to stdout/stderr.
 int run_capture(const std::vector<std::string>& argv, std::string& output) {
@@ -122,7 +137,7 @@ std::string unique_suffix() {
 
 // Compiles src into `so` (via a temporary file renamed into place, so a
 // concurrent compile never loads a half-written object).
-void compile_to(const std::string& src, const fs::path& so) {
+void compile_to(const std::string& src, const std::vector<std::string>& flags, const fs::path& so) {
   std::string tmp = so.string() + unique_suffix();
   std::string csrc = tmp + ".c";
   {
@@ -131,7 +146,7 @@ void compile_to(const std::string& src, const fs::path& so) {
     if (!f) throw Error("compile_c: cannot write " + csrc);
   }
   std::vector<std::string> argv{c_compiler()};
-  argv.insert(argv.end(), kFlags.begin(), kFlags.end());
+  argv.insert(argv.end(), flags.begin(), flags.end());
   argv.insert(argv.end(), {"-o", tmp, csrc});
   std::string out;
   invocations.fetch_add(1, std::memory_order_relaxed);
@@ -156,8 +171,9 @@ void clear_kernel_memory_cache() {
 }
 
 std::shared_ptr<const CompiledKernel> compile_c(const std::string& src, const std::string& name) {
+  const std::vector<std::string> argv_flags = flags_for(src);
   std::string flags;
-  for (const std::string& f : kFlags) flags += f + " ";
+  for (const std::string& f : argv_flags) flags += f + " ";
   const std::string key = content_key(c_compiler() + "\n" + flags + "\n" + name + "\n" + src);
   Cache& c = cache();
   {
@@ -172,7 +188,7 @@ std::shared_ptr<const CompiledKernel> compile_c(const std::string& src, const st
   std::shared_ptr<void> lib;
   if (fs::exists(so)) lib = open_library(so.string(), err);
   if (!lib) {  // absent, or unreadable (a truncated file from a crash): build it
-    compile_to(src, so);
+    compile_to(src, argv_flags, so);
     lib = open_library(so.string(), err);
     if (!lib) throw Error("compile_c: cannot load the compiled kernel: " + err);
   }

@@ -33,6 +33,9 @@ UPtr fresh_buffer(DType dt, BufferArg a, const std::string& device) {
 
 UPtr new_buffer(DType dt, int64_t n, const std::string& device) {
   if (n < 0) throw Error("buffer: negative element count " + std::to_string(n));
+  // The runtime sizes memory as elements times bytes in size_t: it must not wrap (2^62 float32 would be 0 bytes).
+  if (int64_t bytes; __builtin_mul_overflow(n, int64_t(dt.itemsize()) * dt.count, &bytes))
+    throw Error("buffer: " + std::to_string(n) + " elements of " + dt.name() + " need more than 2^63 - 1 bytes");
   return fresh_buffer(dt, BufferArg{0, n}, device);
 }
 

@@ -46,7 +46,7 @@ std::string idx_header(const std::vector<uint32_t>& dims) {
 
 // in[0] * 2 + in[1] * 3 captured with x as both inputs would merge them into one buffer; a replay with (a, b) then
 // read a twice ([50, 100] for a = [10, 20]). Duplicate inputs are refused, as tinygrad's JIT does.
-TEST(ProbesWrongAnswers, DISABLED_JitRefusesOneBufferAsTwoInputs) {
+TEST(ProbesWrongAnswers, JitRefusesOneBufferAsTwoInputs) {
   Jit f([](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0] * 2 + in[1] * 3}; });
   Tensor x = Tensor::from_vector(std::vector<float>{1, 2}).realize();
   EXPECT_EQ(error_of([&] { f({x, x}); }), "Jit: inputs 0 and 1 are the same buffer (duplicate inputs)");
@@ -134,21 +134,21 @@ TEST(ProbesBadInput, ShapesWhoseElementCountWraps) {
             "datasets: " + idx + ": dimensions (65536, 65536, 65536, 65536) have more than 2^63 - 1 elements");
 }
 
-TEST(ProbesBadInput, DISABLED_ConvTranspose2dStrideZero) {
+TEST(ProbesBadInput, ConvTranspose2dStrideZero) {
   Tensor x = Tensor::ones({1, 1, 3, 3}), w = Tensor::ones({1, 1, 2, 2});
   EXPECT_EQ(error_of([&] { x.conv_transpose2d(w, std::nullopt, 1, 0); }),
-            "conv_transpose2d: stride (0, 0) must be positive");
+            "conv_transpose2d: stride (0, 0) and dilation (1, 1) must be positive, output_padding (0, 0) not negative");
 }
 
-TEST(ProbesBadInput, DISABLED_ArgmaxOverAnEmptyAxis) {
+TEST(ProbesBadInput, ArgmaxOverAnEmptyAxis) {
   Tensor x = Tensor::ones({2, 0});
   EXPECT_EQ(error_of([&] { x.argmax(1); }), "argmax: axis 1 of shape (2, 0) is empty");
   EXPECT_EQ(error_of([&] { x.argmin(1); }), "argmin: axis 1 of shape (2, 0) is empty");
   EXPECT_EQ(error_of([&] { x.argmax(); }), "argmax: tensor of shape (2, 0) is empty");
 }
 
-TEST(ProbesBadInput, DISABLED_CastToVoid) {
-  EXPECT_EQ(error_of([&] { Tensor::ones({2}).cast(dtypes::void_); }), "cast: cannot cast float32 to void");
+TEST(ProbesBadInput, CastToVoid) {
+  EXPECT_EQ(error_of([&] { Tensor::ones({2}).cast(dtypes::void_); }), "cast: cannot cast float32 to void (shape (2,))");
 }
 
 // ---------------------------------------------------------------- memory

@@ -10,10 +10,22 @@ std::string shape_str(const Shape& s) {
   return r + (s.size() == 1 ? ",)" : ")");
 }
 
-int64_t product(const Shape& s) {
+std::optional<int64_t> checked_product(const Shape& s) {
+  // The other axes' product must fit too when one is 0: their strides are index arithmetic.
   int64_t n = 1;
-  for (int64_t d : s) n *= d;
-  return n;
+  bool zero = false;
+  for (int64_t d : s) {
+    if (d == 0)
+      zero = true;
+    else if (__builtin_mul_overflow(n, d, &n))
+      return std::nullopt;
+  }
+  return zero ? 0 : n;
+}
+
+int64_t product(const Shape& s, const std::string& who) {
+  if (std::optional<int64_t> n = checked_product(s)) return *n;
+  throw Error((who.empty() ? "" : who + ": ") + "shape " + shape_str(s) + " has more than 2^63 - 1 elements");
 }
 
 namespace {
@@ -146,7 +158,9 @@ std::optional<Shape> infer_shape(Op op, const std::vector<UPtr>& src, const Arg&
   if (is(op, kMovement) || op == Op::REDUCE_AXIS) {
     if (!src[0]->has_shape) return std::nullopt;
     if (src.size() > 1 && (op == Op::PAD || op == Op::SHRINK)) check_window_offsets(op, src, arg);
-    return movement(op, src[0]->shape, arg);
+    Shape out = movement(op, src[0]->shape, arg);
+    product(out, lower_name(op));  // an expand or pad past int64's element count
+    return out;
   }
   if (is(op, kElementwise)) {
     const Shape* s = nullptr;

@@ -11,7 +11,11 @@
 namespace rg {
 
 std::string shape_str(const Shape& s);  // "(2, 3)"
-int64_t product(const Shape& s);        // the element count of a shape (1 for a scalar)
+// The element count of a shape (1 for a scalar), or nullopt when it does not fit in int64_t: the one checked
+// product every reader of a shape uses, so that (2^32, 2^32) is never 0 elements.
+std::optional<int64_t> checked_product(const Shape& s);
+// checked_product, or an rg::Error "[who: ]shape (..) has more than 2^63 - 1 elements".
+int64_t product(const Shape& s, const std::string& who = "");
 // The node's shape, or nullopt for kernel-level nodes (ranges, indices, ...).
 std::optional<Shape> infer_shape(Op op, const std::vector<UPtr>& src, const Arg& arg);
 // A COPY's scatter count n (its arg): piece k of the value's leading axis of n goes to device k of the

@@ -33,6 +33,9 @@ UPtr fresh_buffer(DType dt, BufferArg a, const std::string& device) {
 
 UPtr new_buffer(DType dt, int64_t n, const std::string& device) {
   if (n < 0) throw Error("buffer: negative element count " + std::to_string(n));
+  // The runtime sizes memory as elements times bytes in size_t: it must not wrap (2^62 float32 would be 0 bytes).
+  if (int64_t bytes; __builtin_mul_overflow(n, int64_t(dt.itemsize()) * dt.count, &bytes))
+    throw Error("buffer: " + std::to_string(n) + " elements of " + dt.name() + " need more than 2^63 - 1 bytes");
   return fresh_buffer(dt, BufferArg{0, n}, device);
 }
 
@@ -45,14 +48,15 @@ namespace {
 
 // The BUFFER `u` views (rules/buffer_view.rules), or null: the rules step down a RESHAPE chain
 // until a BUFFER answers itself or nothing matches.
-const UOp* viewed_buffer(const UPtr& u) {
+UPtr viewed_buffer_node(const UPtr& u) {
   UPtr p = u;
   while (UPtr next = rewrite_once(p, rules::buffer_view)) {
-    if (next == p) return p.get();
+    if (next == p) return p;
     p = next;
   }
-  return nullptr;
+  return UPtr();
 }
+const UOp* viewed_buffer(const UPtr& u) { return viewed_buffer_node(u).get(); }  // u keeps it alive
 
 std::string device_of(const UPtr& value) {
   for (const UPtr& u : toposort(value))
@@ -335,8 +339,10 @@ ScheduleResult schedule(const std::vector<UPtr>& given, const PassObserver* obse
     }
     UPtr value = substitute(plan.value(k), view);
     const std::string device = device_of(value);
-    if (const UOp* b = viewed_buffer(value); b && b->src[0]->arg_str() == device) {
-      view[k] = value;  // already a buffer there: nothing to compute
+    if (UPtr b = viewed_buffer_node(value); b && b->src[0]->arg_str() == device) {
+      // Already a buffer there: nothing to compute. Its view is one reshape of it (a realized tensor's form), not
+      // the chain of reshapes the value may be (two reshapes of one realized reduction).
+      view[k] = value->shape == b->shape ? b : UOp::make(Op::RESHAPE, b->dtype, {b}, value->shape);
       continue;
     }
     const int64_t n = int64_t(value->numel());

@@ -57,6 +57,13 @@ std::vector<Tensor> Jit::operator()(const std::vector<Tensor>& given, const std:
   }
   std::vector<Tensor> inputs = given;
   realize(inputs);
+  // A capture knows an input by its buffer: one buffer given twice would be one input of the launches, and a replay
+  // with two tensors would read one of them for both. Refused on every call, as tinygrad's JIT does.
+  for (size_t i = 0; i < inputs.size(); ++i)
+    for (size_t j = i + 1; j < inputs.size(); ++j)
+      if (storage(inputs[i]) == storage(inputs[j]))
+        throw Error("Jit: inputs " + std::to_string(i) + " and " + std::to_string(j) +
+                    " are the same buffer (duplicate inputs)");
   if (calls_ == 0) {  // a plain run: first-use work (compiling, realizing constants) stays out of the capture
     std::vector<Tensor> out = fn_(inputs, vars);
     realize(out);

@@ -53,7 +53,7 @@ Tensor Tensor::from_bytes(const void* data, size_t bytes, DType dt, const Shape&
   for (int64_t d : shape)
     if (d < 0) fail("from_vector", "negative dimension in shape " + shape_str(shape));
   const int64_t n = static_cast<int64_t>(bytes / dt.itemsize());
-  if (n != product(shape))
+  if (n != product(shape, "from_vector"))
     fail("from_vector", std::to_string(n) + " " + type_name + " values do not fill shape " + shape_str(shape) + " (" +
                             std::to_string(product(shape)) + " elements)");
   const std::string dev = backend::usable_device(device, "from_vector");
@@ -64,6 +64,7 @@ Tensor Tensor::from_bytes(const void* data, size_t bytes, DType dt, const Shape&
 Tensor Tensor::full(const Shape& shape, Number value, std::optional<DType> dt) {
   for (int64_t d : shape)
     if (d < 0) fail("full", "negative dimension in shape " + shape_str(shape));
+  product(shape, "full");
   return Tensor(const_u(dt.value_or(scalar_dtype(value)), value.value, shape), "");
 }
 

@@ -257,6 +257,10 @@ Tensor Tensor::conv_transpose2d(const Tensor& weight, const std::optional<Tensor
   const size_t n = ndim() - 2;
   const std::vector<int64_t> s = per_axis(stride, n, who, "stride"), d = per_axis(dilation, n, who, "dilation"),
                              op = per_axis(output_padding, n, who, "output_padding");
+  for (size_t a = 0; a < n; ++a)
+    if (s[a] < 1 || d[a] < 1 || op[a] < 0)
+      fail(who, "stride " + ints_str(s) + " and dilation " + ints_str(d) + " must be positive, output_padding " +
+                    ints_str(op) + " not negative");
   const Pairs pads = spatial_pads(padding, n, who);
   // The weight as a convolution's: (groups, Cin/g, Cout/g, *k) -> (Cout, Cin/g, *k), the kernel flipped.
   Shape wg{groups, weight.shape()[0] / groups};
@@ -387,10 +391,15 @@ Tensor Tensor::one_hot(int64_t num_classes) const {
 namespace {
 // The first position of the extreme value (x's max or min over `axis`).
 Tensor arg_extreme(const Tensor& x, std::optional<int64_t> axis, bool keepdim, bool largest, const char* who) {
-  if (!axis) return arg_extreme(x.flatten(), 0, false, largest, who);
+  // No position to name in an empty axis (numpy raises; the max's identity would read as INT_MIN).
+  if (!axis) {
+    if (x.numel() == 0) fail(who, "tensor of shape " + shape_str(x.shape()) + " is empty");
+    return arg_extreme(x.flatten(), 0, false, largest, who);
+  }
   const int64_t a = norm_axis(*axis, std::max<int64_t>(x.ndim(), 1), who, x.shape());
   if (x.ndim() == 0) return Tensor::full({}, 0);
   const int64_t n = x.shape()[a];
+  if (n == 0) fail(who, "axis " + std::to_string(*axis) + " of shape " + shape_str(x.shape()) + " is empty");
   // Positions counted down from n: the largest among the hits is the first one.
   Shape col(x.ndim() - a, 1);
   col[0] = n;

@@ -400,7 +400,12 @@ Tensor Tensor::abs() const {
   if (dtype().is_bool() || dtype().is_unsigned()) return *this;
   return (*this < 0).where(-*this, *this);
 }
-Tensor Tensor::cast(DType dt) const { return like(cast_u(uop(), dt)); }
+Tensor Tensor::cast(DType dt) const {
+  // A tensor holds scalars: void, pointers, vectors and the compiler's own index type are no element type.
+  if (dt.ptr || dt.count != 1 || dt.scalar == Scalar::Void || dt.is_index())
+    fail("cast", "cannot cast " + dtype().name() + " to " + dt.name() + " (shape " + shape_str(shape()) + ")");
+  return like(cast_u(uop(), dt));
+}
 
 Tensor operator+(const Tensor& a, const Tensor& b) { return a.add(b); }
 Tensor operator-(const Tensor& a, const Tensor& b) { return a.sub(b); }

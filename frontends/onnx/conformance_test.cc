@@ -3,7 +3,8 @@
 // compared with conformance_failures.txt, the tests expected to fail, one reason each. The test fails on
 // any wrong answer, on a failure not on the list, and on a listed test that passes (the list only shrinks).
 //
-// Environment: RG_ONNX_FILTER=substring runs only matching tests; RG_ONNX_TIMEOUT=seconds (default 20).
+// Arguments: --device=NAME (default LLVM) and the expected-failure list. Environment: RG_ONNX_FILTER=substring runs
+// only matching tests; RG_ONNX_TIMEOUT=seconds (default 20).
 #include "frontends/onnx/conformance.h"
 
 #include <poll.h>
@@ -51,17 +52,17 @@ std::string one_line(std::string s) {
 }
 
 // The worker: runs tests[from..] in order and writes "index\tstatus\tdetail\n" for each.
-[[noreturn]] void worker(const std::vector<std::string>& dirs, size_t from, int fd) {
+[[noreturn]] void worker(const std::vector<std::string>& dirs, size_t from, int fd, const std::string& device) {
   rg::set_thread_count(1);
   for (size_t i = from; i < dirs.size(); ++i) {
-    CaseResult r = rg::onnx::run_case(dirs[i], "LLVM");
+    CaseResult r = rg::onnx::run_case(dirs[i], device);
     std::string line = std::to_string(i) + "\t" + std::to_string(int(r.status)) + "\t" + one_line(r.detail) + "\n";
     if (write(fd, line.data(), line.size()) < 0) _exit(1);
   }
   _exit(0);
 }
 
-std::vector<Outcome> run_all(const std::vector<std::string>& dirs, double timeout_s) {
+std::vector<Outcome> run_all(const std::vector<std::string>& dirs, double timeout_s, const std::string& device) {
   std::vector<Outcome> out(dirs.size());
   size_t next = 0;
   while (next < dirs.size()) {
@@ -70,7 +71,7 @@ std::vector<Outcome> run_all(const std::vector<std::string>& dirs, double timeou
     pid_t pid = fork();
     if (pid == 0) {
       close(fds[0]);
-      worker(dirs, next, fds[1]);
+      worker(dirs, next, fds[1], device);
     }
     close(fds[1]);
     std::string buf;
@@ -129,6 +130,16 @@ int main(int argc, char** argv) {
   const int shard = std::getenv("TEST_SHARD_INDEX") ? std::atoi(std::getenv("TEST_SHARD_INDEX")) : 0;
   const char* filter = std::getenv("RG_ONNX_FILTER");
   const double timeout_s = std::getenv("RG_ONNX_TIMEOUT") ? std::atof(std::getenv("RG_ONNX_TIMEOUT")) : 20;
+  // Arguments: [--device=NAME] (LLVM by default; the BUILD file runs the suite on CPU and LLVM) [failures file].
+  std::string device = "LLVM";
+  std::vector<std::string> files;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a.rfind("--device=", 0) == 0)
+      device = a.substr(9);
+    else
+      files.push_back(a);
+  }
   const std::string root = suite_root();
   if (root.empty()) {
     std::cerr << "conformance_test: the suite is not installed (Debian's libonnx-testdata)\n";
@@ -136,10 +147,10 @@ int main(int argc, char** argv) {
   }
   // The expected failures: "category/test  reason".
   std::map<std::string, std::string> expected;
-  if (argc > 1) {
-    std::ifstream f(argv[1]);
+  if (!files.empty()) {
+    std::ifstream f(files[0]);
     if (!f) {
-      std::cerr << "conformance_test: cannot read " << argv[1] << "\n";
+      std::cerr << "conformance_test: cannot read " << files[0] << "\n";
       return 1;
     }
     for (std::string line; std::getline(f, line);) {
@@ -164,7 +175,7 @@ int main(int argc, char** argv) {
   for (const auto& n : mine) dirs.push_back(root + "/" + n);
 
   auto t0 = std::chrono::steady_clock::now();
-  std::vector<Outcome> out = run_all(dirs, timeout_s);
+  std::vector<Outcome> out = run_all(dirs, timeout_s, device);
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   std::map<std::string, std::array<int, 4>> table;
@@ -183,7 +194,8 @@ int main(int argc, char** argv) {
     by_reason[it != expected.end() ? it->second : "(not listed) " + out[i].detail].push_back(mine[i]);
     if (it == expected.end() && out[i].status != Wrong) unexpected_fail.push_back(mine[i] + "  " + out[i].detail);
   }
-  std::printf("ONNX conformance (shard %d of %d): %zu tests in %.1f s\n\n", shard + 1, shards, mine.size(), secs);
+  std::printf("ONNX conformance on %s (shard %d of %d): %zu tests in %.1f s\n\n", device.c_str(), shard + 1, shards,
+              mine.size(), secs);
   std::printf("%-20s %6s %6s %6s %8s\n", "category", "pass", "wrong", "error", "timeout");
   for (auto& [cat, n] : table) std::printf("%-20s %6d %6d %6d %8d\n", cat.c_str(), n[0], n[1], n[2], n[3]);
   std::printf("\nFailures by reason:\n");

@@ -57,7 +57,7 @@ TEST(Idx, BrokenFilesNameTheFileAndTheProblem) {
             "datasets: " + path + ": not an IDX file: magic 1f 00 08 03, expected 00 00 08 <ndims>");
   write_plain(path, kTwoImages + "x");
   EXPECT_EQ(error_of([&] { read_idx(path); }),
-            "datasets: " + path + ": 1 bytes after the data of dimensions (2, 2, 3)");
+            "datasets: " + path + ": data after the 12 bytes of dimensions (2, 2, 3)");
   // A gzip stream cut in the middle.
   write_gzip(path, kTwoImages);
   std::ifstream in(path, std::ios::binary);

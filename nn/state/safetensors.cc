@@ -1,9 +1,12 @@
 #include "nn/state/safetensors.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <vector>
 
@@ -116,9 +119,38 @@ Tensor from_bytes(const char* p, size_t bytes, DType dt, const Shape& shape, con
 }
 
 std::string read_file(const std::string& who, const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
+  // stdio, not ifstream: reading a directory is then errno's EISDIR, not a std::ios_base::failure.
+  std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), std::fclose);
   if (!f) fail(who, path, "cannot open: " + std::string(std::strerror(errno)));
-  return std::string(std::istreambuf_iterator<char>(f), {});
+  std::string out;
+  char chunk[1 << 16];
+  for (size_t n; (n = std::fread(chunk, 1, sizeof chunk, f.get())) > 0;) out.append(chunk, n);
+  if (std::ferror(f.get())) fail(who, path, "cannot read: " + std::string(std::strerror(errno)));
+  return out;
+}
+
+// The deepest a header may nest: the format needs 3 levels (the header, a tensor's entry, its shape). nlohmann-json
+// parses deeper input without recursion, but printing or walking it recurses, so 100000 levels overflow the stack.
+constexpr int kMaxHeaderDepth = 64;
+
+// Whether the JSON text [b, e) nests arrays and objects deeper than `limit` (brackets inside strings skipped).
+bool nests_deeper_than(const char* b, const char* e, int limit) {
+  int depth = 0;
+  for (bool in_string = false; b != e; ++b) {
+    if (in_string) {
+      if (*b == '\\' && b + 1 != e)
+        ++b;
+      else if (*b == '"')
+        in_string = false;
+    } else if (*b == '"') {
+      in_string = true;
+    } else if (*b == '[' || *b == '{') {
+      if (++depth > limit) return true;
+    } else if (*b == ']' || *b == '}') {
+      --depth;
+    }
+  }
+  return false;
 }
 
 struct Parsed {
@@ -135,6 +167,8 @@ Parsed parse_header(const std::string& who, const std::string& path, const std::
     fail(who, path,
          "truncated: the header size says " + std::to_string(n) + " bytes, the file has " +
              std::to_string(file.size() - 8) + " after the size");
+  if (nests_deeper_than(file.data() + 8, file.data() + 8 + n, kMaxHeaderDepth))
+    fail(who, path, "the header nests deeper than " + std::to_string(kMaxHeaderDepth) + " levels");
   json header = json::parse(file.begin() + 8, file.begin() + 8 + int64_t(n), nullptr, false);
   if (header.is_discarded() || !header.is_object()) fail(who, path, "the header is not a JSON object");
   return {std::move(header), size_t(8 + n)};
@@ -188,7 +222,8 @@ std::map<std::string, Tensor> safe_load(const std::string& path, const std::stri
     Shape s;
     if (!shape.is_array()) bad("shape is not a list");
     for (const json& d : shape) {
-      if (!d.is_number_unsigned()) bad("shape " + shape.dump() + " is not a list of sizes");
+      if (!d.is_number_unsigned() || d.get<uint64_t>() > uint64_t(INT64_MAX))
+        bad("shape " + shape.dump() + " is not a list of sizes");
       s.push_back(d.get<int64_t>());
     }
     if (!offsets.is_array() || offsets.size() != 2 || !offsets[0].is_number_unsigned() ||
@@ -198,8 +233,11 @@ std::map<std::string, Tensor> safe_load(const std::string& path, const std::stri
     if (begin > end || end > data_size)
       bad("data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) + "] outside the " +
           std::to_string(data_size) + " bytes of data (truncated file?)");
-    const uint64_t want = uint64_t(product(s)) * f->dt.itemsize();
-    if (end - begin != want)
+    const std::optional<int64_t> count = checked_product(s);
+    int64_t want = 0;
+    if (!count || __builtin_mul_overflow(*count, int64_t(f->dt.itemsize()), &want))
+      bad("shape " + shape_str(s) + " has more than 2^63 - 1 bytes of " + f->name);
+    if (end - begin != uint64_t(want))
       bad("shape " + shape_str(s) + " of " + f->name + " needs " + std::to_string(want) + " bytes, data_offsets [" +
           std::to_string(begin) + ", " + std::to_string(end) + "] hold " + std::to_string(end - begin));
     spans.push_back({begin, end});

@@ -982,6 +982,8 @@ struct Gen {
   }
 
   Step data(const Shape& s, DType dt) {
+    if (dt != dtypes::float16 && dt != dtypes::int8 && dt != dtypes::uint8 && dt != dtypes::bool_)
+      dt = dt.is_int() ? dtypes::int32 : dtypes::float32;  // a promoted dtype (int16, uint32, ...): the nearest drawn
     Step d = step(Kind::Data);
     d.a = s, d.dt = dt;
     const int kind = chance(0.25) ? 0 : 1;

@@ -88,7 +88,7 @@ TEST(FuzzPrint, StatementsOverTensors) {
   EXPECT_EQ(v->back().info.err, 0);  // small integers: exact
 }
 
-// The CI run: a fixed seed through every device, random actions and BEAM; no failure. About 45 s here.
+// The CI run: a fixed seed through every device, random actions and BEAM; no failure. 20-50 s here (fastbuild).
 TEST(Fuzz, FixedSeedFindsNothing) {
   Options o;
   o.seed = 8;

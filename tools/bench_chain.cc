@@ -26,8 +26,8 @@ int bench_chain(int64_t max_adds) {
     std::vector<float> v = y.to_vector<float>();
     const double total = ms(t0);
     const Timings& tm = last_timings();
-    std::printf("%10lld %12.1f %12.1f %12.1f %12.1f %12.1f %14.3f\n", static_cast<long long>(n), build,
-                tm.schedule_ms, tm.codegen_ms, tm.compile_ms, total, total * 1e3 / double(n));
+    std::printf("%10lld %12.1f %12.1f %12.1f %12.1f %12.1f %14.3f\n", static_cast<long long>(n), build, tm.schedule_ms,
+                tm.codegen_ms, tm.compile_ms, total, total * 1e3 / double(n));
     if (v[3] != 3.0f + float(n)) {  // small integers in float: every partial sum is exact
       std::fprintf(stderr, "chain of %lld adds: got %g, want %g\n", static_cast<long long>(n), v[3], 3.0 + n);
       return 1;

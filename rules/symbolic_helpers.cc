@@ -98,4 +98,6 @@ UPtr floor_quotient(const UPtr& x, const UPtr& c) {
 UPtr floor_div(const UPtr& d, const UPtr& c) { return cnst_int(d->dtype, floor_of(d->as_int(), c->as_int())); }
 UPtr ceil_div(const UPtr& d, const UPtr& c) { return cnst_int(d->dtype, -floor_of(-d->as_int(), c->as_int())); }
 
+UPtr division_by_zero(const UPtr& e) { throw Error("index arithmetic divides by zero: " + render_expr(e)); }
+
 }  // namespace rg

@@ -51,5 +51,7 @@ inline UPtr fixed_value(const UPtr& x) { return cnst_int(x->dtype, x->vmin); }
 UPtr ceil_div(const UPtr& d, const UPtr& c);
 // d < x*c  <=>  floor(d/c) < x for c > 0.
 UPtr floor_div(const UPtr& d, const UPtr& c);
+// Throws the rg::Error of an index expression that divides by zero; returns nothing.
+UPtr division_by_zero(const UPtr& e);
 
 }  // namespace rg

@@ -86,15 +86,30 @@ TEST(ProbesCrashes, SafetensorsHeaderNestedTooDeep) {
   EXPECT_EQ(error_of([&] { safe_load(path); }), "safe_load: " + path + ": the header nests deeper than 64 levels");
 }
 
-// Integer division by zero is to be defined (not yet: the case is disabled): x / 0 = 0 and x % 0 = x, for C's and floor
+// Integer division by zero is defined (docs/ir.md#division-by-zero): x / 0 = 0 and x % 0 = x, for C's and floor
 // division alike, and INT_MIN / -1 wraps to INT_MIN with INT_MIN % -1 = 0; so x == (x / y) * y + x % y always.
-TEST(ProbesCrashes, DISABLED_IntegerDivisionByZeroInAKernel) {
-  Tensor a = Tensor::from_vector(std::vector<int32_t>{7, -7, 5, INT_MIN, INT_MIN, 9});
-  Tensor b = Tensor::from_vector(std::vector<int32_t>{0, 0, 0, -1, 0, 2});
-  // idiv (toward zero): 7/0 = 0, -7/0 = 0, 5/0 = 0, INT_MIN/-1 = INT_MIN, INT_MIN/0 = 0, 9/2 = 4.
-  EXPECT_EQ(a.idiv(b).to_vector<int32_t>(), (std::vector<int32_t>{0, 0, 0, INT_MIN, 0, 4}));
-  // mod (the divisor's sign): x % 0 = x, INT_MIN % -1 = 0, 9 % 2 = 1.
-  EXPECT_EQ(a.mod(b).to_vector<int32_t>(), (std::vector<int32_t>{7, -7, 5, 0, INT_MIN, 1}));
+// Before, the kernel died of SIGFPE. Divisors that are data, and constants, on the compiled devices.
+TEST(ProbesCrashes, IntegerDivisionByZeroInAKernel) {
+  for (const char* dev : {"CPU", "LLVM"}) {
+    SCOPED_TRACE(dev);
+    Tensor a = Tensor::from_vector(std::vector<int32_t>{7, -7, 5, INT_MIN, INT_MIN, 9}, {6}, dev);
+    Tensor b = Tensor::from_vector(std::vector<int32_t>{0, 0, 0, -1, 0, 2}, {6}, dev);
+    // idiv (toward zero): 7/0 = 0, -7/0 = 0, 5/0 = 0, INT_MIN/-1 = INT_MIN, INT_MIN/0 = 0, 9/2 = 4.
+    EXPECT_EQ(a.idiv(b).to_vector<int32_t>(), (std::vector<int32_t>{0, 0, 0, INT_MIN, 0, 4}));
+    // mod (the divisor's sign): x % 0 = x, INT_MIN % -1 = 0, 9 % 2 = 1.
+    EXPECT_EQ(a.mod(b).to_vector<int32_t>(), (std::vector<int32_t>{7, -7, 5, 0, INT_MIN, 1}));
+    // A constant divisor folds at compile time to the same values.
+    EXPECT_EQ(a.idiv(Tensor::full({6}, 0).to(dev)).to_vector<int32_t>(), std::vector<int32_t>(6, 0));
+    EXPECT_EQ(a.mod(Tensor::full({6}, 0).to(dev)).to_vector<int32_t>(),
+              (std::vector<int32_t>{7, -7, 5, INT_MIN, INT_MIN, 9}));
+    EXPECT_EQ(a.idiv(Tensor::full({6}, -1).to(dev)).to_vector<int32_t>(),
+              (std::vector<int32_t>{-7, 7, -5, INT_MIN, INT_MIN, -9}));
+    // Narrow types: INT8_MIN / -1 wraps as well.
+    Tensor c = Tensor::from_vector(std::vector<int8_t>{-128, -128, 100}, {3}, dev);
+    Tensor d = Tensor::from_vector(std::vector<int8_t>{-1, 0, 0}, {3}, dev);
+    EXPECT_EQ(c.idiv(d).to_vector<int8_t>(), (std::vector<int8_t>{-128, 0, 0}));
+    EXPECT_EQ(c.mod(d).to_vector<int8_t>(), (std::vector<int8_t>{0, -128, 100}));
+  }
 }
 
 // ---------------------------------------------------------------- accepted bad input

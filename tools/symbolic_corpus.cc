@@ -194,6 +194,9 @@ class Evaluator {
       if (v.kind != Val::Defined) return v;
       args.push_back(Value{v.v, 0});
     }
+    // Index arithmetic never divides by zero (docs/ir.md#division-by-zero): no constraint there.
+    const bool divides = u->op == Op::DIV || u->op == Op::MOD || u->op == Op::FLOORDIV || u->op == Op::FLOORMOD;
+    if (divides && u->src[0]->dtype.is_index() && args[1].i == 0) return {Val::Undefined};
     std::optional<Value> r = eval_alu(u->op, u->src[0]->dtype, args);
     if (!r) return {Val::Undefined};
     return {Val::Defined, r->i};

@@ -236,11 +236,6 @@ class Renderer {
         return rounded(dt, bin("/"));
       case Op::MOD:
         return dt.is_float() ? rounded(dt, fn("fmod") + "(" + s[0] + ", " + s[1] + ")") : bin("%");
-      case Op::FLOORDIV:
-        if (dt.is_float()) return rounded(dt, fn("floor") + "(" + s[0] + "/" + s[1] + ")");
-        return lang_.floordiv(dt, ct, s[0], s[1], helpers_);
-      case Op::FLOORMOD:
-        return rounded(dt, lang_.floormod(dt, ct, s[0], s[1], helpers_));
       case Op::MAX:
         return "(" + s[0] + ">" + s[1] + "?" + s[0] + ":" + s[1] + ")";
       case Op::POW:
@@ -436,20 +431,6 @@ std::string CStyleLanguage::float_bits_helpers() const {
   const std::string q = helper_qualifier();
   return q + "unsigned int rg_f2u(float f) { unsigned int u; __builtin_memcpy(&u, &f, 4); return u; }\n" + q +
          "float rg_u2f(unsigned int u) { float f; __builtin_memcpy(&f, &u, 4); return f; }\n";
-}
-
-// GNU statement expressions: each operand is evaluated once.
-std::string CStyleLanguage::floordiv(DType dt, const std::string& ct, const std::string& a, const std::string& b,
-                                     std::vector<std::string>& helpers) const {
-  return "({" + ct + " a_ = " + a + ", b_ = " + b + ", q_ = a_/b_; (q_*b_ != a_ && ((a_<0) != (b_<0))) ? q_-1 : q_;})";
-}
-
-std::string CStyleLanguage::floormod(DType dt, const std::string& ct, const std::string& a, const std::string& b,
-                                     std::vector<std::string>& helpers) const {
-  if (dt.is_float())
-    return "({" + ct + " m_ = " + math_fn("fmod", dt) + "(" + a + ", " + b + "); (m_ != 0 && ((m_<0) != (" + b +
-           "<0))) ? m_+" + b + " : m_;})";
-  return "({" + ct + " b_ = " + b + ", m_ = " + a + "%b_; (m_ != 0 && ((m_<0) != (b_<0))) ? m_+b_ : m_;})";
 }
 
 std::string CStyleLanguage::exp2(DType dt, const std::string& ct, const std::string& x,

@@ -37,10 +37,6 @@ class CStyleLanguage {
 
   // Expressions for what C has no operator for. `ct` is the C type of the result, dt its dtype.
   // `helpers` collects code the expression needs before the kernel (added once, in first-use order).
-  virtual std::string floordiv(DType dt, const std::string& ct, const std::string& a, const std::string& b,
-                               std::vector<std::string>& helpers) const;
-  virtual std::string floormod(DType dt, const std::string& ct, const std::string& a, const std::string& b,
-                               std::vector<std::string>& helpers) const;
   // 2^x for a float computed in float (float32 and its vectors, the 16-bit floats): the core's rg_exp2f
   // (rg_exp2f16 for 16 lanes, ...), straight-line code a loop of them vectorizes (libm's exp2f is a call
   // per element); math_fn's builtin otherwise. `ct` is the C type of the result.
@@ -70,7 +66,7 @@ class CStyleLanguage {
   virtual std::string pointer_type(const std::string& elem, DType ptr) const { return elem + "*"; }
   // Image textures (dtypes::imagef, rules/image.rules): the texel (a float4) of image `img` (whose dtype is
   // `image`) at the int2 coordinate `xy`, and the statement writing `texel` there, without its `;`. `helpers`
-  // as for floordiv. "" (the default): the target has no images, and an image access is an error.
+  // as for exp2. "" (the default): the target has no images, and an image access is an error.
   virtual std::string image_read(const std::string& img, DType image, const std::string& xy,
                                  std::vector<std::string>& helpers) const {
     return "";

@@ -10,22 +10,6 @@ namespace rg {
 
 namespace {
 
-// NVRTC has no GNU statement expressions: what the CPU's C writes inline is a template here.
-constexpr const char* kFloorDiv =
-    "template <class T> __device__ static inline T rg_floordiv(T a, T b) {\n"
-    "  T q = a / b;\n"
-    "  return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q;\n"
-    "}\n";
-constexpr const char* kFloorMod =
-    "template <class T> __device__ static inline T rg_floormod(T a, T b) {\n"
-    "  T m = a % b;\n"
-    "  return (m != 0 && ((m < 0) != (b < 0))) ? m + b : m;\n"
-    "}\n";
-// The floored remainder from C's fmod result m.
-constexpr const char* kFmodFloor =
-    "template <class T> __device__ static inline T rg_fmod_floor(T m, T b) {\n"
-    "  return (m != 0 && ((m < 0) != (b < 0))) ? m + b : m;\n"
-    "}\n";
 constexpr const char* kBitcast =
     "template <class T, class F> __device__ static inline T rg_bitcast(F f) {\n"
     "  T t;\n"
@@ -60,20 +44,6 @@ class CudaLanguage : public CStyleLanguage {
            "__device__ static inline float rg_u2f(unsigned int u) { return __uint_as_float(u); }\n";
   }
 
-  std::string floordiv(DType dt, const std::string& ct, const std::string& a, const std::string& b,
-                       std::vector<std::string>& helpers) const override {
-    need_helper(helpers, kFloorDiv);
-    return "rg_floordiv<" + ct + ">(" + a + ", " + b + ")";
-  }
-  std::string floormod(DType dt, const std::string& ct, const std::string& a, const std::string& b,
-                       std::vector<std::string>& helpers) const override {
-    if (dt.is_float()) {
-      need_helper(helpers, kFmodFloor);
-      return "rg_fmod_floor<" + ct + ">(" + math_fn("fmod", dt) + "(" + a + ", " + b + "), " + b + ")";
-    }
-    need_helper(helpers, kFloorMod);
-    return "rg_floormod<" + ct + ">(" + a + ", " + b + ")";
-  }
   std::string bitcast(const std::string& ft, const std::string& tt, const std::string& from,
                       std::vector<std::string>& helpers) const override {
     need_helper(helpers, kBitcast);

@@ -507,37 +507,7 @@ class Renderer {
         return f ? fbin("fdiv") : bin(uns ? "udiv" : "sdiv");
       case Op::MOD:
         return f ? fbin("frem") : bin(uns ? "urem" : "srem");  // frem is C's fmod
-      case Op::FLOORDIV: {
-        if (f) {
-          std::string q = ins("alu", "fdiv " + t + " " + s[0] + ", " + s[1]);
-          return math("floor", dt, q);
-        }
-        if (uns) return bin("udiv");
-        // q - 1 where the division was inexact and the signs differ (C truncates toward zero).
-        std::string q = bin("sdiv");
-        std::string back = ins("alu", "mul " + t + " " + q + ", " + s[1]);
-        std::string inexact = ins("alu", "icmp ne " + t + " " + back + ", " + s[0]);
-        std::string na = ins("alu", "icmp slt " + t + " " + s[0] + ", " + num(0));
-        std::string nb = ins("alu", "icmp slt " + t + " " + s[1] + ", " + num(0));
-        std::string diff = ins("alu", "xor " + bt + " " + na + ", " + nb);
-        std::string fix = ins("alu", "and " + bt + " " + inexact + ", " + diff);
-        std::string q1 = ins("alu", "sub " + t + " " + q + ", " + num(1));
-        return ins("alu", "select " + bt + " " + fix + ", " + t + " " + q1 + ", " + t + " " + q);
-      }
-      case Op::FLOORMOD: {
-        if (uns && !f) return bin("urem");
-        // m + b where the remainder is nonzero and its sign differs from the divisor's.
-        std::string m = bin(f ? "frem" : "srem");
-        const char* cmp = f ? "fcmp " : "icmp ";
-        std::string nz = ins("alu", cmp + std::string(f ? "une " : "ne ") + t + " " + m + ", " + num(0));
-        std::string nm = ins("alu", cmp + std::string(f ? "olt " : "slt ") + t + " " + m + ", " + num(0));
-        std::string nb = ins("alu", cmp + std::string(f ? "olt " : "slt ") + t + " " + s[1] + ", " + num(0));
-        std::string diff = ins("alu", "xor " + bt + " " + nm + ", " + nb);
-        std::string fix = ins("alu", "and " + bt + " " + nz + ", " + diff);
-        std::string mb = ins("alu", std::string(f ? "fadd " : "add ") + t + " " + m + ", " + s[1]);
-        return rounded(dt, ins("alu", "select " + bt + " " + fix + ", " + t + " " + mb + ", " + t + " " + m));
-      }
-      case Op::MAX: {  // C's a > b ? a : b (NaN in a gives b)
+      case Op::MAX: {                                          // C's a > b ? a : b (NaN in a gives b)
         std::string gt = icmp_or_fcmp(in, "ogt", "sgt", "ugt", s[0], s[1]);
         return ins("alu", "select " + bt + " " + gt + ", " + t + " " + s[0] + ", " + t + " " + s[1]);
       }

@@ -9,22 +9,6 @@ namespace rg {
 
 namespace {
 
-// MSL has templates but no GNU statement expressions: the floored division and remainder are helpers.
-constexpr const char* kFloorDiv =
-    "template <class T> static inline T rg_floordiv(T a, T b) {\n"
-    "  T q = a / b;\n"
-    "  return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q;\n"
-    "}\n";
-constexpr const char* kFloorMod =
-    "template <class T> static inline T rg_floormod(T a, T b) {\n"
-    "  T m = a % b;\n"
-    "  return (m != 0 && ((m < 0) != (b < 0))) ? m + b : m;\n"
-    "}\n";
-constexpr const char* kFmodFloor =
-    "template <class T> static inline T rg_fmod_floor(T m, T b) {\n"
-    "  return (m != 0 && ((m < 0) != (b < 0))) ? m + b : m;\n"
-    "}\n";
-
 // The texture an image parameter is: read, written or both by the program.
 std::string texture_type(const Program& p, int64_t slot) {
   bool reads = false, writes = false;
@@ -84,20 +68,6 @@ class MetalLanguage : public CStyleLanguage {
   std::string float_bits_helpers() const override {
     return "static inline uint rg_f2u(float f) { return as_type<uint>(f); }\n"
            "static inline float rg_u2f(uint u) { return as_type<float>(u); }\n";
-  }
-  std::string floordiv(DType, const std::string& ct, const std::string& a, const std::string& b,
-                       std::vector<std::string>& helpers) const override {
-    need_helper(helpers, kFloorDiv);
-    return "rg_floordiv<" + ct + ">(" + a + ", " + b + ")";
-  }
-  std::string floormod(DType dt, const std::string& ct, const std::string& a, const std::string& b,
-                       std::vector<std::string>& helpers) const override {
-    if (dt.is_float()) {
-      need_helper(helpers, kFmodFloor);
-      return "rg_fmod_floor<" + ct + ">(fmod(" + a + ", " + b + "), " + b + ")";
-    }
-    need_helper(helpers, kFloorMod);
-    return "rg_floormod<" + ct + ">(" + a + ", " + b + ")";
   }
   std::string bitcast(const std::string&, const std::string& tt, const std::string& from,
                       std::vector<std::string>&) const override {

@@ -10,6 +10,7 @@
 #include "compiler/opt/heuristics.h"
 #include "rules/codegen.h"
 #include "rules/codegen_helpers.h"
+#include "rules/decompositions.h"
 #include "rules/devectorize.h"
 #include "rules/devectorize_helpers.h"
 #include "rules/expand.h"
@@ -55,6 +56,7 @@ const When<L> kVectorMemoryOnly{"targets with fold widths but no vector ALU ops 
                                 [](const L& s) { return folds(s.opts) && !vector_alu(s.opts); }};
 const When<L> kImages{"targets with image textures", [](const L& s) { return s.opts.images; }};
 const When<L> kAxesRetyped{"after threads, lanes or unrolls", [](const L& s) { return s.axes_retyped; }};
+const When<L> kDecomposed{"after a decomposition", [](const L& s) { return s.decomposed; }};
 const When<L> kScalarLanes{"targets without vector ALU ops, after lanes or unrolls",
                            [](const L& s) { return s.axes_retyped && !vector_alu(s.opts); }};
 const When<L> kOptimizing{"with actions or heuristics", [](const L& s) { return s.opts.opts || s.opts.optimize; }};
@@ -88,6 +90,16 @@ std::optional<Ctx> retyping(L& s, Ctx plan, bool any) {
   if (!any) return std::nullopt;
   s.axes_retyped = true;
   return plan;
+}
+
+// The step, setting `flag` when it changes the kernel.
+Step<L> marking(bool L::*flag, Step<L> step) {
+  step.run = [run = step.run, flag](const UPtr& k, L& s) {
+    UPtr out = run(k, s);
+    s.*flag |= !(out == k);
+    return out;
+  };
+  return step;
 }
 
 }  // namespace
@@ -164,6 +176,12 @@ const std::vector<Pass<Lowering>>& lower_passes() {
       {"add_loads", {}, rewrite<L>({&rules::add_loads})},
       {"remove_invalid", {}, rewrite<L>({&rules::remove_invalid})},
       {"simplify_loads", {}, rewrite<L>({&rules::symbolic})},
+      // What no target has: floor division and modulo, and integer division that never traps
+      // (rules/decompositions.rules), after the index simplification that turns what floor ops it can
+      // into C's. Then the simplifier folds what a constant divisor decides (in a pass of its own: its
+      // rewrites of a safe divisor would hide it from the decompositions' guard).
+      {"decompositions", {}, marking(&L::decomposed, rewrite<L>({&rules::decompositions}))},
+      {"simplify_decomposed", kDecomposed, rewrite<L>({&rules::symbolic})},
       // The copies of the lanes regrouped (seed 003's devectorizer, in this direction): accesses of consecutive
       // addresses behind one gate grouped through PTRCATs, then cut at the target's fold widths.
       {"ptrcat", kVectorLanes,
@@ -209,7 +227,7 @@ Program lower(const UPtr& kernel, const LowerOptions& opts, const PassObserver* 
   if (!kernel || kernel->op != Op::SINK) throw Error("lower: a kernel is a SINK");
   Program p;
   p.name = kernel_name(kernel);
-  Lowering state{opts, false, {}};
+  Lowering state{opts, false, false, {}};
   if (debugging()) {
     if (debug_level() >= kDebugGraph)
       debug_write(debug_colour("kernel " + p.name + ": graph before codegen", "36") + "\n" + render(kernel) + "\n");

@@ -70,6 +70,7 @@ struct LowerOptions {
 struct Lowering {
   const LowerOptions& opts;
   bool axes_retyped = false;  // threads, lanes or unrolls retyped some ranges (the expander has work)
+  bool decomposed = false;    // the decompositions rewrote something (the simplifier has work)
   std::vector<Opt> applied;   // the optimizer's actions
 };
 

@@ -128,7 +128,6 @@ std::optional<Value> eval_int(Op op, DType dt, const std::vector<Value>& a) {
   auto u = [&](int i) { return static_cast<uint64_t>(a[i].i); };
   auto s = [&](int i) { return a[i].i; };
   auto out = [&](uint64_t v) { return Value{wrap(dt, v), 0}; };
-  auto is_min = [&](int i) { return !uns && s(i) == dt.min_int(); };
   switch (op) {
     case Op::NEG:
       return out(0 - u(0));
@@ -142,10 +141,11 @@ std::optional<Value> eval_int(Op op, DType dt, const std::vector<Value>& a) {
     case Op::MOD:
     case Op::FLOORDIV:
     case Op::FLOORMOD: {
-      if (s(1) == 0) return std::nullopt;  // division by zero: not folded
-      if (is_min(0) && s(1) == -1 && dt.bits() >= 32)
-        return std::nullopt;  // overflows in C (narrower types promote to int)
-      if (uns) return out(op == Op::DIV || op == Op::FLOORDIV ? u(0) / u(1) : u(0) % u(1));
+      // Total, as kernels divide (docs/ir.md#division-by-zero): x / 0 = 0, x % 0 = x, x / -1 = -x (wrapping).
+      const bool div = op == Op::DIV || op == Op::FLOORDIV;
+      if (s(1) == 0) return div ? out(0) : out(u(0));
+      if (!uns && s(1) == -1) return div ? out(0 - u(0)) : out(0);
+      if (uns) return out(div ? u(0) / u(1) : u(0) % u(1));
       int64_t q = s(0) / s(1), r = s(0) % s(1);
       if (op == Op::DIV) return out(q);
       if (op == Op::MOD) return out(r);

@@ -17,8 +17,9 @@ struct Value {
 };
 
 // op applied to args at dtype dt (the operands' dtype; comparisons give bool).
-// nullopt when C leaves it undefined and we decline to fold: integer division
-// or modulo by zero, and INT_MIN / -1.
+// Integer division is total, as kernels compute it (docs/ir.md#division-by-zero):
+// x / 0 = 0, x % 0 = x, x / -1 = -x wrapping. nullopt for what has no meaning
+// at dt (bitwise ops of floats, shifts past the width).
 std::optional<Value> eval_alu(Op op, DType dt, const std::vector<Value>& args);
 Value const_value(const UPtr& c);        // a CONST's value
 double round_float(DType dt, double v);  // v rounded to the float dtype dt (ties to even); v for others

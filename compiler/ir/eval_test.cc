@@ -24,9 +24,11 @@ void CheckAll(DType dt) {
       ASSERT_EQ(ev(Op::CMPLT)->i, x < y);
       ASSERT_EQ(ev(Op::CMPNE)->i, x != y);
       ASSERT_EQ(ev(Op::CMPEQ)->i, x == y);
-      if (y == 0) {
-        ASSERT_FALSE(ev(Op::DIV));
-        ASSERT_FALSE(ev(Op::MOD));
+      if (y == 0) {  // total (docs/ir.md#division-by-zero): x / 0 = 0, x % 0 = x, the floor ops alike
+        ASSERT_EQ(ev(Op::DIV)->i, 0);
+        ASSERT_EQ(ev(Op::MOD)->i, x);
+        ASSERT_EQ(ev(Op::FLOORDIV)->i, 0);
+        ASSERT_EQ(ev(Op::FLOORMOD)->i, x);
       } else {
         ASSERT_EQ(ev(Op::DIV)->i, T(x / y)) << a << "/" << b;
         ASSERT_EQ(ev(Op::MOD)->i, T(x % y)) << a << "%" << b;
@@ -76,7 +78,9 @@ TEST(Eval, HalfRoundsToNearestEven) {
 TEST(Eval, FoldBuildsConstants) {
   UPtr c = fold(cnst_int(dtypes::int32, 7) / cnst_int(dtypes::int32, -2));
   EXPECT_EQ(c->as_int(), -3);
-  EXPECT_FALSE(fold(cnst_int(dtypes::int32, 7) / cnst_int(dtypes::int32, 0)));
+  EXPECT_EQ(fold(cnst_int(dtypes::int32, 7) / cnst_int(dtypes::int32, 0))->as_int(), 0);
+  EXPECT_EQ(fold(cnst_int(dtypes::int32, INT32_MIN) / cnst_int(dtypes::int32, -1))->as_int(), INT32_MIN);  // wraps
+  EXPECT_EQ(fold(cnst_int(dtypes::int32, INT32_MIN) % cnst_int(dtypes::int32, -1))->as_int(), 0);
   EXPECT_FALSE(fold(var("x", 0, 3) + 1));
   EXPECT_EQ(fold(cast(cnst(dtypes::float32, -2.75), dtypes::int8))->as_int(), -2);
   EXPECT_EQ(fold(cast(cnst(dtypes::float32, 1e10), dtypes::int32))->as_int(), 2147483647);  // saturates

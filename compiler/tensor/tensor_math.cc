@@ -1,5 +1,5 @@
-// Rounding and integer division (tinygrad's trunc, floor, ceil, round, idiv, mod), from TRUNC and the
-// integer DIV/FLOORMOD the renderers already have.
+// Rounding and integer division (tinygrad's trunc, floor, ceil, round, idiv, mod), from TRUNC, C's
+// DIV and FLOORMOD (codegen's decompositions lower it to C's MOD).
 #include "compiler/tensor/graph_builders.h"
 #include "compiler/tensor/tensor.h"
 
@@ -32,11 +32,7 @@ Tensor Tensor::round() const {
 Tensor Tensor::idiv(const Tensor& o) const {
   if (!dtype().is_int() || !o.dtype().is_int())
     fail("idiv", "needs integer tensors, got " + dtype().name() + " and " + o.dtype().name());
-  // FLOORDIV rounds down; a quotient with a remainder and operands of different signs is one higher.
-  Tensor q = binary(Op::FLOORDIV, o, "idiv");
-  if (q.dtype().is_unsigned()) return q;
-  Tensor r = binary(Op::FLOORMOD, o, "idiv");
-  return q + ((r != 0) & ((*this < 0) != (o < 0))).cast(q.dtype());
+  return binary(Op::DIV, o, "idiv");  // total: x / 0 = 0 (docs/ir.md#division-by-zero)
 }
 Tensor Tensor::mod(const Tensor& o) const {
   if (dtype().is_bool() || o.dtype().is_bool())

@@ -301,7 +301,6 @@ Tensor Tensor::scalar_like(Number s) const {
 Tensor Tensor::binary(Op op, const Tensor& o, const char* who) const {
   Shape s = broadcast_shape(shape(), o.shape(), who);
   DType dt = least_upper_dtype(dtype(), o.dtype());
-  if (op == Op::DIV) dt = least_upper_float(dt);
   std::vector<std::string> devs;
   int64_t axis;
   std::vector<Tensor> t = align(who, {this, &o}, s.size(), &devs, &axis);
@@ -317,7 +316,10 @@ Tensor Tensor::sub(const Tensor& o) const {
   return binary(Op::SUB, o, "sub");
 }
 Tensor Tensor::mul(const Tensor& o) const { return binary(Op::MUL, o, "mul"); }
-Tensor Tensor::div(const Tensor& o) const { return binary(Op::DIV, o, "div"); }
+Tensor Tensor::div(const Tensor& o) const {  // true division, in the operands' least float type
+  const DType f = least_upper_float(least_upper_dtype(dtype(), o.dtype()));
+  return cast(f).binary(Op::DIV, o.cast(f), "div");
+}
 Tensor Tensor::maximum(const Tensor& o) const { return binary(Op::MAX, o, "maximum"); }
 Tensor Tensor::lt(const Tensor& o) const { return binary(Op::CMPLT, o, "lt"); }
 Tensor Tensor::gt(const Tensor& o) const { return o.binary(Op::CMPLT, *this, "gt"); }

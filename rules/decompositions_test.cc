@@ -90,7 +90,7 @@ TEST(DecompositionsHelpers, MayTrapUntilMadeSafe) {
   const UPtr x = var("x", -128, 127, dtypes::int8), d = var("d", -5, 5, dtypes::int8);
   const UPtr small = var("s", -127, 127, dtypes::int8), nonneg = var("u", 0, 5, dtypes::int8);
   EXPECT_TRUE(may_trap(x, d));
-  EXPECT_TRUE(may_trap(x, nonneg));       // 0
+  EXPECT_TRUE(may_trap(x, nonneg));  // 0
   EXPECT_TRUE(may_trap(x, cnst_int(dtypes::int8, -1)));
   EXPECT_FALSE(may_trap(small, cnst_int(dtypes::int8, -1)));  // -1 with no minimum to overflow
   EXPECT_FALSE(may_trap(x, safe_divisor(x, d)));

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <optional>
 
 #include "backends/cuda/host_emulator.h"
 #include "backends/cuda/renderer.h"
@@ -22,9 +23,10 @@ struct Case {
   std::function<Tensor(const Tensor&)> f;
 };
 
-// Runs every kernel of f(x)'s schedule in the emulator, x's BUFFER holding `data`; returns the output and
-// the actions of each kernel.
-std::vector<float> emulated(const Case& c, const std::vector<float>& data, const Shape& shape, std::string& opts) {
+// Runs every kernel of f(x)'s schedule in the emulator, x's BUFFER holding `data`, with the device's heuristics
+// or the given actions; returns the output's bytes and the actions of each kernel.
+std::vector<uint8_t> emulated_bytes(const Case& c, const std::vector<float>& data, const Shape& shape,
+                                    std::string& opts, const std::optional<std::vector<Opt>>& actions = {}) {
   const UPtr input = new_buffer(dtypes::float32, int64_t(data.size()));
   Tensor x(UOp::make(Op::RESHAPE, dtypes::float32, {input}, shape));
   ScheduleResult s = schedule({c.f(x).uop()});
@@ -40,13 +42,19 @@ std::vector<float> emulated(const Case& c, const std::vector<float>& data, const
     if (k->op != Op::SINK) throw Error("a copy in a one-device program");
     std::vector<std::vector<uint8_t>> bufs;
     for (size_t i = 1; i < call->src.size(); ++i) bufs.push_back(memory(call->src[i]));
-    const Program p = lower(k, cuda_lower_options());
+    LowerOptions lo = cuda_lower_options();
+    if (actions) lo.opts = actions;
+    const Program p = lower(k, lo);
     opts += (opts.empty() ? "" : "; ") + p.name + " " + to_string(p.opts);
     emulate_cuda(p, bufs);
     for (size_t i = 1; i < call->src.size(); ++i) memory(call->src[i]) = bufs[i - 1];
   }
   const UPtr& out = s.outputs.at(0);
-  const std::vector<uint8_t>& m = memory(out->op == Op::BUFFER ? out : out->src.at(0));
+  return memory(out->op == Op::BUFFER ? out : out->src.at(0));
+}
+
+std::vector<float> emulated(const Case& c, const std::vector<float>& data, const Shape& shape, std::string& opts) {
+  const std::vector<uint8_t> m = emulated_bytes(c, data, shape, opts);
   std::vector<float> got(m.size() / sizeof(float));
   std::memcpy(got.data(), m.data(), m.size());
   return got;
@@ -96,6 +104,16 @@ TEST(CudaEmulated, LargeSumIsSplitIntoBlocksOfGroups) {
   EXPECT_EQ(got[0], float(want));
   EXPECT_EQ(opts.find("r_256_512 GROUP"), 0u) << opts;
   EXPECT_NE(opts.find("; r_256 GROUP"), std::string::npos) << opts;
+}
+
+// Found by the fuzzer (seed 8, program 150): a comparison of 2 elements padded to 16 and split in lanes of 8
+// left Invalid after codegen.
+TEST(CudaEmulated, PaddedLanesOfAComparison) {
+  std::string opts;
+  const std::vector<uint8_t> got =
+      emulated_bytes({"lt", [](const Tensor& x) { return Tensor::full({2}, -1.5) < x; }}, {-2.0f, 3.0f}, {2}, opts,
+                     std::vector<Opt>{{OptOp::PADTO, 0, 16}, {OptOp::UPCAST, 0, 8}});
+  EXPECT_EQ(got, (std::vector<uint8_t>{0, 1})) << opts;
 }
 
 }  // namespace

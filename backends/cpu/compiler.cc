@@ -58,20 +58,6 @@ const std::string& c_compiler() {
   return cc;
 }
 
-// LLVM's machine schedulers take time quadratic in a basic block's length: a kernel of a million
-// statements (a long chain of elementwise ops) would compile for hours. Past this many lines clang
-// compiles without them, in seconds; a block that long has more independent work than the
-// schedulers' reordering adds.
-constexpr size_t kUnscheduledLines = 16384;
-
-// The flags for src: kFlags, and clang's schedulers off for a very long kernel.
-std::vector<std::string> flags_for(const std::string& src) {
-  std::vector<std::string> f = kFlags;
-  if (c_compiler() == "clang" && size_t(std::count(src.begin(), src.end(), '\n')) > kUnscheduledLines)
-    f.insert(f.begin() + 1, {"-mllvm", "-enable-misched=false", "-mllvm", "-enable-post-misched=false"});
-  return f;
-}
-
 std::atomic<uint64_t> invocations{0};
 
 // Runs argv, returning its exit status and everything it wrote to stdout/stderr.
@@ -163,6 +149,19 @@ void compile_to(const std::string& src, const std::vector<std::string>& flags, c
 
 }  // namespace
 
+// LLVM's machine schedulers take time quadratic in a basic block's length: a kernel of a million
+// statements (a long chain of elementwise ops) would compile for hours. Past this many lines clang
+// compiles without them, in seconds; a block that long has more independent work than the
+// schedulers' reordering adds.
+constexpr size_t kUnscheduledLines = 16384;
+
+std::vector<std::string> compile_flags(const std::string& src) {
+  std::vector<std::string> f = kFlags;
+  if (c_compiler() == "clang" && size_t(std::count(src.begin(), src.end(), '\n')) > kUnscheduledLines)
+    f.insert(f.begin() + 1, {"-mllvm", "-enable-misched=false", "-mllvm", "-enable-post-misched=false"});
+  return f;
+}
+
 uint64_t compiler_invocations() { return invocations.load(); }
 
 void clear_kernel_memory_cache() {
@@ -171,7 +170,7 @@ void clear_kernel_memory_cache() {
 }
 
 std::shared_ptr<const CompiledKernel> compile_c(const std::string& src, const std::string& name) {
-  const std::vector<std::string> argv_flags = flags_for(src);
+  const std::vector<std::string> argv_flags = compile_flags(src);
   std::string flags;
   for (const std::string& f : argv_flags) flags += f + " ";
   const std::string key = content_key(c_compiler() + "\n" + flags + "\n" + name + "\n" + src);

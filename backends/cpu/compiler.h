@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace rg {
 
@@ -28,6 +29,10 @@ class CompiledKernel {
 // The loaded kernel `name` compiled from `src`. Throws rg::Error with the
 // compiler's message when the source does not compile. Thread-safe.
 std::shared_ptr<const CompiledKernel> compile_c(const std::string& src, const std::string& name);
+
+// The compiler's flags for src: -O2 -march=native ...; with clang, its machine schedulers off for a source
+// of more than 16384 lines (their time grows with the square of a block's length).
+std::vector<std::string> compile_flags(const std::string& src);
 
 // How often the C compiler actually ran in this process (cache hits do not count).
 uint64_t compiler_invocations();

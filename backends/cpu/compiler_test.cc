@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -104,6 +105,21 @@ TEST(CompileC, CompileErrorIsAnErrorWithTheMessage) {
     EXPECT_NE(msg.find("error"), std::string::npos) << msg;
     EXPECT_NE(msg.find("broken"), std::string::npos) << msg;  // the compiler names the function or line
   }
+}
+
+// Clang's machine schedulers are quadratic in a block's length: past 16384 lines a source compiles without them.
+TEST(CompileC, VeryLongSourcesCompileWithoutTheSchedulers) {
+  auto has = [](const std::vector<std::string>& f, const std::string& x) {
+    return std::find(f.begin(), f.end(), x) != f.end();
+  };
+  const std::vector<std::string> small = compile_flags(kAdd), large = compile_flags(std::string(16385, '\n'));
+  EXPECT_TRUE(has(small, "-O2"));
+  EXPECT_FALSE(has(small, "-enable-misched=false"));
+  EXPECT_EQ(compile_flags(std::string(16384, '\n')), small);
+  const bool clang = std::system("clang --version > /dev/null 2>&1") == 0;
+  EXPECT_EQ(has(large, "-enable-misched=false"), clang);
+  EXPECT_EQ(has(large, "-enable-post-misched=false"), clang);
+  EXPECT_EQ(large.size(), small.size() + (clang ? 4u : 0u));
 }
 
 TEST(CompileC, MissingFunctionIsAnError) { EXPECT_THROW(compile_c(kAdd, "not_there"), Error); }

@@ -5,6 +5,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "compiler/ir/loops.h"
 #include "rules/invalid_helpers.h"
 
 namespace rg {
@@ -58,32 +59,10 @@ UPtr accumulate(ReduceCtx& ctx, const UPtr& red, Update update) {
 }  // namespace
 
 Enclosing enclosing_loops(const UPtr& kernel) {
-  auto by_key = [](const UPtr& a, const UPtr& b) { return range_key(a) < range_key(b); };
-  std::unordered_map<const UOp*, std::vector<UPtr>> live;  // the open ranges each value depends on
-  std::unordered_map<const UOp*, std::vector<UPtr>> outer;
-  std::vector<UPtr> ranges;
-  for (const UPtr& u : toposort(kernel)) {
-    std::vector<UPtr> l;
-    for (const UPtr& x : u->src) l.insert(l.end(), live[x.get()].begin(), live[x.get()].end());
-    if (u->op == Op::RANGE) {
-      l.push_back(u);
-      ranges.push_back(u);
-    }
-    if (u->op == Op::END || u->op == Op::REDUCE)
-      for (size_t i = 1; i < u->src.size(); ++i) l.erase(std::remove(l.begin(), l.end(), u->src[i]), l.end());
-    std::sort(l.begin(), l.end(), by_key);
-    l.erase(std::unique(l.begin(), l.end()), l.end());
-    for (size_t i = 1; i < l.size(); ++i) outer[l[i].get()].insert(outer[l[i].get()].end(), l.begin(), l.begin() + i);
-    live[u.get()] = std::move(l);
-  }
-  std::sort(ranges.begin(), ranges.end(), by_key);  // outer loops first, so theirs are complete
   Enclosing out;
-  for (const UPtr& r : ranges) {
-    std::vector<UPtr> e = outer[r.get()];
-    for (const UPtr& o : outer[r.get()]) e.insert(e.end(), out[o.get()].begin(), out[o.get()].end());
-    std::sort(e.begin(), e.end(), by_key);
-    e.erase(std::unique(e.begin(), e.end()), e.end());
-    out[r.get()] = std::move(e);
+  for (const auto& [r, loops] : loop_nest(toposort(kernel)).enclosing) {
+    std::vector<UPtr>& v = out[r];  // every range has an entry, empty when no loop is around it
+    for (const UOp* l : loops) v.push_back(UPtr(l));
   }
   return out;
 }

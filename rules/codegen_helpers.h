@@ -12,9 +12,8 @@
 
 namespace rg {
 
-// The loops around each RANGE of a kernel, outermost first: every range of smaller range_key that
-// some value depends on together with it, and theirs (the nesting the linearizer gives the loops).
-// A REDUCE and an END close their ranges.
+// The loops around each RANGE of a kernel, outermost first (LoopNest::enclosing, compiler/ir/loops.h:
+// the nesting the linearizer gives the loops).
 using Enclosing = std::unordered_map<const UOp*, std::vector<UPtr>>;
 Enclosing enclosing_loops(const UPtr& kernel);
 

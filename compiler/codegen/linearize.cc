@@ -7,6 +7,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "compiler/ir/loops.h"
+
 namespace rg {
 
 namespace {
@@ -25,7 +27,6 @@ class Linearizer {
   std::vector<UPtr> run() {
     for (size_t i = 0; i < topo_.size(); ++i) pos_[topo_[i].get()] = static_cast<int>(i);
     live_ranges();
-    nest();
     place();
     emit(nullptr);
     if (out_.size() != topo_.size()) throw Error("linearize: the kernel's dependencies cross its loops");
@@ -50,46 +51,19 @@ class Linearizer {
     v.erase(std::unique(v.begin(), v.end()), v.end());
   }
 
+  // Which ranges each value depends on and the loops around each range (compiler/ir/loops.h).
   void live_ranges() {
     for (const UPtr& u : topo_) {
       if (u->op == Op::RANGE) key_[u.get()] = range_key(u);
-      std::vector<const UOp*> s;
-      for (const UPtr& x : u->src) s.insert(s.end(), live_[x.get()].begin(), live_[x.get()].end());
-      if (u->op == Op::RANGE) s.push_back(u.get());
-      if (u->op == Op::END) {
-        if (u->src.size() != 2) throw Error("linearize: END must close exactly one range (run split_ends)");
-        s.erase(std::remove(s.begin(), s.end(), u->src[1].get()), s.end());
-      }
-      sort_by_key(s);
-      live_[u.get()] = std::move(s);
+      if (u->op == Op::END && u->src.size() != 2)
+        throw Error("linearize: END must close exactly one range (run split_ends)");
     }
+    LoopNest n = loop_nest(topo_);
+    if (!n.nests) throw Error("linearize: ranges do not nest (a value depends on two sibling loops)");
+    live_ = std::move(n.live);
+    full_ = std::move(n.enclosing);
   }
-
-  // A range's enclosing loops: every range with a smaller key that shares a value with it, closed transitively.
-  std::unordered_map<const UOp*, std::vector<const UOp*>> full_;
-  void nest() {
-    std::unordered_map<const UOp*, std::set<const UOp*>> outer;
-    std::vector<const UOp*> ranges;
-    for (const UPtr& u : topo_) {
-      if (u->op == Op::RANGE) ranges.push_back(u.get());
-      const auto& l = live_[u.get()];
-      for (size_t i = 0; i < l.size(); ++i)
-        for (size_t j = 0; j < i; ++j) outer[l[i]].insert(l[j]);
-    }
-    sort_by_key(ranges);
-    for (const UOp* r : ranges) {
-      std::vector<const UOp*> f(outer[r].begin(), outer[r].end());
-      for (const UOp* o : outer[r]) f.insert(f.end(), full_[o].begin(), full_[o].end());
-      sort_by_key(f);
-      // The loops must form a tree: r's enclosing loops are its parent's plus the parent.
-      if (!f.empty()) {
-        std::vector<const UOp*> expect = full_[f.back()];
-        expect.push_back(f.back());
-        if (expect != f) throw Error("linearize: ranges do not nest (a value depends on two sibling loops)");
-      }
-      full_[r] = std::move(f);
-    }
-  }
+  std::unordered_map<const UOp*, std::vector<const UOp*>> full_;  // a range's enclosing loops
 
   std::vector<const UOp*> loop_chain(const UOp* r) const {
     std::vector<const UOp*> c = full_.at(r);

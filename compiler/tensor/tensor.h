@@ -22,6 +22,18 @@ enum class PadMode { constant, reflect, replicate, circular };
 
 // Pairs (compiler/ir/args.h): (before, after) per axis for pad; (start, end) per axis for shrink.
 
+// The axes a reduction reduces: one (`x.sum(1)`), several (`x.sum({0, 2})`), or every axis (`x.sum()`,
+// `x.sum({})`, `x.sum(Axes::all())`). Negative axes count from the end. One type for all three, so that
+// `x.max({}, true)` cannot pick an overload taking one int (it once reduced axis 0).
+struct Axes {
+  std::vector<int64_t> v;  // empty: every axis
+  Axes() = default;
+  Axes(int64_t axis) : v{axis} {}  // implicit on purpose, as the spellings above
+  Axes(std::initializer_list<int64_t> axes) : v(axes) {}
+  Axes(std::vector<int64_t> axes) : v(std::move(axes)) {}
+  static Axes all() { return {}; }
+};
+
 class Tensor {
  public:
   // A scalar operand: C++ integers act as Python ints (take the tensor's dtype when it is not bool),
@@ -246,17 +258,11 @@ class Tensor {
   Tensor scalar_like(Number s) const;
 
   // --- reduce ---
-  // axes: empty means all. Negative axes count from the end.
-  Tensor sum(const std::vector<int64_t>& axes = {}, bool keepdim = false) const;
-  Tensor sum(int64_t axis, bool keepdim = false) const { return sum(std::vector<int64_t>{axis}, keepdim); }
-  Tensor max(const std::vector<int64_t>& axes = {}, bool keepdim = false) const;
-  Tensor max(int64_t axis, bool keepdim = false) const { return max(std::vector<int64_t>{axis}, keepdim); }
-  Tensor min(const std::vector<int64_t>& axes = {}, bool keepdim = false) const;
-  Tensor min(int64_t axis, bool keepdim = false) const { return min(std::vector<int64_t>{axis}, keepdim); }
-  Tensor mean(const std::vector<int64_t>& axes = {}, bool keepdim = false) const;
-  Tensor mean(int64_t axis, bool keepdim = false) const { return mean(std::vector<int64_t>{axis}, keepdim); }
-  Tensor prod(const std::vector<int64_t>& axes = {}, bool keepdim = false) const;
-  Tensor prod(int64_t axis, bool keepdim = false) const { return prod(std::vector<int64_t>{axis}, keepdim); }
+  Tensor sum(const Axes& axes = {}, bool keepdim = false) const;
+  Tensor max(const Axes& axes = {}, bool keepdim = false) const;
+  Tensor min(const Axes& axes = {}, bool keepdim = false) const;
+  Tensor mean(const Axes& axes = {}, bool keepdim = false) const;
+  Tensor prod(const Axes& axes = {}, bool keepdim = false) const;
 
   // --- composites ---
   Tensor matmul(const Tensor& w) const;
@@ -309,8 +315,7 @@ class Tensor {
   Tensor cumsum(int64_t axis = 0) const;
 
   Tensor log_softmax(int64_t axis = -1) const;
-  Tensor logsumexp(const std::vector<int64_t>& axes = {}, bool keepdim = false) const;
-  Tensor logsumexp(int64_t axis, bool keepdim = false) const { return logsumexp(std::vector<int64_t>{axis}, keepdim); }
+  Tensor logsumexp(const Axes& axes = {}, bool keepdim = false) const;
   // this: logits (..., classes); Y: int labels (...). Labels equal to ignore_index (unless -1) add nothing
   // and are not counted by the mean.
   Tensor sparse_categorical_crossentropy(const Tensor& Y, int64_t ignore_index = -1, double label_smoothing = 0.0,

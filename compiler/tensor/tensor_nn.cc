@@ -434,7 +434,7 @@ Tensor Tensor::log_softmax(int64_t axis) const {
   return m - m.exp().sum(axis, true).log();
 }
 
-Tensor Tensor::logsumexp(const std::vector<int64_t>& axes, bool keepdim) const {
+Tensor Tensor::logsumexp(const Axes& axes, bool keepdim) const {
   Tensor m = max(axes, true);
   Tensor r = (*this - m).exp().sum(axes, keepdim).log();
   return r + m.reshape(r.shape());

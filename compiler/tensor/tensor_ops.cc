@@ -559,23 +559,19 @@ UPtr Tensor::chunked_allreduce_u(Op op, const UPtr& partial, bool all2all) const
                    partial->shape);
 }
 
-Tensor Tensor::sum(const std::vector<int64_t>& axes, bool keepdim) const {
-  Tensor r = cast(sum_acc_dtype(dtype())).reduce(Op::ADD, axes, keepdim, "sum");
+Tensor Tensor::sum(const Axes& axes, bool keepdim) const {
+  Tensor r = cast(sum_acc_dtype(dtype())).reduce(Op::ADD, axes.v, keepdim, "sum");
   // Half-precision sums accumulate in float32 and return in their own dtype, as in tinygrad.
   return dtype() == dtypes::float16 || dtype() == dtypes::bfloat16 ? r.cast(dtype()) : r;
 }
-Tensor Tensor::max(const std::vector<int64_t>& axes, bool keepdim) const {
-  return reduce(Op::MAX, axes, keepdim, "max");
-}
-Tensor Tensor::min(const std::vector<int64_t>& axes, bool keepdim) const {
-  Tensor m = like(inverse_u(uop())).reduce(Op::MAX, axes, keepdim, "min");
+Tensor Tensor::max(const Axes& axes, bool keepdim) const { return reduce(Op::MAX, axes.v, keepdim, "max"); }
+Tensor Tensor::min(const Axes& axes, bool keepdim) const {
+  Tensor m = like(inverse_u(uop())).reduce(Op::MAX, axes.v, keepdim, "min");
   return m.like(inverse_u(m.uop()));  // on the reduce's devices: sharded, or every device after an allreduce
 }
-Tensor Tensor::prod(const std::vector<int64_t>& axes, bool keepdim) const {
-  return reduce(Op::MUL, axes, keepdim, "prod");
-}
-Tensor Tensor::mean(const std::vector<int64_t>& axes, bool keepdim) const {
-  std::vector<bool> reduced = reduced_axes(axes, shape(), "mean");
+Tensor Tensor::prod(const Axes& axes, bool keepdim) const { return reduce(Op::MUL, axes.v, keepdim, "prod"); }
+Tensor Tensor::mean(const Axes& axes, bool keepdim) const {
+  std::vector<bool> reduced = reduced_axes(axes.v, shape(), "mean");
   int64_t count = 1;
   for (int64_t i = 0; i < ndim(); ++i)
     if (reduced[i]) count *= shape()[i];

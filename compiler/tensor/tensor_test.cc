@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <functional>
 #include <string>
 
@@ -329,6 +330,70 @@ TEST(Tensor, Errors) {
   EXPECT_EQ(error_of([&] { x.to_vector<bool>(); }), "to_vector: tensor of shape (2, 3) is float32, asked for bool");
   EXPECT_EQ(error_of([&] { Tensor::arange(0, 5, 0); }), "arange: step is 0");
   EXPECT_EQ(error_of([&] { Tensor::full({-1, 2}, 0); }), "full: negative dimension in shape (-1, 2)");
+}
+
+// Every reduction spelled every way: nothing (every axis), {} (every axis, not axis 0 as an int overload once
+// made it), Axes::all(), one int, a list of one, a list of two, a negative axis; with and without keepdim.
+TEST(Tensor, EveryReductionSpelledEveryWay) {
+  const Tensor x = Tensor::from_vector(std::vector<float>{1, 2, 3, 4, 5, 6}, {2, 3});
+  struct Reduction {
+    const char* name;
+    std::function<Tensor(const Tensor&, const Axes&, bool)> f;
+    std::vector<float> all, axis0, axis1;  // hand-computed over [[1, 2, 3], [4, 5, 6]]
+  };
+  const float lse_all =
+      std::log(std::exp(1.f) + std::exp(2.f) + std::exp(3.f) + std::exp(4.f) + std::exp(5.f) + std::exp(6.f));
+  auto lse = [](std::vector<float> v) {
+    float s = 0;
+    for (float x : v) s += std::exp(x);
+    return std::log(s);
+  };
+  const std::vector<Reduction> rs = {
+      {"sum", [](const Tensor& t, const Axes& a, bool k) { return t.sum(a, k); }, {21}, {5, 7, 9}, {6, 15}},
+      {"max", [](const Tensor& t, const Axes& a, bool k) { return t.max(a, k); }, {6}, {4, 5, 6}, {3, 6}},
+      {"min", [](const Tensor& t, const Axes& a, bool k) { return t.min(a, k); }, {1}, {1, 2, 3}, {1, 4}},
+      {"mean", [](const Tensor& t, const Axes& a, bool k) { return t.mean(a, k); }, {3.5}, {2.5, 3.5, 4.5}, {2, 5}},
+      {"prod", [](const Tensor& t, const Axes& a, bool k) { return t.prod(a, k); }, {720}, {4, 10, 18}, {6, 120}},
+      {"logsumexp",
+       [](const Tensor& t, const Axes& a, bool k) { return t.logsumexp(a, k); },
+       {lse_all},
+       {lse({1, 4}), lse({2, 5}), lse({3, 6})},
+       {lse({1, 2, 3}), lse({4, 5, 6})}},
+  };
+  auto near = [](const std::vector<float>& got, const std::vector<float>& want) {
+    if (got.size() != want.size()) return false;
+    for (size_t i = 0; i < got.size(); ++i)
+      if (std::fabs(got[i] - want[i]) > 1e-4f * (1 + std::fabs(want[i]))) return false;
+    return true;
+  };
+  for (const Reduction& r : rs) {
+    SCOPED_TRACE(r.name);
+    for (bool keep : {false, true}) {
+      const Shape all = keep ? Shape{1, 1} : Shape{}, s0 = keep ? Shape{1, 3} : Shape{3},
+                  s1 = keep ? Shape{2, 1} : Shape{2};
+      for (const Axes& a : {Axes(), Axes({}), Axes::all(), Axes({0, 1}), Axes({1, 0}), Axes({-1, -2})}) {
+        const Tensor t = r.f(x, a, keep);
+        EXPECT_EQ(t.shape(), all);
+        EXPECT_TRUE(near(t.to_vector<float>(), r.all));
+      }
+      for (const Axes& a : {Axes(0), Axes({0}), Axes(-2)}) {
+        const Tensor t = r.f(x, a, keep);
+        EXPECT_EQ(t.shape(), s0);
+        EXPECT_TRUE(near(t.to_vector<float>(), r.axis0));
+      }
+      for (const Axes& a : {Axes(1), Axes({1}), Axes(-1), Axes(std::vector<int64_t>{1})}) {
+        const Tensor t = r.f(x, a, keep);
+        EXPECT_EQ(t.shape(), s1);
+        EXPECT_TRUE(near(t.to_vector<float>(), r.axis1));
+      }
+    }
+  }
+  // The spellings at the call site, as a user writes them.
+  EXPECT_EQ(x.sum({}).to_vector<float>(), std::vector<float>{21});
+  EXPECT_EQ(x.max({}, true).shape(), (Shape{1, 1}));
+  EXPECT_EQ(x.sum(1).to_vector<float>(), (std::vector<float>{6, 15}));
+  EXPECT_EQ(x.sum({0, 1}).to_vector<float>(), std::vector<float>{21});
+  EXPECT_EQ(x.min({1}, true).shape(), (Shape{2, 1}));
 }
 
 }  // namespace

@@ -78,6 +78,40 @@ Tensor Tensor::arange_impl(double start, double stop, double step, DType dt) {
   return (full({n}, number(step), dt).cumsum(0) + number(start - step)).cast(dt);
 }
 
+Tensor::Tensor(std::initializer_list<Number> values) {
+  bool all_bool = values.size() > 0, any_float = false;
+  for (const Number& x : values) {
+    all_bool &= x.kind == Number::Bool;
+    any_float |= x.kind == Number::Float;
+  }
+  auto as = [&](auto zero) {
+    std::vector<decltype(zero)> v;
+    for (const Number& x : values) v.push_back(static_cast<decltype(zero)>(x.value));
+    return from_vector(v);
+  };
+  *this = all_bool ? as(false) : any_float ? as(0.0f) : as(int32_t(0));
+}
+
+void Tensor::empty_handle() { throw Error("Tensor: a default-constructed Tensor has no value (assign one first)"); }
+
+void Tensor::check_one_element() const {
+  if (numel() != 1)
+    fail("item", "tensor of shape " + shape_str(shape()) + " has " + std::to_string(numel()) + " elements, not 1");
+}
+
+Tensor Tensor::linspace(double start, double stop, int64_t steps, DType dt) {
+  if (steps < 0) fail("linspace", "negative number of steps " + std::to_string(steps));
+  if (steps == 1) return full({1}, start, dt);
+  // start + i * (stop - start) / (steps - 1), in float64 so that stop is exact.
+  Tensor i = arange(steps).cast(dtypes::float64);
+  return (i * ((stop - start) / double(std::max<int64_t>(steps - 1, 1))) + start).cast(dt);
+}
+
+Tensor Tensor::full_like(Number value, std::optional<DType> dt) const {
+  Tensor f = full(shape(), value, dt.value_or(dtype()));
+  return device() == "CPU" ? f : f.to(device());
+}
+
 Tensor Tensor::eye(int64_t n, std::optional<int64_t> m, DType dt) {
   const int64_t cols = m.value_or(n);
   if (n < 0 || cols < 0) fail("eye", "negative size in (" + std::to_string(n) + ", " + std::to_string(cols) + ")");

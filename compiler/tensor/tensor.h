@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <iosfwd>
 #include <memory>
 #include <optional>
 #include <string>
@@ -50,6 +51,11 @@ class Tensor {
   };
 
   explicit Tensor(UPtr u);
+  // An empty handle, to assign a tensor to later; any use of its value is an rg::Error.
+  Tensor() = default;
+  // A 1-d tensor of these numbers, typed as tinygrad types a Python list: bool when all are bools, float32
+  // when any is a floating number, else int32. Tensor({1, 2, 3, 4}); on the CPU.
+  Tensor(std::initializer_list<Number> values);
 
   // --- creation ---
   template <class E>
@@ -77,6 +83,12 @@ class Tensor {
     return arange_impl(double(start), double(stop), double(step), f ? dtypes::float32 : dtypes::int32);
   }
   static Tensor eye(int64_t n, std::optional<int64_t> m = std::nullopt, DType dt = dtypes::float32);  // m: n
+  // `steps` values from start to stop, both included (steps = 1: start alone), as tinygrad's linspace.
+  static Tensor linspace(double start, double stop, int64_t steps, DType dt = dtypes::float32);
+  // This tensor's shape and device, filled with one value; the dtype is this tensor's unless given.
+  Tensor full_like(Number value, std::optional<DType> dt = std::nullopt) const;
+  Tensor zeros_like(std::optional<DType> dt = std::nullopt) const { return full_like(0, dt); }
+  Tensor ones_like(std::optional<DType> dt = std::nullopt) const { return full_like(1, dt); }
 
   // --- random ---
   // Counter-based random numbers, as tinygrad's: threefry 2x32 (20 rounds, Random123's) of a per-device key
@@ -112,6 +124,7 @@ class Tensor {
   Tensor bitwise_and(const Tensor& o) const;
   Tensor bitwise_or(const Tensor& o) const;
   Tensor bitwise_xor(const Tensor& o) const;
+  Tensor bitwise_not() const;  // ~x: an integer's bits flipped, a bool negated
   Tensor lshift(int bits) const;
   Tensor rshift(int bits) const;
   Tensor bitcast(DType dt) const;
@@ -123,6 +136,9 @@ class Tensor {
   // Flat, row-major; E must be the tensor's dtype (bool, float, double, int32_t, int64_t, uint8_t, ...).
   template <class E>
   std::vector<E> to_vector() const;
+  // The value of a tensor of one element, converted to T (libtorch's item<T>()); another count is an rg::Error.
+  template <class T>
+  T item() const;
 
   const Shape& shape() const { return uop()->shape; }
   DType dtype() const { return uop()->dtype; }
@@ -131,7 +147,10 @@ class Tensor {
   // The device the tensor's value is computed on, canonical as in tinygrad ("llvm:0" is "LLVM").
   // Constants belong to no device and report "CPU", where they would be computed alone.
   std::string device() const;
-  const UPtr& uop() const { return node_->uop; }
+  const UPtr& uop() const {
+    if (!node_) empty_handle();
+    return node_->uop;
+  }
 
   // --- autograd ---
   // Marks this tensor as a parameter (every copy of the handle is the same parameter): backward() of a
@@ -173,6 +192,16 @@ class Tensor {
   static bool all2all_allreduce(int64_t devices, int64_t numel);
 
   // --- in place ---
+  // x += y is x.assign(x + y) (tinygrad's __iadd__): every copy of the handle sees the new value, and the
+  // result must keep x's dtype (an int tensor += 0.5 is an rg::Error, as in libtorch).
+  Tensor& operator+=(const Tensor& o);
+  Tensor& operator-=(const Tensor& o);
+  Tensor& operator*=(const Tensor& o);
+  Tensor& operator/=(const Tensor& o);
+  Tensor& operator+=(Number o);
+  Tensor& operator-=(Number o);
+  Tensor& operator*=(Number o);
+  Tensor& operator/=(Number o);
   // Stores `value` into this tensor's buffer, lazily: the next realize of this tensor (or of anything that
   // reads it) runs a kernel writing the existing buffer, so parameters keep their storage across updates.
   // The value may read this tensor (w.assign(w - 0.1 * g)); copies of this Tensor see the new value. A
@@ -390,6 +419,8 @@ class Tensor {
   // Autograd (gradient.cc): the tensors that require a gradient, by handle; the loss's gradient checked
   // and on its devices; the parameters' gradients like the parameters.
   explicit Tensor(std::shared_ptr<Node> node) : node_(std::move(node)) {}
+  [[noreturn]] static void empty_handle();  // the error of a default-constructed Tensor's use
+  void check_one_element() const;
   static std::vector<std::weak_ptr<Node>>& grad_registry();
   Tensor seed_of(const char* who, const std::optional<Tensor>& given) const;
   std::vector<Tensor> gradients_for(const std::vector<Tensor>& params, const Tensor& seed) const;
@@ -412,6 +443,12 @@ Tensor operator==(const Tensor& a, const Tensor& b);
 Tensor operator!=(const Tensor& a, const Tensor& b);
 Tensor operator&(const Tensor& a, const Tensor& b);  // bitwise_and (logical on bool tensors)
 Tensor operator|(const Tensor& a, const Tensor& b);  // bitwise_or
+Tensor operator^(const Tensor& a, const Tensor& b);  // bitwise_xor
+Tensor operator%(const Tensor& a, const Tensor& b);  // mod: the divisor's sign, as Python's
+Tensor operator~(const Tensor& a);                   // bitwise_not
+// Shape, dtype, device and values (`Tensor([[1, 2], [3, 4]], shape=(2, 2), dtype=int32, device=CPU)`),
+// realizing it; past 1000 elements each axis shows its first and last 3 entries around `...`.
+std::ostream& operator<<(std::ostream& out, const Tensor& t);
 #define RG_SCALAR_OPS(OP)                                                                        \
   inline Tensor operator OP(const Tensor& a, Tensor::Number b) { return a OP a.scalar_like(b); } \
   inline Tensor operator OP(Tensor::Number a, const Tensor& b) { return b.scalar_like(a) OP b; }
@@ -425,6 +462,8 @@ RG_SCALAR_OPS(>)
 RG_SCALAR_OPS(>=)
 RG_SCALAR_OPS(==)
 RG_SCALAR_OPS(!=)
+RG_SCALAR_OPS(%)
+RG_SCALAR_OPS(^)
 #undef RG_SCALAR_OPS
 
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
@@ -505,6 +544,12 @@ std::vector<E> Tensor::to_vector() const {
     read_bytes(out.data(), n * sizeof(E), dtype_of<E>(), dtype_of<E>().name().c_str());
     return out;
   }
+}
+
+template <class T>
+T Tensor::item() const {
+  check_one_element();
+  return cast(dtype_of<T>()).template to_vector<T>()[0];
 }
 
 }  // namespace rg

@@ -218,7 +218,7 @@ Tensor logaddexp(const Tensor& a, const Tensor& b) {
   return ((a - m).exp() + (b - m).exp()).log() + m;
 }
 
-Tensor full_like(const Tensor& x, double v) { return Tensor::full(x.shape(), v, x.dtype()); }
+Tensor constant_like(const Tensor& x, double v) { return Tensor::full(x.shape(), v, x.dtype()); }
 
 // The smallest value of dt as a scalar of dt's kind, so that padding with it keeps the dtype.
 Tensor::Number lowest(DType dt) {
@@ -508,7 +508,8 @@ Tensor Tensor::clip(std::optional<Number> lo, std::optional<Number> hi) const {
 Tensor Tensor::square() const { return *this * *this; }
 
 Tensor Tensor::sign() const {
-  return (*this != 0).where((*this < 0).where(full_like(*this, -1), full_like(*this, 1)), full_like(*this, 0));
+  return (*this != 0)
+      .where((*this < 0).where(constant_like(*this, -1), constant_like(*this, 1)), constant_like(*this, 0));
 }
 
 Tensor Tensor::rsqrt() const { return sqrt().reciprocal(); }
@@ -521,8 +522,8 @@ Tensor float_pow(const Tensor& b, const Tensor& e) {
   Tensor non_int = e != e.cast(dtypes::int32).cast(e.dtype());
   Tensor half = (e < 0).where(-e, e) * 0.5;
   Tensor odd = half != half.cast(dtypes::int32).cast(e.dtype());
-  Tensor neg_base = non_int.where((b != -INFINITY).where(full_like(r, NAN), r), odd.where(-r, r));
-  return (e == 0).where(full_like(r, 1), (b < 0).where(neg_base, r));
+  Tensor neg_base = non_int.where((b != -INFINITY).where(constant_like(r, NAN), r), odd.where(-r, r));
+  return (e == 0).where(constant_like(r, 1), (b < 0).where(neg_base, r));
 }
 }  // namespace
 
@@ -535,7 +536,7 @@ Tensor Tensor::pow(Number exponent) const {
                     std::to_string(int64_t(c)) + " (make the base float)");
   Tensor x = cast(dt);
   // Constant exponents multiply out as tinygrad's simplify_pow: x^-c = (1/x)^c, squares, and a sqrt for halves.
-  if (c == 0) return full_like(x, 1);
+  if (c == 0) return constant_like(x, 1);
   if (c < 0 && (integral || c * 2 == std::trunc(c * 2))) return x.reciprocal().pow(-c);
   if (integral && std::abs(c) < 1e9) {
     const int64_t n = int64_t(c);

@@ -369,6 +369,24 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) { return cond
 Tensor maximum(const Tensor& a, const Tensor& b) { return a.maximum(b); }
 Tensor minimum(const Tensor& a, const Tensor& b) { return a.minimum(b); }
 
+Tensor Tensor::bitwise_not() const {
+  if (dtype().is_bool()) return logical_not();
+  if (!dtype().is_int()) fail("bitwise_not", "needs an integer or bool tensor, got " + dtype().name());
+  return bitwise_xor(scalar_like(-1));  // every bit set, at this dtype
+}
+Tensor operator^(const Tensor& a, const Tensor& b) { return a.bitwise_xor(b); }
+Tensor operator%(const Tensor& a, const Tensor& b) { return a.mod(b); }
+Tensor operator~(const Tensor& a) { return a.bitwise_not(); }
+
+#define RG_COMPOUND(OP)                                                          \
+  Tensor& Tensor::operator OP##=(const Tensor& o) { return assign(*this OP o); } \
+  Tensor& Tensor::operator OP##=(Number o) { return assign(*this OP o); }
+RG_COMPOUND(+)
+RG_COMPOUND(-)
+RG_COMPOUND(*)
+RG_COMPOUND(/)
+#undef RG_COMPOUND
+
 Tensor Tensor::logical_not() const {
   UPtr x = cast_u(uop(), dtypes::bool_);
   return like(mk(Op::CMPNE, dtypes::bool_, {x, const_u(dtypes::bool_, 1, shape())}));

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <functional>
+#include <sstream>
 #include <string>
 
 #include "compiler/ir/error_of.h"
@@ -394,6 +395,64 @@ TEST(Tensor, EveryReductionSpelledEveryWay) {
   EXPECT_EQ(x.sum(1).to_vector<float>(), (std::vector<float>{6, 15}));
   EXPECT_EQ(x.sum({0, 1}).to_vector<float>(), std::vector<float>{21});
   EXPECT_EQ(x.min({1}, true).shape(), (Shape{2, 1}));
+}
+
+// What a libtorch or tinygrad user reaches for first, each against values worked out by hand.
+TEST(Tensor, ConveniencesOfLibtorchAndTinygrad) {
+  // From an initializer list, typed as a Python list.
+  EXPECT_EQ(Tensor({1, 2, 3, 4}).dtype(), dtypes::int32);
+  EXPECT_EQ(Tensor({1, 2, 3, 4}).to_vector<int32_t>(), (std::vector<int32_t>{1, 2, 3, 4}));
+  EXPECT_EQ(Tensor({1, 2.5}).to_vector<float>(), (std::vector<float>{1, 2.5f}));
+  EXPECT_EQ(Tensor({true, false}).dtype(), dtypes::bool_);
+  // item<T>(), converted.
+  EXPECT_EQ(Tensor({1, 2, 3}).sum().item<int32_t>(), 6);
+  EXPECT_EQ(Tensor({1.5, 2}).sum().item<double>(), 3.5);
+  EXPECT_EQ(error_of([&] { Tensor({1, 2}).item<float>(); }), "item: tensor of shape (2,) has 2 elements, not 1");
+  // A default-constructed handle: an error on use, a value once assigned.
+  Tensor empty;
+  EXPECT_EQ(error_of([&] { empty.shape(); }), "Tensor: a default-constructed Tensor has no value (assign one first)");
+  empty = Tensor({7});
+  EXPECT_EQ(empty.item<int32_t>(), 7);
+  // *_like keep the shape (and the dtype unless given); linspace includes both ends.
+  const Tensor x = Tensor::from_vector(std::vector<float>{1, 2, 3, 4, 5, 6}, {2, 3});
+  EXPECT_EQ(x.zeros_like().to_vector<float>(), std::vector<float>(6, 0));
+  EXPECT_EQ(x.ones_like(dtypes::int32).to_vector<int32_t>(), std::vector<int32_t>(6, 1));
+  EXPECT_EQ(x.full_like(2.5).shape(), (Shape{2, 3}));
+  EXPECT_EQ(Tensor::linspace(0, 1, 5).to_vector<float>(), (std::vector<float>{0, 0.25f, 0.5f, 0.75f, 1}));
+  EXPECT_EQ(Tensor::linspace(-2, 2, 1).to_vector<float>(), std::vector<float>{-2});
+  EXPECT_EQ(Tensor::linspace(0, 1, 0).numel(), 0);
+  // %, ^, ~.
+  const Tensor a({7, -7, 6}), b({3, 3, -4});
+  EXPECT_EQ((a % b).to_vector<int32_t>(), (std::vector<int32_t>{1, 2, -2}));
+  EXPECT_EQ((a % 4).to_vector<int32_t>(), (std::vector<int32_t>{3, 1, 2}));
+  EXPECT_EQ((a ^ b).to_vector<int32_t>(), (std::vector<int32_t>{7 ^ 3, -7 ^ 3, 6 ^ -4}));
+  EXPECT_EQ((~a).to_vector<int32_t>(), (std::vector<int32_t>{~7, ~-7, ~6}));
+  EXPECT_EQ((~Tensor({true, false})).to_vector<bool>(), (std::vector<bool>{false, true}));
+  // Compound assignment is assign: every copy of the handle sees it.
+  Tensor w = Tensor::from_vector(std::vector<float>{1, 2}).realize(), alias = w;
+  w += 1;
+  w *= Tensor::from_vector(std::vector<float>{2, 3});
+  w -= 0.5;
+  w /= 2;
+  EXPECT_EQ(alias.to_vector<float>(), (std::vector<float>{1.75f, 4.25f}));
+  Tensor n({1, 2});
+  EXPECT_THROW(n += 0.5, Error);  // an int tensor cannot hold the float sum
+}
+
+TEST(Tensor, PrintsShapeDtypeDeviceAndValues) {
+  std::ostringstream s;
+  s << Tensor::from_vector(std::vector<int32_t>{1, 2, 3, 4, 5, 6}, {2, 3});
+  EXPECT_EQ(s.str(), "Tensor([[1, 2, 3], [4, 5, 6]], shape=(2, 3), dtype=int32, device=CPU)");
+  s.str("");
+  s << Tensor({true, false}) << " " << Tensor::from_vector(std::vector<float>{1.5f}, {});
+  EXPECT_EQ(
+      s.str(),
+      "Tensor([true, false], shape=(2,), dtype=bool, device=CPU) Tensor(1.5, shape=(), dtype=float32, device=CPU)");
+  s.str("");
+  s << Tensor::arange(2000).reshape({2, 1000});
+  EXPECT_EQ(s.str(),
+            "Tensor([[0, 1, 2, ..., 997, 998, 999], [1000, 1001, 1002, ..., 1997, 1998, 1999]], shape=(2, 1000), "
+            "dtype=int32, device=CPU)");
 }
 
 }  // namespace

@@ -45,6 +45,9 @@ fi
 echo "libfuzz: built the fuzzers with clang in $((SECONDS - start)) s"
 bin="$(clang info --config=libfuzzer bazel-bin 2>/dev/null)"
 
+# One of libFuzzer's final stats (-print_final_stats=1) from a log.
+final_stat() { grep -oE "^stat::$2:[[:space:]]+[0-9]+" "$1" | grep -oE '[0-9]+$'; }
+
 rc=0
 for i in "${!fuzzers[@]}"; do
   target=${fuzzers[$i]}
@@ -61,19 +64,18 @@ for i in "${!fuzzers[@]}"; do
     -artifact_prefix="$dir/" "${dict[@]}" "$dir/corpus" "$work/seeds/$i" >"$dir/log" 2>&1
   status=$?
   done_line=$(grep -E '^#[0-9]+[[:space:]]+DONE' "$dir/log" | tail -1)
-  stat() { grep -oE "^stat::$1:[[:space:]]+[0-9]+" "$dir/log" | grep -oE '[0-9]+$'; }
-  runs=$(stat number_of_executed_units)
+  runs=$(final_stat "$dir/log" number_of_executed_units)
   cov=$(grep -oE 'cov: [0-9]+' <<<"$done_line" | grep -oE '[0-9]+')
   if ((status == 0)); then
-    echo "libfuzz: $name: ${runs:-?} inputs in $seconds s ($(stat average_exec_per_sec) execs/s), coverage ${cov:-?}," \
-      "peak RSS $(stat peak_rss_mb) MB: ok"
+    echo "libfuzz: $name: ${runs:-?} inputs in $seconds s ($(final_stat "$dir/log" average_exec_per_sec) execs/s), coverage ${cov:-?}," \
+      "peak RSS $(final_stat "$dir/log" peak_rss_mb) MB: ok"
   else
     rc=1
     keep=1
     tail -n 60 "$dir/log"
     echo "libfuzz: $name FAILED (exit $status) after ${runs:-?} inputs; the input and log are in $dir"
     for a in "$dir"/crash-* "$dir"/leak-* "$dir"/timeout-* "$dir"/oom-*; do
-      [[ -e $a ]] && echo "  reproduce: ./bazelw run --config=libfuzzer $target -- $a"
+      [[ -e $a ]] && echo "  reproduce: $bin/$pkg/$name $a   (or ./bazelw run --config=libfuzzer $target -- $a)"
     done
   fi
 done

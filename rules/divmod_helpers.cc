@@ -264,7 +264,8 @@ bool congruent_mod(const UPtr& a, const UPtr& b, int64_t c) {
   if (!fa || !fb || c < 1) return false;
   std::vector<Term> diff = fa->terms;
   for (const auto& [base, k] : fb->terms) {
-    auto it = std::find_if(diff.begin(), diff.end(), [&](const Term& t) { return t.first == base; });
+    const UPtr& term = base;  // clang 14 cannot capture a structured binding
+    auto it = std::find_if(diff.begin(), diff.end(), [&](const Term& t) { return t.first == term; });
     if (it == diff.end()) {
       diff.push_back({base, -k});
     } else if (__builtin_sub_overflow(it->second, k, &it->second)) {

@@ -88,7 +88,8 @@ UPtr exact_quotient(const UPtr& X, const UPtr& y, int64_t c) {
   int64_t constant;
   if (__builtin_sub_overflow(fx->constant, fy->constant, &constant)) return {};
   for (const auto& [b, k] : fy->terms) {
-    auto it = std::find_if(fx->terms.begin(), fx->terms.end(), [&](const auto& t) { return t.first == b; });
+    const auto& base = b;  // clang 14 cannot capture a structured binding
+    auto it = std::find_if(fx->terms.begin(), fx->terms.end(), [&](const auto& t) { return t.first == base; });
     if (it == fx->terms.end()) {
       if (k == INT64_MIN) return {};
       fx->terms.push_back({b, -k});

@@ -1,5 +1,6 @@
 #include "frontends/onnx/tensor_proto.h"
 
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -25,10 +26,31 @@ struct BF16 {
   explicit operator uint64_t() const { return uint64_t(double(*this)); }
 };
 
+#ifdef __FLT16_MAX__  // compilers with a _Float16 type (gcc)
+using F16 = _Float16;
+#else
+// float16 on the host where the compiler has no _Float16 (clang 14 on x86): its bits, read as a float.
+struct F16 {
+  uint16_t bits;
+  explicit operator double() const {
+    const int exponent = bits >> 10 & 31, mantissa = bits & 1023;
+    const double v = exponent == 0    ? std::ldexp(mantissa, -24)
+                     : exponent == 31 ? (mantissa ? NAN : INFINITY)
+                                      : std::ldexp(mantissa + 1024, exponent - 25);
+    return bits >> 15 ? -v : v;
+  }
+  explicit operator int64_t() const { return int64_t(double(*this)); }
+  explicit operator uint64_t() const { return uint64_t(double(*this)); }
+};
+#endif
+// The 16-bit float types held as their bits (no arithmetic C++ type): bfloat16, and float16 without _Float16.
+template <class E>
+constexpr bool kBitsType = std::is_same_v<E, BF16> || (std::is_class_v<E> && std::is_same_v<E, F16>);
+
 // Calls f(E{}) with the C++ element type of `dt` (the 16-bit floats too).
 template <class F>
 auto with_type(DType dt, const std::string& who, F&& f) {
-  if (dt.scalar == Scalar::Float16) return f(_Float16{});
+  if (dt.scalar == Scalar::Float16) return f(F16{});
   if (dt.scalar == Scalar::BFloat16) return f(BF16{});
   return visit_host_type(dt, f, [&]() -> decltype(f(float{})) { fail(who, "no host type for dtype " + dt.name()); });
 }
@@ -195,7 +217,7 @@ HostTensor decode(const ::onnx::TensorProto& t, const std::string& dir) {
   } else {
     with_type(h.dtype, who, [&](auto e) {
       using E = decltype(e);
-      if constexpr (std::is_same_v<E, BF16>) {  // the bits, one per int32
+      if constexpr (kBitsType<E>) {  // the bits, one per int32
         std::vector<uint16_t> bits(t.int32_data().begin(), t.int32_data().end());
         h.bytes.assign(reinterpret_cast<const char*>(bits.data()), bits.size() * 2);
         return 0;
@@ -251,10 +273,10 @@ rg::Tensor to_tensor(const HostTensor& h, const std::string& device) {
       std::vector<bool> v(n);
       for (int64_t i = 0; i < n; ++i) v[i] = h.bytes[i] != 0;
       return rg::Tensor::from_vector(v, h.shape, device);
-    } else if constexpr (std::is_same_v<E, BF16>) {  // the bits as uint16, seen as bfloat16
+    } else if constexpr (kBitsType<E>) {  // the bits as uint16, seen as the 16-bit float
       std::vector<uint16_t> v(n);
       if (n) std::memcpy(v.data(), h.bytes.data(), n * 2);
-      return rg::Tensor::from_vector(v, h.shape, device).bitcast(dtypes::bfloat16);
+      return rg::Tensor::from_vector(v, h.shape, device).bitcast(h.dtype);
     } else {
       std::vector<E> v(n);
       if (n) std::memcpy(v.data(), h.bytes.data(), n * sizeof(E));
@@ -272,14 +294,14 @@ HostTensor to_host(const rg::Tensor& t) {
   HostTensor h;
   h.dtype = t.dtype();
   h.shape = t.shape();
-  if (h.dtype == dtypes::bfloat16) {
+  if (h.dtype == dtypes::bfloat16 || (std::is_class_v<F16> && h.dtype == dtypes::float16)) {
     auto v = t.bitcast(dtypes::uint16).to_vector<uint16_t>();
     h.bytes.assign(reinterpret_cast<const char*>(v.data()), v.size() * 2);
     return h;
   }
   with_type(h.dtype, "to_host", [&](auto e) {
     using E = decltype(e);
-    if constexpr (std::is_same_v<E, BF16>) {
+    if constexpr (kBitsType<E>) {
       return 0;  // handled above
     } else {
       auto v = t.to_vector<E>();

@@ -24,5 +24,8 @@ Mnist fashion_mnist(const std::string& dir = kFashionMnistDir);
 // as a uint8 tensor of its dimensions. rg::Error naming the file: missing, not gzip or IDX (wrong magic),
 // another element type, truncated, or data after the end.
 Tensor read_idx(const std::string& path);
+// read_idx of a file's bytes already in memory; `name` stands for the file in errors. read_idx reads the file and
+// calls it; the checks are parse_idx (nn/datasets/idx.h).
+Tensor read_idx_bytes(const std::string& bytes, const std::string& name = "<bytes>");
 
 }  // namespace rg::datasets

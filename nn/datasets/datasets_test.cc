@@ -70,6 +70,63 @@ TEST(Idx, BrokenFilesNameTheFileAndTheProblem) {
             "datasets: " + tmp("no-such-dir") + "/train-images-idx3-ubyte.gz: cannot open: No such file or directory");
 }
 
+// One gzip member of `bytes`, in memory.
+std::string gzip(const std::string& bytes) {
+  z_stream z{};
+  EXPECT_EQ(deflateInit2(&z, 9, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
+  std::string out(deflateBound(&z, uLong(bytes.size())) + 32, '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
+  z.avail_in = uInt(bytes.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = uInt(out.size());
+  EXPECT_EQ(deflate(&z, Z_FINISH), Z_STREAM_END);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  return out;
+}
+
+TEST(Idx, BytesInMemory) {
+  const std::vector<uint8_t> want{0, 1, 2, 3, 4, 5, 250, 251, 252, 253, 254, 255};
+  EXPECT_EQ(read_idx_bytes(kTwoImages).to_vector<uint8_t>(), want);
+  EXPECT_EQ(read_idx_bytes(gzip(kTwoImages)).shape(), (Shape{2, 2, 3}));
+  // Members one after another are one stream (as gzip(1) and zlib's gzread read them), split anywhere.
+  EXPECT_EQ(read_idx_bytes(gzip(kTwoImages.substr(0, 7)) + gzip(kTwoImages.substr(7))).to_vector<uint8_t>(), want);
+  // Bytes after the last member are ignored, as gzread does; a second magic starts a member that must be whole.
+  EXPECT_EQ(read_idx_bytes(gzip(kTwoImages) + "trailing").to_vector<uint8_t>(), want);
+  EXPECT_EQ(error_of([&] { read_idx_bytes(gzip(kTwoImages) + "\x1f\x8bxx", "two.gz"); }),
+            "datasets: two.gz: corrupt gzip data: unknown compression method");
+  std::string bad_crc = gzip(kTwoImages);
+  bad_crc[bad_crc.size() - 6] ^= 1;
+  EXPECT_EQ(error_of([&] { read_idx_bytes(bad_crc, "crc.gz"); }),
+            "datasets: crc.gz: corrupt gzip data: incorrect data check");
+  EXPECT_EQ(error_of([&] { read_idx_bytes(""); }), "datasets: <bytes>: truncated: 0 bytes, no IDX magic");
+  EXPECT_EQ(error_of([&] { read_idx_bytes("\x1f\x8b"); }), "datasets: <bytes>: truncated gzip data");
+  // 0 dimensions: one element.
+  EXPECT_EQ(read_idx_bytes(std::string("\x00\x00\x08\x00\x2a", 5)).to_vector<uint8_t>(), std::vector<uint8_t>{42});
+}
+
+TEST(Idx, InflatesOnlyAsFarAsTheDimensionsSay) {
+  // 64 MiB of zeros in ~64 KiB of gzip behind dimensions of 1 byte: read as far as 2 bytes, then "data after".
+  const std::string bomb =
+      gzip(std::string("\x00\x00\x08\x01\x00\x00\x00\x01", 8) + std::string(size_t(64) << 20, '\0'));
+  EXPECT_LT(bomb.size(), 100000u);
+  EXPECT_EQ(error_of([&] { read_idx_bytes(bomb); }), "datasets: <bytes>: data after the 1 bytes of dimensions (1,)");
+  // Dimensions of 2^62 bytes over 12 bytes of data: truncated, without allocating what they claim.
+  const std::string huge = std::string("\x00\x00\x08\x02\x40\x00\x00\x00\x40\x00\x00\x00", 12) + "abc";
+  EXPECT_EQ(error_of([&] { read_idx_bytes(gzip(huge)); }),
+            "datasets: <bytes>: truncated: dimensions (1073741824, 1073741824) need 1152921504606846976 bytes of data, "
+            "the file has 3");
+  // Dimensions whose product passes 2^63.
+  const std::string over = std::string("\x00\x00\x08\x03", 4) + std::string(12, '\xff');
+  EXPECT_EQ(error_of([&] { read_idx_bytes(over); }),
+            "datasets: <bytes>: dimensions (4294967295, 4294967295, 4294967295) have more than 2^63 - 1 elements");
+}
+
+TEST(Idx, ADirectoryIsAnError) {
+  const std::string dir = tmp("");
+  EXPECT_EQ(error_of([&] { read_idx(dir); }), "datasets: " + dir + ": cannot read: Is a directory");
+}
+
 TEST(FashionMnist, DebianFiles) {
   Mnist m = fashion_mnist();
   EXPECT_EQ(m.x_train.shape(), (Shape{60000, 1, 28, 28}));

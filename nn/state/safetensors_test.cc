@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "compiler/ir/error_of.h"
+#include "nn/state/safetensors_format.h"
 
 namespace rg {
 namespace {
@@ -81,6 +82,27 @@ TEST(Safetensors, ReadsAFileWrittenByHand) {
   EXPECT_EQ(t.at("b").shape(), (Shape{1, 3}));
   EXPECT_EQ(t.at("b").to_vector<int16_t>(), (std::vector<int16_t>{1, -1, -32768}));
   EXPECT_EQ(safe_load_metadata(path), (std::map<std::string, std::string>{{"source", "hand"}}));
+}
+
+TEST(Safetensors, BytesInMemory) {
+  std::map<std::string, Tensor> t = safe_load_bytes(hand_written(), "hand");
+  ASSERT_EQ(t.size(), 2u);
+  EXPECT_EQ(t.at("a").to_vector<float>(), (std::vector<float>{1.0f, -10.0f}));
+  EXPECT_EQ(t.at("b").to_vector<int16_t>(), (std::vector<int16_t>{1, -1, -32768}));
+  EXPECT_EQ(safe_load_metadata_bytes(hand_written()), (std::map<std::string, std::string>{{"source", "hand"}}));
+  EXPECT_EQ(error_of([&] { safe_load_bytes("1234"); }),
+            "safe_load: <bytes>: truncated: 4 bytes, no 8-byte header size");
+  // The parse alone: each tensor's dtype, shape and bytes in the data (after the 8 + header bytes).
+  const safetensors::Header h = safetensors::parse_header(hand_written(), "safe_load", "hand");
+  EXPECT_EQ(h.data_start, hand_written().size() - 14);
+  ASSERT_EQ(h.tensors.size(), 2u);
+  EXPECT_EQ(h.tensors.at("a").dtype, dtypes::float32);
+  EXPECT_EQ(h.tensors.at("b").dtype, dtypes::int16);
+  EXPECT_EQ(h.tensors.at("b").shape, (Shape{1, 3}));
+  EXPECT_EQ(h.tensors.at("b").begin, 8u);
+  EXPECT_EQ(h.tensors.at("b").end, 14u);
+  EXPECT_STREQ(safetensors::dtype_name(dtypes::bfloat16), "BF16");
+  EXPECT_EQ(safetensors::dtype_name(dtypes::index), nullptr);
 }
 
 TEST(Safetensors, BrokenFilesNameTheFileAndTheProblem) {

@@ -508,6 +508,22 @@ TEST(Schedule, ReduceOverAnEmptyAxisIsTheIdentity) {
   EXPECT_EQ(out[1], (std::vector<double>{1, 1}));
 }
 
+// A bare scalar constant that is a root (a 0-d zero gradient) is also the scalar another root's
+// elementwise op broadcasts: realized, it is read from its buffer as an output only, and the other root
+// still broadcasts it (its buffer's 0-d view would not: "where: shape mismatch (3,) vs ()").
+TEST(Schedule, RealizedScalarConstantStillBroadcastsInOtherRoots) {
+  G g;
+  UPtr x = g.data({1, 2, 3}, {3});
+  UPtr c = g.data({1, 0, 1}, {3}, dtypes::bool_);
+  UPtr zero = cnst(dtypes::float32, 0);
+  ScheduleResult s = schedule({zero, where(c, x, zero), zero * x + x});
+  auto out = g.run(s);
+  EXPECT_EQ(s.outputs[0]->shape, Shape{});
+  EXPECT_EQ(out[0], (std::vector<double>{0}));
+  EXPECT_EQ(out[1], (std::vector<double>{1, 0, 3}));
+  EXPECT_EQ(out[2], (std::vector<double>{1, 2, 3}));
+}
+
 TEST(Schedule, BadInputNamesOpAndShape) {
   G g;
   UPtr x = g.data({1, 2, 3, 4, 5, 6}, {2, 3});

@@ -236,6 +236,62 @@ TEST(GradientClosedForm, Matmul) {
   EXPECT_EQ(grad_of((Tensor::cat({p, q}) * f32({1, 2, 3})).sum(), q), (F{3}));
 }
 
+// --- empty and 0-d tensors, non-differentiable ops (found by //tools:fuzz) ---
+
+TEST(GradientRegressions, MaxOverAnEmptyTensor) {
+  Tensor x = f32({}, {0, 3});
+  std::vector<Tensor> g0 = gradient(x.max(0), {x}, f32({1, 2, 3}));
+  EXPECT_EQ(g0[0].shape(), (Shape{0, 3}));
+  EXPECT_EQ(g0[0].to_vector<float>(), F{});
+  std::vector<Tensor> g = gradient(x.max(), {x});
+  EXPECT_EQ(g[0].shape(), (Shape{0, 3}));
+  EXPECT_EQ(g[0].to_vector<float>(), F{});
+}
+
+// A 0-d parameter the loss does not reach has a zero gradient, a bare scalar constant: realized with the
+// other gradients, whose where(c, g, 0) broadcasts that same constant, it was substituted by its buffer
+// there ("where: shape mismatch (3,) vs ()"; fuzz seed 202, program 35).
+TEST(GradientRegressions, ZeroGradientOfAZeroDimParameterRealizedWithTheOthers) {
+  Tensor a = f32({-1.25f}, {}), b = f32({0.5f}, {}), unused = f32({-0.75f}, {});
+  Tensor c = Tensor::from_vector(std::vector<bool>{false, true, false}, {3}, "LLVM");
+  Tensor y = c.where(a, b) * f32({1, 2, 4});
+  std::vector<Tensor> g = gradient(y, {a, b, unused}, f32({1, 1, 1}));
+  std::vector<Tensor*> all{&y, &g[0], &g[1], &g[2]};
+  Tensor::realize_all(all);
+  EXPECT_EQ(y.to_vector<float>(), (F{0.5f, -2.5f, 2}));
+  EXPECT_EQ(g[0].shape(), Shape{});
+  EXPECT_EQ(g[0].to_vector<float>(), F{2});  // where c: w = 2
+  EXPECT_EQ(g[1].to_vector<float>(), F{5});  // elsewhere: 1 + 4
+  EXPECT_EQ(g[2].to_vector<float>(), F{0});
+  // A scalar of a full reduction, broadcast back into a where with the vector it came from.
+  Tensor x = f32({1, 2, 3}), z = f32({7}, {});
+  Tensor loss =
+      (Tensor::from_vector(std::vector<bool>{true, false, true}, {3}, "LLVM").where(x, x.sum()) * f32({1, 2, 4})).sum();
+  std::vector<Tensor> gx = gradient(loss, {x, z});
+  std::vector<Tensor*> both{&loss, &gx[0], &gx[1]};
+  Tensor::realize_all(both);
+  EXPECT_EQ(gx[0].to_vector<float>(), (F{3, 2, 6}));  // c w + sum((1 - c) w) = w + 2
+  EXPECT_EQ(gx[1].to_vector<float>(), F{0});
+}
+
+// Only float values carry a gradient (rules/gradient.rules, d_cast_of_steps): a bool or integer value on
+// the way (bitwise and/or, a cat or circular pad of bools, which ors the pieces) passes none, rather than
+// failing with "no derivative for or" (fuzz seed 101, program 158).
+TEST(GradientRegressions, BoolAndIntegerValuesPassNoGradient) {
+  Tensor x = f32({-1, 0.5f, 2});
+  Tensor mask = (x > 0) & (x < 1.5f);
+  EXPECT_EQ(grad_of((mask.where(x, 0.0f) * f32({1, 2, 4})).sum(), x), (F{0, 2, 0}));
+  Tensor steps = ((x > 0) | (x < -0.5f)).cast(dtypes::float32);  // 1 everywhere, a step function of x
+  EXPECT_EQ(grad_of((steps * x).sum(), x), (F{1, 1, 1}));
+  Tensor bits = x.cast(dtypes::int32).bitwise_and(Tensor::full({3}, 6, dtypes::int32)).cast(dtypes::float32);
+  EXPECT_EQ(grad_of((bits * x + x).sum(), x), (F{7, 1, 3}));  // bits + 1: bits = {-1 & 6, 0 & 6, 2 & 6} = {6, 0, 2}
+  EXPECT_EQ(grad_of(x.cast(dtypes::int32).cast(dtypes::float32).sum(), x), (F{0, 0, 0}));
+  Tensor m = f32({1, 5, -2, 4}, {2, 2});
+  Tensor b = (m.scalar_like(4.0) >= m).pad({{1, 1}, {0, 2}}, PadMode::circular).pad({{0, 1}, {1, 0}}, -0.25);
+  std::vector<Tensor> g = gradient(b, {m}, Tensor::full(b.shape(), 1.0f).to("LLVM"));
+  EXPECT_EQ(g[0].to_vector<float>(), (F{0, 0, 0, 0}));
+}
+
 // --- the API ---
 
 TEST(Gradient, NoPathFromTheLossGivesZeros) {

@@ -292,6 +292,17 @@ TEST(GradientRegressions, BoolAndIntegerValuesPassNoGradient) {
   EXPECT_EQ(g[0].to_vector<float>(), (F{0, 0, 0, 0}));
 }
 
+// A float mod had no derivative ("no derivative for floormod"): x mod y = x - floor(x / y) y.
+TEST(GradientRegressions, FloatMod) {
+  Tensor x = f32({5.5f, -5.5f, 7}), y = f32({2, 2, -3});
+  Tensor r = x.mod(y);
+  std::vector<Tensor> g = gradient((r * f32({1, 2, 4})).sum(), {x, y});
+  EXPECT_EQ(r.to_vector<float>(), (F{1.5f, 0.5f, -2}));
+  EXPECT_EQ(g[0].to_vector<float>(), (F{1, 2, 4}));
+  EXPECT_EQ(g[1].to_vector<float>(), (F{-2 * 1, 3 * 2, 3 * 4}));  // -floor(x / y) w: floors 2, -3, -3
+  check_gradient("mod", [](auto& t) { return t[0].mod(t[1]); }, {A, Pos});
+}
+
 // --- the API ---
 
 TEST(Gradient, NoPathFromTheLossGivesZeros) {

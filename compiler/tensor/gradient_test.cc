@@ -238,14 +238,33 @@ TEST(GradientClosedForm, Matmul) {
 
 // --- empty and 0-d tensors, non-differentiable ops (found by //tools:fuzz) ---
 
+// The max of nothing is -inf and its gradient an empty tensor of the input's shape, realized alone or with
+// the max (reported failing with "buffer: expected a BUFFER, got reshape"; not reproduced here).
 TEST(GradientRegressions, MaxOverAnEmptyTensor) {
   Tensor x = f32({}, {0, 3});
-  std::vector<Tensor> g0 = gradient(x.max(0), {x}, f32({1, 2, 3}));
+  Tensor m0 = x.max(0), m = x.max();
+  std::vector<Tensor> g0 = gradient(m0, {x}, f32({1, 2, 3}));
+  std::vector<Tensor> g = gradient(m, {x});
+  std::vector<Tensor*> all{&m0, &g0[0], &g[0]};
+  Tensor::realize_all(all);
+  EXPECT_EQ(m0.to_vector<float>(), F(3, -INFINITY));
   EXPECT_EQ(g0[0].shape(), (Shape{0, 3}));
   EXPECT_EQ(g0[0].to_vector<float>(), F{});
-  std::vector<Tensor> g = gradient(x.max(), {x});
   EXPECT_EQ(g[0].shape(), (Shape{0, 3}));
   EXPECT_EQ(g[0].to_vector<float>(), F{});
+  EXPECT_EQ(m.to_vector<float>(), F{-INFINITY});
+}
+
+// The gradient of a vector broadcast against a softmax of nothing is a sum over the empty axis, 0: it was
+// NaN, the loop of no iterations closed into NaN * 0 (as EmptySoftmaxMatmulIsZero in tests/regressions_test.cc).
+TEST(GradientRegressions, VectorTimesASoftmaxOfNothing) {
+  Tensor x = f32({}, {0, 3}), w = f32({1, -2, 0.5f});
+  for (bool log : {false, true}) {
+    Tensor y = (log ? x.log_softmax(-1) : x.softmax(-1)) * w;
+    std::vector<Tensor> g = gradient(y, {x, w}, f32({}, {0, 3}));
+    EXPECT_EQ(g[0].shape(), (Shape{0, 3}));
+    EXPECT_EQ(g[1].to_vector<float>(), (F{0, 0, 0})) << (log ? "log_softmax" : "softmax");
+  }
 }
 
 // A 0-d parameter the loss does not reach has a zero gradient, a bare scalar constant: realized with the

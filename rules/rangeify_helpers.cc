@@ -4,6 +4,7 @@
 #include <string>
 
 #include "compiler/ir/shape.h"
+#include "rules/invalid_helpers.h"
 
 namespace rg {
 
@@ -239,6 +240,8 @@ UPtr index_reduce(RangeifyCtx& ctx, const UPtr& m, USpan idx) {
   src.insert(src.end(), ranges.begin(), ranges.end());
   return UOp::make(Op::REDUCE, x->dtype, std::move(src), arg.op);
 }
+
+UPtr reduce_identity(const UPtr& m) { return identity(m->reduce_axis_arg().op, m); }
 
 UPtr buffer_param(RangeifyCtx& ctx, const UPtr& buffer) { return ctx.param(buffer); }
 

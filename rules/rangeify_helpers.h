@@ -54,6 +54,9 @@ UPtr index_pad(const UPtr& m, USpan idx);
 UPtr stack_to_where(const UPtr& stack, const UPtr& k, USpan idx);
 // REDUCE[op](INDEX(x, idx with a new Reduce RANGE on each reduced axis), those ranges).
 UPtr index_reduce(RangeifyCtx& ctx, const UPtr& m, USpan idx);
+// The identity of REDUCE_AXIS m's op in m's dtype, a constant: 0 for add, 1 for mul, the dtype's lowest
+// value for max (-inf for floats).
+UPtr reduce_identity(const UPtr& m);
 // A BUFFER becomes the kernel's PARAM for it.
 UPtr buffer_param(RangeifyCtx& ctx, const UPtr& buffer);
 // BIND(var, value) is var in the kernel; the value joins ctx.var_values (an rg::Error when the kernel binds

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdint>
 #include <optional>
 #include <unordered_map>
 
@@ -272,6 +274,35 @@ TEST(RangeifyHelpers, IndexOfAStackIsNestedWheres) {
   EXPECT_EQ(stack_to_where(stack, cnst_int(dtypes::index, 2), USpan{idx.data(), 1}),
             UOp::make(Op::INDEX, dtypes::float32, {v[2], r}));
   EXPECT_THROW(stack_to_where(stack, cnst_int(dtypes::index, 3), USpan{idx.data(), 1}), Error);
+}
+
+// A reduction over an axis of length 0 is its op's identity: no REDUCE, no range, no read of the source
+// (a loop of no iterations whose body the reduce-collapse rules closed into NaN * 0 for a softmax's).
+TEST(RangeifyHelpers, ReduceOfNoElementsIsTheIdentity) {
+  UPtr dev = UOp::make(Op::DEVICE, dtypes::void_, {}, std::string("CPU"));
+  UPtr empty = UOp::make(Op::RESHAPE, dtypes::float32,
+                         {UOp::make(Op::BUFFER, dtypes::float32, {dev}, to_arg(BufferArg{9003, 0}))}, Shape{2, 0});
+  UPtr ints = UOp::make(Op::RESHAPE, dtypes::int32,
+                        {UOp::make(Op::BUFFER, dtypes::int32, {dev}, to_arg(BufferArg{9004, 0}))}, Shape{0, 3});
+  auto reduced = [&](const UPtr& x, Op op, int64_t axis) {
+    UPtr m = UOp::make(Op::REDUCE_AXIS, x->dtype, {x}, to_arg(ReduceAxisArg{op, {axis}}));
+    std::vector<UPtr> idx;
+    for (size_t d = 0; d < m->shape.size(); ++d) idx.push_back(range(m->shape[d], int64_t(d)));
+    std::vector<UPtr> src{m};
+    src.insert(src.end(), idx.begin(), idx.end());
+    RangeifyCtx ctx;
+    return graph_rewrite(UOp::make(Op::INDEX, x->dtype, src), rules::rangeify, ctx);
+  };
+  auto constant = [](const UPtr& u) {  // the constant u is, NaN for any other node
+    return u->op == Op::CONST && u->src.empty() && u->shape.empty() ? u->as_float() : NAN;
+  };
+  EXPECT_EQ(constant(reduced(empty, Op::ADD, 1)), 0);
+  EXPECT_EQ(constant(reduced(empty, Op::MUL, 1)), 1);
+  EXPECT_EQ(constant(reduced(empty, Op::MAX, 1)), -INFINITY);
+  EXPECT_EQ(reduced(empty, Op::MAX, 1)->dtype, dtypes::float32);
+  EXPECT_EQ(constant(reduced(ints, Op::MAX, 0)), INT32_MIN);
+  EXPECT_EQ(reduced(ints, Op::MAX, 0)->dtype, dtypes::int32);
+  EXPECT_EQ(constant(reduced(ints, Op::ADD, 0)), 0);
 }
 
 TEST(RangeifyHelpers, FlatIndex) {

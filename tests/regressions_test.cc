@@ -3,6 +3,7 @@
 // with schedule, codegen or the runtime.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <numeric>
 #include <vector>
 
@@ -60,6 +61,30 @@ TEST(Regressions, ReflectPadsOfShrunkCat) {
   Tensor out =
       v8.shrink({{5, 17}, {1, 3}}).pad({{2, 0}, {0, 0}}, PadMode::reflect).pad({{3, 1}, {1, 0}}, PadMode::reflect);
   expect_matches_graph_eval(out);
+}
+
+// A softmax of nothing (its max -inf, exp(x - max) NaN) matmul'd with nothing: the sum over the empty
+// axis is 0. Codegen closed the loop of no iterations over a value free of its range into NaN * 0
+// (reduce_collapse's sum_unparented); a reduction of no elements is now its identity before any kernel
+// reads the empty source (rangeify's empty_reduce_to_identity). Fuzz seed 101, program 183.
+TEST(Regressions, EmptySoftmaxMatmulIsZero) {
+  Tensor t = Tensor::from_vector(std::vector<float>{}, {0}).softmax(-1);
+  Tensor out = t.matmul(Tensor::from_vector(std::vector<float>{}, {0, 1}));
+  EXPECT_EQ(out.to_vector<float>(), std::vector<float>{0});
+  expect_matches_graph_eval(out);
+}
+
+// The softmax of an empty matmul's zeros: 1/3 along rows, 1/2 along columns; the sum and max of no
+// elements (-inf) as themselves.
+TEST(Regressions, SoftmaxOfAnEmptyMatmul) {
+  Tensor a = Tensor::from_vector(std::vector<float>{}, {2, 0}), b = Tensor::from_vector(std::vector<float>{}, {0, 3});
+  Tensor m = a.matmul(b);
+  for (float v : m.softmax(1).to_vector<float>()) EXPECT_FLOAT_EQ(v, 1 / 3.0f);
+  for (float v : m.softmax(0).to_vector<float>()) EXPECT_FLOAT_EQ(v, 0.5f);
+  expect_matches_graph_eval(m.softmax(1));
+  EXPECT_EQ(a.sum(1).to_vector<float>(), (std::vector<float>{0, 0}));
+  EXPECT_EQ(a.max(1).to_vector<float>(), (std::vector<float>{-INFINITY, -INFINITY}));
+  EXPECT_EQ(b.max(0).exp().sum().to_vector<float>(), std::vector<float>{0});  // exp(-inf) = 0, thrice
 }
 
 }  // namespace

@@ -58,6 +58,25 @@ UPtr viewed_buffer_node(const UPtr& u) {
 }
 const UOp* viewed_buffer(const UPtr& u) { return viewed_buffer_node(u).get(); }  // u keeps it alive
 
+// Each realized node's buffer (reshaped to its shape), read in place of the node by the values scheduled
+// after it. A realized bare scalar constant (a 0-d root such as a zero gradient) is one node with every
+// scalar of that value that elementwise ops broadcast (compiler/ir/shape.cc): it is read from its buffer
+// only where it is the whole value (an output, a copy's source); inside another value it stays the
+// constant, since the buffer's 0-d view would not broadcast.
+class Views {
+ public:
+  void set(const UPtr& k, UPtr v) { (bare_scalar(k) ? scalars_ : nodes_)[k] = std::move(v); }
+  UPtr read(const UPtr& value) const {
+    auto it = scalars_.find(value);
+    return it != scalars_.end() ? it->second : substitute(value, nodes_);
+  }
+  const UPtr& at(const UPtr& k) const { return bare_scalar(k) ? scalars_.at(k) : nodes_.at(k); }
+
+ private:
+  static bool bare_scalar(const UPtr& u) { return u->op == Op::CONST && u->src.empty() && u->shape.empty(); }
+  UMap nodes_, scalars_;
+};
+
 std::string device_of(const UPtr& value) {
   for (const UPtr& u : toposort(value))
     if (u->op == Op::BUFFER) return u->src[0]->arg_str();
@@ -161,18 +180,18 @@ namespace {
 // COPY(x, DEVICE): x is a buffer by now (its own step, on its device). Unless it is on the target
 // already, a new buffer there and CALL(COPY(src, DEVICE), dst, src), which the runtime performs as a
 // transfer between devices, not as a kernel.
-void schedule_copy(const UPtr& k, const UPtr& value, UMap& view, std::vector<UPtr>& calls) {
-  UPtr src = substitute(value, view);
+void schedule_copy(const UPtr& k, const UPtr& value, Views& view, std::vector<UPtr>& calls) {
+  UPtr src = view.read(value);
   if (src->op == Op::STACK) {  // a scatter of per-device values: CALL(COPY(STACK(b_0, ...), DEVICE), dst, b_0, ...)
     std::vector<UPtr> bufs;
-    for (const UPtr& s : src->src) {
-      const UOp* b = viewed_buffer(s);
+    for (const UPtr& s : value->src) {
+      const UOp* b = viewed_buffer(view.read(s));
       if (!b) throw Error("schedule: a stacked source of a copy is not a buffer: " + lower_name(s->op));
       bufs.push_back(UPtr(b));
     }
     const int64_t n = int64_t(k->numel());
     UPtr to = new_buffer(src->dtype, n, k->src[1]->arg_str());
-    view[k] = k->shape == Shape{n} ? to : UOp::make(Op::RESHAPE, to->dtype, {to}, k->shape);
+    view.set(k, k->shape == Shape{n} ? to : UOp::make(Op::RESHAPE, to->dtype, {to}, k->shape));
     if (n == 0) return;
     std::vector<UPtr> call{UOp::make(Op::COPY, src->dtype, {UOp::make(Op::STACK, src->dtype, bufs), k->src[1]}, k->arg),
                            to};
@@ -184,14 +203,14 @@ void schedule_copy(const UPtr& k, const UPtr& value, UMap& view, std::vector<UPt
   if (!sb) throw Error("schedule: the source of a copy is not a buffer: " + lower_name(src->op));
   const UPtr& dev = k->src[1];
   if (sb->src[0]->arg_str() == dev->arg_str()) {
-    view[k] = src;
+    view.set(k, src);
     return;
   }
   // A scatter's buffer on the tuple holds one piece per device; a whole copy, the whole value on each.
   const int64_t n = int64_t(k->numel());
   UPtr from(sb);
   UPtr to = new_buffer(src->dtype, n, dev->arg_str());
-  view[k] = k->shape == Shape{n} ? to : UOp::make(Op::RESHAPE, to->dtype, {to}, k->shape);
+  view.set(k, k->shape == Shape{n} ? to : UOp::make(Op::RESHAPE, to->dtype, {to}, k->shape));
   if (n == 0) return;
   // A scatter's COPY reads its source as (pieces, piece size).
   const int64_t pieces = copy_scatter(k->arg);
@@ -214,13 +233,13 @@ bool reads_output_elsewhere(const UPtr& kernel) {
 // reads the target only where it writes (w - 0.1 * g) runs in place; one that reads other elements of it
 // (a flip, a sum) would see some already overwritten, so it computes into a new buffer first and a second
 // kernel copies that over.
-void schedule_assign(const UPtr& k, const UPtr& value_graph, UMap& view, std::vector<UPtr>& calls, VarValues* vars,
+void schedule_assign(const UPtr& k, const UPtr& value_graph, Views& view, std::vector<UPtr>& calls, VarValues* vars,
                      const PassObserver* observer) {
   const UOp* tb = viewed_buffer(k->src[0]);
   if (!tb) throw Error("schedule: the target of an assign is not a buffer: " + lower_name(k->src[0]->op));
   const UPtr target(tb);
-  view[k] = k->src[0];
-  const UPtr value = substitute(value_graph, view);
+  view.set(k, k->src[0]);
+  const UPtr value = view.read(value_graph);
   const int64_t n = int64_t(value->numel());
   if (n == 0) return;
   auto store = [&](const UPtr& v, const UPtr& out) {
@@ -324,7 +343,7 @@ ScheduleResult schedule(const std::vector<UPtr>& given, const PassObserver* obse
 
   const RealizePlan plan = plan_realize(roots, order);
   ScheduleResult res;
-  UMap view;  // realized node → the buffer (reshaped to its shape) holding its value
+  Views view;
   std::vector<UPtr> calls;
   const bool assigns =
       std::any_of(plan.order.begin(), plan.order.end(), [](const UPtr& k) { return k->op == Op::ASSIGN; });
@@ -337,17 +356,17 @@ ScheduleResult schedule(const std::vector<UPtr>& given, const PassObserver* obse
       schedule_assign(k, plan.value(k), view, calls, &res.var_values, observer);
       continue;
     }
-    UPtr value = substitute(plan.value(k), view);
+    UPtr value = view.read(plan.value(k));
     const std::string device = device_of(value);
     if (UPtr b = viewed_buffer_node(value); b && b->src[0]->arg_str() == device) {
       // Already a buffer there: nothing to compute. Its view is one reshape of it (a realized tensor's form), not
       // the chain of reshapes the value may be (two reshapes of one realized reduction).
-      view[k] = value->shape == b->shape ? b : UOp::make(Op::RESHAPE, b->dtype, {b}, value->shape);
+      view.set(k, value->shape == b->shape ? b : UOp::make(Op::RESHAPE, b->dtype, {b}, value->shape));
       continue;
     }
     const int64_t n = int64_t(value->numel());
     UPtr buf = new_buffer(value->dtype, n, device);
-    view[k] = value->shape == Shape{n} ? buf : UOp::make(Op::RESHAPE, buf->dtype, {buf}, value->shape);
+    view.set(k, value->shape == Shape{n} ? buf : UOp::make(Op::RESHAPE, buf->dtype, {buf}, value->shape));
     if (n == 0) continue;  // an empty tensor: allocated, never written
     std::vector<UPtr> buffers;
     UPtr kernel = build_kernel(value, buf, &buffers, &res.var_values, observer);

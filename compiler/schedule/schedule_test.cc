@@ -503,9 +503,28 @@ TEST(Schedule, ReduceOverAnEmptyAxisIsTheIdentity) {
   UPtr x = g.data({}, {2, 0});
   ScheduleResult s = schedule({G::reduce(x, Op::ADD, {1}), G::reduce(x, Op::MUL, {1})});
   ASSERT_EQ(calls(s), 2u);
+  // Neither kernel reads the empty source: a constant store (a loop of no iterations over reads of it
+  // was closed into read * 0 by codegen, a read past the end of nothing and NaN when it held one).
+  for (const UPtr& call : s.linear->src) EXPECT_EQ(call->src.size(), 2u);  // the kernel and its output
   auto out = g.run(s);
   EXPECT_EQ(out[0], (std::vector<double>{0, 0}));
   EXPECT_EQ(out[1], (std::vector<double>{1, 1}));
+}
+
+// A bare scalar constant that is a root (a 0-d zero gradient) is also the scalar another root's
+// elementwise op broadcasts: realized, it is read from its buffer as an output only, and the other root
+// still broadcasts it (its buffer's 0-d view would not: "where: shape mismatch (3,) vs ()").
+TEST(Schedule, RealizedScalarConstantStillBroadcastsInOtherRoots) {
+  G g;
+  UPtr x = g.data({1, 2, 3}, {3});
+  UPtr c = g.data({1, 0, 1}, {3}, dtypes::bool_);
+  UPtr zero = cnst(dtypes::float32, 0);
+  ScheduleResult s = schedule({zero, where(c, x, zero), zero * x + x});
+  auto out = g.run(s);
+  EXPECT_EQ(s.outputs[0]->shape, Shape{});
+  EXPECT_EQ(out[0], (std::vector<double>{0}));
+  EXPECT_EQ(out[1], (std::vector<double>{1, 0, 3}));
+  EXPECT_EQ(out[2], (std::vector<double>{1, 2, 3}));
 }
 
 TEST(Schedule, BadInputNamesOpAndShape) {

@@ -236,6 +236,92 @@ TEST(GradientClosedForm, Matmul) {
   EXPECT_EQ(grad_of((Tensor::cat({p, q}) * f32({1, 2, 3})).sum(), q), (F{3}));
 }
 
+// --- empty and 0-d tensors, non-differentiable ops (found by //tools:fuzz) ---
+
+// The max of nothing is -inf and its gradient an empty tensor of the input's shape, realized alone or with
+// the max (reported failing with "buffer: expected a BUFFER, got reshape"; not reproduced here).
+TEST(GradientRegressions, MaxOverAnEmptyTensor) {
+  Tensor x = f32({}, {0, 3});
+  Tensor m0 = x.max(0), m = x.max();
+  std::vector<Tensor> g0 = gradient(m0, {x}, f32({1, 2, 3}));
+  std::vector<Tensor> g = gradient(m, {x});
+  std::vector<Tensor*> all{&m0, &g0[0], &g[0]};
+  Tensor::realize_all(all);
+  EXPECT_EQ(m0.to_vector<float>(), F(3, -INFINITY));
+  EXPECT_EQ(g0[0].shape(), (Shape{0, 3}));
+  EXPECT_EQ(g0[0].to_vector<float>(), F{});
+  EXPECT_EQ(g[0].shape(), (Shape{0, 3}));
+  EXPECT_EQ(g[0].to_vector<float>(), F{});
+  EXPECT_EQ(m.to_vector<float>(), F{-INFINITY});
+}
+
+// The gradient of a vector broadcast against a softmax of nothing is a sum over the empty axis, 0: it was
+// NaN, the loop of no iterations closed into NaN * 0 (as EmptySoftmaxMatmulIsZero in tests/regressions_test.cc).
+TEST(GradientRegressions, VectorTimesASoftmaxOfNothing) {
+  Tensor x = f32({}, {0, 3}), w = f32({1, -2, 0.5f});
+  for (bool log : {false, true}) {
+    Tensor y = (log ? x.log_softmax(-1) : x.softmax(-1)) * w;
+    std::vector<Tensor> g = gradient(y, {x, w}, f32({}, {0, 3}));
+    EXPECT_EQ(g[0].shape(), (Shape{0, 3}));
+    EXPECT_EQ(g[1].to_vector<float>(), (F{0, 0, 0})) << (log ? "log_softmax" : "softmax");
+  }
+}
+
+// A 0-d parameter the loss does not reach has a zero gradient, a bare scalar constant: realized with the
+// other gradients, whose where(c, g, 0) broadcasts that same constant, it was substituted by its buffer
+// there ("where: shape mismatch (3,) vs ()"; fuzz seed 202, program 35).
+TEST(GradientRegressions, ZeroGradientOfAZeroDimParameterRealizedWithTheOthers) {
+  Tensor a = f32({-1.25f}, {}), b = f32({0.5f}, {}), unused = f32({-0.75f}, {});
+  Tensor c = Tensor::from_vector(std::vector<bool>{false, true, false}, {3}, "LLVM");
+  Tensor y = c.where(a, b) * f32({1, 2, 4});
+  std::vector<Tensor> g = gradient(y, {a, b, unused}, f32({1, 1, 1}));
+  std::vector<Tensor*> all{&y, &g[0], &g[1], &g[2]};
+  Tensor::realize_all(all);
+  EXPECT_EQ(y.to_vector<float>(), (F{0.5f, -2.5f, 2}));
+  EXPECT_EQ(g[0].shape(), Shape{});
+  EXPECT_EQ(g[0].to_vector<float>(), F{2});  // where c: w = 2
+  EXPECT_EQ(g[1].to_vector<float>(), F{5});  // elsewhere: 1 + 4
+  EXPECT_EQ(g[2].to_vector<float>(), F{0});
+  // A scalar of a full reduction, broadcast back into a where with the vector it came from.
+  Tensor x = f32({1, 2, 3}), z = f32({7}, {});
+  Tensor loss =
+      (Tensor::from_vector(std::vector<bool>{true, false, true}, {3}, "LLVM").where(x, x.sum()) * f32({1, 2, 4})).sum();
+  std::vector<Tensor> gx = gradient(loss, {x, z});
+  std::vector<Tensor*> both{&loss, &gx[0], &gx[1]};
+  Tensor::realize_all(both);
+  EXPECT_EQ(gx[0].to_vector<float>(), (F{3, 2, 6}));  // c w + sum((1 - c) w) = w + 2
+  EXPECT_EQ(gx[1].to_vector<float>(), F{0});
+}
+
+// Only float values carry a gradient (rules/gradient.rules, d_cast_of_steps): a bool or integer value on
+// the way (bitwise and/or, a cat or circular pad of bools, which ors the pieces) passes none, rather than
+// failing with "no derivative for or" (fuzz seed 101, program 158).
+TEST(GradientRegressions, BoolAndIntegerValuesPassNoGradient) {
+  Tensor x = f32({-1, 0.5f, 2});
+  Tensor mask = (x > 0) & (x < 1.5f);
+  EXPECT_EQ(grad_of((mask.where(x, 0.0f) * f32({1, 2, 4})).sum(), x), (F{0, 2, 0}));
+  Tensor steps = ((x > 0) | (x < -0.5f)).cast(dtypes::float32);  // 1 everywhere, a step function of x
+  EXPECT_EQ(grad_of((steps * x).sum(), x), (F{1, 1, 1}));
+  Tensor bits = x.cast(dtypes::int32).bitwise_and(Tensor::full({3}, 6, dtypes::int32)).cast(dtypes::float32);
+  EXPECT_EQ(grad_of((bits * x + x).sum(), x), (F{7, 1, 3}));  // bits + 1: bits = {-1 & 6, 0 & 6, 2 & 6} = {6, 0, 2}
+  EXPECT_EQ(grad_of(x.cast(dtypes::int32).cast(dtypes::float32).sum(), x), (F{0, 0, 0}));
+  Tensor m = f32({1, 5, -2, 4}, {2, 2});
+  Tensor b = (m.scalar_like(4.0) >= m).pad({{1, 1}, {0, 2}}, PadMode::circular).pad({{0, 1}, {1, 0}}, -0.25);
+  std::vector<Tensor> g = gradient(b, {m}, Tensor::full(b.shape(), 1.0f).to("LLVM"));
+  EXPECT_EQ(g[0].to_vector<float>(), (F{0, 0, 0, 0}));
+}
+
+// A float mod had no derivative ("no derivative for floormod"): x mod y = x - floor(x / y) y.
+TEST(GradientRegressions, FloatMod) {
+  Tensor x = f32({5.5f, -5.5f, 7}), y = f32({2, 2, -3});
+  Tensor r = x.mod(y);
+  std::vector<Tensor> g = gradient((r * f32({1, 2, 4})).sum(), {x, y});
+  EXPECT_EQ(r.to_vector<float>(), (F{1.5f, 0.5f, -2}));
+  EXPECT_EQ(g[0].to_vector<float>(), (F{1, 2, 4}));
+  EXPECT_EQ(g[1].to_vector<float>(), (F{-2 * 1, 3 * 2, 3 * 4}));  // -floor(x / y) w: floors 2, -3, -3
+  check_gradient("mod", [](auto& t) { return t[0].mod(t[1]); }, {A, Pos});
+}
+
 // --- the API ---
 
 TEST(Gradient, NoPathFromTheLossGivesZeros) {

@@ -1,5 +1,5 @@
 // bazel run -c opt //tools:fuzz -- [--seed N] [--minutes M] [--programs N] [--devices CPU,LLVM,CUDA]
-//   [--cuda-every N] [--beam-every N] [--shrink-budget N] [--zero-divisors] [--verbose]
+//   [--cuda-every N] [--beam-every N] [--shrink-budget N] [--safe-divisors] [--verbose]
 // Random Tensor programs on every device against eval_graph (tools/fuzz.h); prints each failure's minimal
 // program as a GoogleTest case, then programs/s, the failures by category and the coverage.
 #include <unistd.h>
@@ -35,8 +35,8 @@ int main(int argc, char** argv) {
       o.beam_every = std::stoi(value(i));
     else if (a == "--shrink-budget")
       o.shrink_budget = std::stoi(value(i));
-    else if (a == "--zero-divisors")
-      o.gen.zero_divisors = true;
+    else if (a == "--safe-divisors")
+      o.gen.zero_divisors = false;
     else if (a == "--verbose")
       o.verbose = true;
     else if (a == "--devices") {

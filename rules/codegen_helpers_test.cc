@@ -201,5 +201,24 @@ TEST(SplitEnd, InnermostRangeInnermost) {
   EXPECT_FALSE(split_end(UOp::make(Op::END, dtypes::void_, {x, r0})));
 }
 
+// A padded store keeps its address's type (a store of 4 lanes through a vector pointer stays one), and a
+// store at no address, gated or not, is none.
+TEST(AddLoads, PaddedStoresKeepTheirAddressAndStoresAtNoAddressGo) {
+  const UPtr buf = param(0, dtypes::uint8, 16), i = range(4, 0) * 4, c = var("c", 0, 1, dtypes::bool_);
+  const DType vec = dtypes::uint8.vec(4);
+  const UPtr addr = UOp::make(Op::INDEX, vec.ptr_to(16), {buf, where(c, i, invalid(dtypes::index))});
+  const UPtr value = UOp::make(Op::VECTORIZE, vec, std::vector<UPtr>(4, cnst_int(dtypes::uint8, 7)));
+  const UPtr out = graph_rewrite(UOp::make(Op::STORE, dtypes::void_, {addr, value}), {&rules::add_loads});
+  ASSERT_EQ(out->op, Op::STORE);
+  EXPECT_EQ(out->src[0]->dtype, vec.ptr_to(16));
+  EXPECT_EQ(out->src[0]->src.size(), 3u);  // buffer, index, gate
+  for (const UPtr& nowhere : {UOp::make(Op::INDEX, buf->dtype, {buf, invalid(dtypes::index)}),
+                              UOp::make(Op::INDEX, buf->dtype, {buf, invalid(dtypes::index), c})})
+    EXPECT_EQ(
+        graph_rewrite(UOp::make(Op::STORE, dtypes::void_, {nowhere, cnst_int(dtypes::uint8, 1)}), {&rules::add_loads})
+            ->op,
+        Op::NOOP);
+}
+
 }  // namespace
 }  // namespace rg

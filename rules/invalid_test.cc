@@ -66,12 +66,6 @@ TEST(Invalid, StoreOfNothingIsNoStore) {
   UPtr idx = UOp::make(Op::INDEX, dtypes::float32.ptr_to(4), {buf, cnst_int(dtypes::index, 1)});
   EXPECT_EQ(run(UOp::make(Op::STORE, dtypes::void_, {idx, inv})), "noop():void");
   EXPECT_EQ(fired, std::vector<std::string>{"store_invalid"});
-  // Nor a store at no address (a padded lane past the output's end), gated or not.
-  UPtr nowhere = UOp::make(Op::INDEX, dtypes::float32.ptr_to(4), {buf, invalid(dtypes::index)});
-  EXPECT_EQ(run(UOp::make(Op::STORE, dtypes::void_, {nowhere, x})), "noop():void");
-  EXPECT_EQ(fired, std::vector<std::string>{"store_at_invalid_index"});
-  UPtr gated = UOp::make(Op::INDEX, dtypes::float32.ptr_to(4), {buf, invalid(dtypes::index), c});
-  EXPECT_EQ(run(UOp::make(Op::STORE, dtypes::void_, {gated, x})), "noop():void");
 }
 
 TEST(Invalid, ReduceSeesTheIdentityOnlyForReduceRangeGates) {

@@ -116,5 +116,21 @@ TEST(CudaEmulated, PaddedLanesOfAComparison) {
   EXPECT_EQ(got, (std::vector<uint8_t>{0, 1})) << opts;
 }
 
+// Found by the fuzzer (seed 101, program 1688): an argmax of bytes with its 4 output lanes (UPCAST) grouped over
+// the threads of a block (GROUPTOP) stored a uchar4 through a byte pointer (CUDA C rejects it).
+TEST(CudaEmulated, GroupedArgmaxOfByteLanes) {
+  std::vector<float> data = {4, 8,  0, 10, 9, 10, 4, 0,  7, 9, 3, 10, 4, 10, 0, 5,
+                             6, 10, 8, 2,  7, 6,  2, 10, 1, 4, 9, 8,  8, 9,  7, 8};
+  std::string opts;
+  const std::vector<uint8_t> bytes =
+      emulated_bytes({"argmax", [](const Tensor& x) { return x.cast(dtypes::uint8).argmax(1); }}, data, {16, 2}, opts,
+                     std::vector<Opt>{{OptOp::GROUPTOP, 1, 28}, {OptOp::UPCAST, 0, 4}});
+  std::vector<int32_t> got(bytes.size() / 4);
+  std::memcpy(got.data(), bytes.data(), bytes.size());
+  std::vector<int32_t> want;
+  for (size_t r = 0; r < 16; ++r) want.push_back(data[2 * r + 1] > data[2 * r] ? 1 : 0);
+  EXPECT_EQ(got, want) << opts;
+}
+
 }  // namespace
 }  // namespace rg

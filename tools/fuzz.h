@@ -126,7 +126,7 @@ struct GenOptions {
   int max_steps = 10;          // ops after the first input
   int64_t max_dim = 40;        // per axis
   int64_t max_numel = 1536;    // per value
-  bool zero_divisors = true;  // integer idiv/mod divisors as drawn (zero and INT_MIN / -1, defined values)
+  bool zero_divisors = true;   // integer idiv/mod divisors as drawn (zero and INT_MIN / -1, defined values)
   bool transcendental = true;  // exp, log, sin, ... and softmax
   bool nn = true;              // conv2d, pooling, gather, cumsum, softmax
   bool float16 = true;

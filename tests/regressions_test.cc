@@ -87,5 +87,19 @@ TEST(Regressions, SoftmaxOfAnEmptyMatmul) {
   EXPECT_EQ(b.max(0).exp().sum().to_vector<float>(), std::vector<float>{0});  // exp(-inf) = 0, thrice
 }
 
+// Found by the fuzzer (seed 202, program 204): the argmin of a 0-d tensor was a constant of no device, realized
+// on the CPU, which a kernel on LLVM could not read with LLVM buffers.
+TEST(Regressions, ArgminOfAScalarStaysOnItsDevice) {
+  Tensor t0 = Tensor::from_vector(std::vector<uint8_t>{3}, {}, "LLVM");
+  Tensor t2 = t0.argmin(0);
+  t2.realize();
+  EXPECT_EQ(t2.device(), "LLVM");
+  Tensor t3 = Tensor::from_vector(std::vector<bool>{false}, {}, "LLVM");
+  Tensor t4 = Tensor::from_vector(std::vector<uint8_t>{5}, {}, "LLVM");
+  Tensor t5 = t3.where(t2, t4);
+  EXPECT_EQ(t5.to_vector<int32_t>(), std::vector<int32_t>{5});
+  EXPECT_EQ(t0.argmax(0).to_vector<int32_t>(), std::vector<int32_t>{0});
+}
+
 }  // namespace
 }  // namespace rg

@@ -397,7 +397,7 @@ Tensor arg_extreme(const Tensor& x, std::optional<int64_t> axis, bool keepdim, b
     return arg_extreme(x.flatten(), 0, false, largest, who);
   }
   const int64_t a = norm_axis(*axis, std::max<int64_t>(x.ndim(), 1), who, x.shape());
-  if (x.ndim() == 0) return Tensor::full({}, 0);
+  if (x.ndim() == 0) return x.zeros_like(dtypes::int32);  // on x's device
   const int64_t n = x.shape()[a];
   if (n == 0) fail(who, "axis " + std::to_string(*axis) + " of shape " + shape_str(x.shape()) + " is empty");
   // Positions counted down from n: the largest among the hits is the first one.

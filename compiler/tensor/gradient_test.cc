@@ -123,6 +123,11 @@ TEST(GradientNumeric, Movement) {
   check_gradient("pad circular", [](auto& t) { return t[0].pad({{1, 0}, {1, 2}}, PadMode::circular); }, {A});
   check_gradient("shrink", [](auto& t) { return t[0].shrink({{1, 2}, {0, 2}}); }, {A});
   check_gradient("flip", [](auto& t) { return t[0].flip(1) * t[0]; }, {A});
+  check_gradient("slice with steps",
+                 [](auto& t) {
+                   return t[0].slice({{1, std::nullopt}, {std::nullopt, std::nullopt, -2}}) * 3.0;
+                 },
+                 {A});
   check_gradient("squeeze, unsqueeze, flatten",
                  [](auto& t) {
                    return t[0].unsqueeze(0).flatten().reshape({1, 6}).squeeze() * 2.0;

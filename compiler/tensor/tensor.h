@@ -233,6 +233,14 @@ class Tensor {
   Tensor pad(const Pairs& padding, const std::vector<Sym>& offsets, Number value = 0) const;
   Tensor flip(const std::vector<int64_t>& axes) const;
   Tensor flip(int64_t axis) const { return flip(std::vector<int64_t>{axis}); }
+  // Python's start:stop:step on each axis, negative values counting from the end, out-of-range bounds
+  // clamped, a negative step walking backwards: tinygrad's x[1:3, ::2, ::-1] is
+  // x.slice({{1, 3}, {{}, {}, 2}, {{}, {}, -1}}). Axes past the list stay whole; a step of 0 is an rg::Error.
+  struct Slice {
+    std::optional<int64_t> start, stop;
+    int64_t step = 1;
+  };
+  Tensor slice(const std::vector<Slice>& axes) const;
   Tensor T() const;  // swaps the first two axes
   Tensor transpose(int64_t a = 1, int64_t b = 0) const;
   Tensor squeeze() const;

@@ -204,6 +204,50 @@ Tensor Tensor::pad(const Pairs& padding, PadMode mode) const {
   return x;
 }
 
+Tensor Tensor::slice(const std::vector<Slice>& axes) const {
+  if (axes.size() > shape().size())
+    fail("slice", std::to_string(axes.size()) + " slices for shape " + shape_str(shape()));
+  Tensor t = *this;
+  for (size_t a = 0; a < axes.size(); ++a) {
+    const Slice& sl = axes[a];
+    const int64_t n = shape()[a], step = sl.step;
+    if (step == 0) fail("slice", "step 0 on axis " + std::to_string(a) + " of shape " + shape_str(shape()));
+    // Python's rules: a bound counts from the end when negative, then clamps into the walk's range.
+    auto bound = [&](std::optional<int64_t> v, int64_t dflt, int64_t lo, int64_t hi) {
+      if (!v) return dflt;
+      const int64_t x = *v < 0 ? *v + n : *v;
+      return std::clamp(x, lo, hi);
+    };
+    const int64_t start = step > 0 ? bound(sl.start, 0, 0, n) : bound(sl.start, n - 1, -1, n - 1);
+    const int64_t stop = step > 0 ? bound(sl.stop, n, 0, n) : bound(sl.stop, -1, -1, n - 1);
+    const int64_t len = step > 0 ? std::max<int64_t>(0, (stop - start + step - 1) / step)
+                                 : std::max<int64_t>(0, (start - stop - step - 1) / -step);
+    const int64_t k = step > 0 ? step : -step;
+    // The elements, lowest first: [first, first + (len - 1) * k] every k; a negative step then flips them.
+    const int64_t first = len == 0 ? 0 : step > 0 ? start : start - (len - 1) * k;
+    const int64_t span = len == 0 ? 0 : (len - 1) * k + 1;
+    Pairs keep(t.ndim(), {0, 0});
+    for (int64_t i = 0; i < t.ndim(); ++i) keep[i] = {0, t.shape()[i]};
+    keep[a] = {first, first + span};
+    t = t.shrink(keep);
+    if (k > 1 && len > 0) {  // every k-th: padded to len * k, viewed as (len, k), the first of each k
+      Pairs pad(t.ndim(), {0, 0});
+      pad[a] = {0, len * k - span};
+      Shape split = t.shape();
+      split[a] = k;
+      split.insert(split.begin() + int64_t(a), len);
+      Pairs first_of(split.size(), {0, 0});
+      for (size_t i = 0; i < split.size(); ++i) first_of[i] = {0, split[i]};
+      first_of[a + 1] = {0, 1};
+      Shape out = t.shape();
+      out[a] = len;
+      t = t.pad(pad).reshape(split).shrink(first_of).reshape(out);
+    }
+    if (step < 0) t = t.flip(int64_t(a));
+  }
+  return t;
+}
+
 Tensor Tensor::shrink(const Pairs& bounds) const { return shrink(bounds, std::vector<Sym>{}); }
 
 Tensor Tensor::shrink(const Pairs& bounds, const std::vector<Sym>& offsets) const {

@@ -455,5 +455,39 @@ TEST(Tensor, PrintsShapeDtypeDeviceAndValues) {
             "dtype=int32, device=CPU)");
 }
 
+// Python's slices, against results worked out by hand (tinygrad's x[a:b:c]).
+TEST(Tensor, SlicesWithStepsAndNegativeBounds) {
+  const Tensor x = Tensor::arange(7);
+  using S = Tensor::Slice;
+  const std::optional<int64_t> none;
+  const std::vector<std::pair<S, std::vector<int32_t>>> cases = {
+      {S{1, 3}, {1, 2}},
+      {S{none, none, 2}, {0, 2, 4, 6}},
+      {S{none, none, -1}, {6, 5, 4, 3, 2, 1, 0}},
+      {S{5, 1, -2}, {5, 3}},
+      {S{-3, none}, {4, 5, 6}},
+      {S{none, -5, -1}, {6, 5, 4, 3}},
+      {S{10, 20}, {}},
+      {S{-100, 2}, {0, 1}},
+      {S{1, 6, 3}, {1, 4}},
+      {S{6, -8, -3}, {6, 3, 0}},
+      {S{none, none, 7}, {0}},
+      {S{3, 3}, {}},
+      {S{2, 5, -1}, {}},
+  };
+  for (const auto& [sl, want] : cases) {
+    const Tensor t = x.slice({sl});
+    EXPECT_EQ(t.shape(), (Shape{int64_t(want.size())}));
+    EXPECT_EQ(t.to_vector<int32_t>(), want)
+        << (sl.start ? *sl.start : 999) << ":" << (sl.stop ? *sl.stop : 999) << ":" << sl.step;
+  }
+  // x[1:, ::-2] of [[0..3], [4..7], [8..11]]; axes past the list stay whole.
+  const Tensor m = Tensor::arange(12).reshape({3, 4});
+  EXPECT_EQ(m.slice({{1, none}, {none, none, -2}}).to_vector<int32_t>(), (std::vector<int32_t>{7, 5, 11, 9}));
+  EXPECT_EQ(m.slice({{none, none, 2}}).to_vector<int32_t>(), (std::vector<int32_t>{0, 1, 2, 3, 8, 9, 10, 11}));
+  EXPECT_EQ(error_of([&] { x.slice({{none, none, 0}}); }), "slice: step 0 on axis 0 of shape (7,)");
+  EXPECT_EQ(error_of([&] { x.slice({{}, {}}); }), "slice: 2 slices for shape (7,)");
+}
+
 }  // namespace
 }  // namespace rg

@@ -35,6 +35,8 @@ struct Axes {
   static Axes all() { return {}; }
 };
 
+struct Conv2dOptions;
+
 class Tensor {
  public:
   // A scalar operand: C++ integers act as Python ints (take the tensor's dtype when it is not bool),
@@ -326,6 +328,9 @@ class Tensor {
   // x (N, Cin, *spatial), weight (Cout, Cin / groups, *kernel), bias (Cout,): (N, Cout, *out). Negative padding crops.
   Tensor conv2d(const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt, int64_t groups = 1,
                 PerAxis stride = 1, PerAxis dilation = 1, PerAxis padding = 0) const;
+  // The same with named options (libtorch's Conv2dFuncOptions), in their declared order:
+  // x.conv2d(w, {.bias = b, .stride = 2, .padding = 1}).
+  Tensor conv2d(const Tensor& weight, const Conv2dOptions& options) const;
   // weight (Cin, Cout / groups, *kernel): the gradient of conv2d with respect to its input.
   Tensor conv_transpose2d(const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt, int64_t groups = 1,
                           PerAxis stride = 1, PerAxis dilation = 1, PerAxis padding = 0,
@@ -437,6 +442,15 @@ class Tensor {
                                       const std::optional<Tensor>& loss_gradient);
   friend class Jit;  // replays name a realized tensor's storage, its per-device pieces on a tuple
 };
+
+struct Conv2dOptions {
+  std::optional<Tensor> bias = std::nullopt;
+  int64_t groups = 1;
+  Tensor::PerAxis stride = 1, dilation = 1, padding = 0;
+};
+inline Tensor Tensor::conv2d(const Tensor& weight, const Conv2dOptions& o) const {
+  return conv2d(weight, o.bias, o.groups, o.stride, o.dilation, o.padding);
+}
 
 // Scalars on either side; the scalar follows the Python-scalar promotion rules.
 Tensor operator+(const Tensor& a, const Tensor& b);

@@ -557,5 +557,18 @@ TEST(Errors, NameTheOpAndShapes) {
             "clip: needs a minimum or a maximum for shape (3, 2)");
 }
 
+// Named options give what the positional arguments give.
+TEST(TensorNn, Conv2dWithNamedOptions) {
+  std::vector<float> xv(2 * 3 * 6 * 6), wv(4 * 3 * 3 * 3);
+  for (size_t i = 0; i < xv.size(); ++i) xv[i] = float(int(i * 7 % 11) - 5);
+  for (size_t i = 0; i < wv.size(); ++i) wv[i] = float(int(i * 5 % 7) - 3);
+  const Tensor x = Tensor::from_vector(xv, {2, 3, 6, 6}), w = Tensor::from_vector(wv, {4, 3, 3, 3});
+  const Tensor b = Tensor::from_vector(std::vector<float>{1, -1, 2, 0});
+  EXPECT_EQ(x.conv2d(w, {.bias = b, .stride = 2, .padding = 1}).to_vector<float>(),
+            x.conv2d(w, b, 1, 2, 1, 1).to_vector<float>());
+  EXPECT_EQ(x.conv2d(w, {.dilation = 2}).shape(), (Shape{2, 4, 2, 2}));
+  EXPECT_EQ(x.conv2d(w, {.padding = {1, 0}}).shape(), (Shape{2, 4, 6, 4}));
+}
+
 }  // namespace
 }  // namespace rg

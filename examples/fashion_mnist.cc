@@ -81,7 +81,7 @@ int run(const Args& a) {
                (long long)x_train.shape()[0], a.steps, (long long)a.batch, a.device.c_str(), seconds_since(t_start));
 
   Jit train_step([&](const std::vector<Tensor>& in) {
-    Tensor::training = true;
+    Tensor::Train training;
     opt.zero_grad();
     Tensor samples = Tensor::randint({a.batch}, 0, in[0].shape()[0], dtypes::int32, a.device);
     Tensor loss =
@@ -90,7 +90,6 @@ int run(const Args& a) {
     std::vector<Tensor> with = buffers;
     with.push_back(loss);
     opt.step(with);
-    Tensor::training = false;
     return std::vector<Tensor>{loss};
   });
   const int64_t chunk = 1000;  // test images per evaluation call: bounds the activations' memory

@@ -184,7 +184,7 @@ Tensor BatchNorm::operator()(const Tensor& x) {
                 " channels on axis 1");
   }
   Tensor mean = x, var = x;
-  if (running_mean && !Tensor::training) {
+  if (running_mean && !Tensor::training()) {
     mean = *running_mean;
     var = *running_var;
   } else {

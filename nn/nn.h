@@ -86,7 +86,7 @@ class Conv2d : public Module {
   int64_t groups;
 };
 
-// Batch normalisation over axis 1 of (N, C, ...). While Tensor::training (or without running statistics) it
+// Batch normalisation over axis 1 of (N, C, ...). While Tensor::training() (or without running statistics) it
 // normalises by the batch's mean and biased variance and, with running statistics, assigns
 //   running_mean = (1 - momentum) * running_mean + momentum * mean
 //   running_var  = (1 - momentum) * running_var + momentum * n / (n - C) * var   (n: x's elements)

@@ -94,11 +94,7 @@ TEST(Conv2d, InitAndForward) {
             "Conv2d: 3 input and 4 output channels are not divisible by groups 2");
 }
 
-struct Training {
-  bool old = Tensor::training;
-  explicit Training(bool on) { Tensor::training = on; }
-  ~Training() { Tensor::training = old; }
-};
+using Training = Tensor::Train;
 
 TEST(BatchNorm, TrainingUsesTheBatchAndUpdatesRunningStatistics) {
   nn::BatchNorm bn(3, 1e-5, true, true, 0.1, kDev);

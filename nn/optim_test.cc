@@ -252,12 +252,7 @@ TEST(Optimizer, AStepThatThrowsUpdatesNothing) {
   expect_near(u.to_vector<float>(), {3.99, 4.99}, "u");
 }
 
-// Sets Tensor::training for a scope.
-struct Training {
-  bool old = Tensor::training;
-  Training() { Tensor::training = true; }
-  ~Training() { Tensor::training = old; }
-};
+using Training = Tensor::Train;  // training on for a scope
 
 struct Net : nn::Module {
   nn::Linear l1, l2;

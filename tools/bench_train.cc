@@ -102,7 +102,7 @@ int bench_train() {
   step_rows(
       "beautiful_mnist, b=512",
       [&] {
-        Tensor::training = true;
+        Tensor::Train training;
         opt.zero_grad();
         Tensor loss =
             model(Tensor::rand({512, 1, 28, 28}) * 255).sparse_categorical_crossentropy(Tensor::randint({512}, 0, 10));
@@ -110,7 +110,6 @@ int bench_train() {
         std::vector<Tensor> with = buffers;
         with.push_back(loss);
         opt.step(with);
-        Tensor::training = false;
         return loss;
       },
       2);

@@ -179,18 +179,26 @@ TEST(Random, InitialisersBounds) {
 TEST(Random, Dropout) {
   Tensor x = Tensor::ones({n});
   EXPECT_EQ(x.dropout(0.5).uop(), x.uop());  // not training: the tensor itself
-  Tensor::training = true;
-  Tensor::manual_seed(2);
-  std::vector<float> d = x.dropout(0.25).to_vector<float>();
-  int zeros = 0;
-  for (float v : d) {
-    ASSERT_TRUE(v == 0 || std::abs(v - 1 / 0.75f) < 1e-6) << v;
-    zeros += v == 0;
+  {
+    Tensor::Train training;
+    Tensor::manual_seed(2);
+    std::vector<float> d = x.dropout(0.25).to_vector<float>();
+    int zeros = 0;
+    for (float v : d) {
+      ASSERT_TRUE(v == 0 || std::abs(v - 1 / 0.75f) < 1e-6) << v;
+      zeros += v == 0;
+    }
+    EXPECT_NEAR(zeros / double(n), 0.25, 0.005);
+    EXPECT_EQ(x.dropout(1).to_vector<float>(), std::vector<float>(n, 0));
+    EXPECT_EQ(error_of([&] { x.dropout(1.5); }), "dropout: p = 1.500000 is outside [0, 1]");
+    {
+      Tensor::Train off(false);  // nested: off inside, on again after
+      EXPECT_FALSE(Tensor::training());
+      EXPECT_EQ(x.dropout(0.5).uop(), x.uop());
+    }
+    EXPECT_TRUE(Tensor::training());
   }
-  EXPECT_NEAR(zeros / double(n), 0.25, 0.005);
-  EXPECT_EQ(x.dropout(1).to_vector<float>(), std::vector<float>(n, 0));
-  EXPECT_EQ(error_of([&] { x.dropout(1.5); }), "dropout: p = 1.500000 is outside [0, 1]");
-  Tensor::training = false;
+  EXPECT_FALSE(Tensor::training());  // restored when the scope ends
 }
 
 TEST(Bits, OpsAndBitcast) {

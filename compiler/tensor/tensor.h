@@ -114,10 +114,22 @@ class Tensor {
                                 const std::string& device = "CPU");
   // uniform in +-sqrt(6 / (shape[0] + prod(shape[1:]))).
   static Tensor glorot_uniform(const Shape& shape, DType dt = dtypes::float32, const std::string& device = "CPU");
-  // While Tensor::training: zeroes each element with probability p and scales the others by 1 / (1 - p);
+  // While Tensor::training(): zeroes each element with probability p and scales the others by 1 / (1 - p);
   // otherwise this tensor. p outside [0, 1] is an rg::Error.
   Tensor dropout(double p = 0.5) const;
-  static inline bool training = false;  // tinygrad's Tensor.training: dropout acts only while set
+  // tinygrad's Tensor.training, set for a scope as its `with Tensor.train():` does: dropout acts, and batchnorm
+  // uses the batch's statistics, while a Train lives; its end restores the previous setting.
+  static bool training() { return training_; }
+  class Train {
+   public:
+    explicit Train(bool on = true) : previous_(training_) { training_ = on; }
+    ~Train() { training_ = previous_; }
+    Train(const Train&) = delete;
+    Train& operator=(const Train&) = delete;
+
+   private:
+    bool previous_;
+  };
   // threefry 2x32 of this uint64 tensor (counter: low word first) under `key` (uint64, low word k0), as
   // tinygrad's UOp.threefry: the generator's core, exposed for its known-answer tests.
   Tensor threefry(const Tensor& key) const;
@@ -399,6 +411,7 @@ class Tensor {
     std::shared_ptr<Node> grad;
   };
   std::shared_ptr<Node> node_;
+  static inline bool training_ = false;
 
   Tensor(UPtr u, std::string device);
   // On this tensor's device(s), with the same shard axis.

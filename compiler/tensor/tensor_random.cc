@@ -248,7 +248,7 @@ Tensor Tensor::glorot_uniform(const Shape& shape, DType dt, const std::string& d
 
 Tensor Tensor::dropout(double p) const {
   if (!(p >= 0 && p <= 1)) fail("dropout", "p = " + std::to_string(p) + " is outside [0, 1]");
-  if (!training || p == 0) return *this;
+  if (!training() || p == 0) return *this;
   if (p == 1) return scalar_like(0).cast(dtype());
   if (multi())
     fail("dropout", "sharded tensors are not supported yet (shape " + shape_str(shape()) + " on " + device() + ")");

@@ -103,8 +103,7 @@ Tensor Tensor::linspace(double start, double stop, int64_t steps, DType dt) {
   if (steps < 0) fail("linspace", "negative number of steps " + std::to_string(steps));
   if (steps == 1) return full({1}, start, dt);
   // start + i * (stop - start) / (steps - 1), in float64 so that stop is exact.
-  Tensor i = arange(steps).cast(dtypes::float64);
-  return (i * ((stop - start) / double(std::max<int64_t>(steps - 1, 1))) + start).cast(dt);
+  return (arange(steps).cast(dtypes::float64) * ((stop - start) / double(steps - 1)) + start).cast(dt);
 }
 
 Tensor Tensor::full_like(Number value, std::optional<DType> dt) const {

@@ -1,5 +1,4 @@
 // Printing a tensor: its values nested by axis, then shape, dtype and device.
-#include <cmath>
 #include <functional>
 #include <ostream>
 #include <vector>

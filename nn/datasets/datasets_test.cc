@@ -10,6 +10,7 @@
 #include <map>
 
 #include "compiler/ir/error_of.h"
+#include "nn/datasets/gzip_for_tests.h"
 
 namespace rg::datasets {
 namespace {
@@ -68,21 +69,6 @@ TEST(Idx, BrokenFilesNameTheFileAndTheProblem) {
   EXPECT_EQ(error_of([&] { read_idx(missing); }), "datasets: " + missing + ": cannot open: No such file or directory");
   EXPECT_EQ(error_of([&] { fashion_mnist(tmp("no-such-dir")); }),
             "datasets: " + tmp("no-such-dir") + "/train-images-idx3-ubyte.gz: cannot open: No such file or directory");
-}
-
-// One gzip member of `bytes`, in memory.
-std::string gzip(const std::string& bytes) {
-  z_stream z{};
-  EXPECT_EQ(deflateInit2(&z, 9, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
-  std::string out(deflateBound(&z, uLong(bytes.size())) + 32, '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
-  z.avail_in = uInt(bytes.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = uInt(out.size());
-  EXPECT_EQ(deflate(&z, Z_FINISH), Z_STREAM_END);
-  out.resize(z.total_out);
-  deflateEnd(&z);
-  return out;
 }
 
 TEST(Idx, BytesInMemory) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "nn/datasets/datasets.h"
+#include "nn/datasets/gzip_for_tests.h"
 #include "nn/datasets/idx.h"
 #include "tests/fuzz_mutations.h"
 
@@ -21,21 +22,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 
 namespace rg::datasets {
 namespace {
-
-// One gzip member of `bytes` at zlib's `level`.
-std::string gzip(const std::string& bytes, int level = Z_DEFAULT_COMPRESSION) {
-  z_stream z{};
-  EXPECT_EQ(deflateInit2(&z, level, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
-  std::string out(deflateBound(&z, uLong(bytes.size())) + 32, '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
-  z.avail_in = uInt(bytes.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = uInt(out.size());
-  EXPECT_EQ(deflate(&z, Z_FINISH), Z_STREAM_END);
-  out.resize(z.total_out);
-  deflateEnd(&z);
-  return out;
-}
 
 std::string be32(uint32_t n) { return {char(n >> 24), char(n >> 16), char(n >> 8), char(n)}; }
 

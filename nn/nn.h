@@ -63,7 +63,7 @@ void load_state_dict(Module& model, const std::map<std::string, Tensor>& dict, b
 // y = x @ weight.T + bias. weight (out, in) and bias (out,) uniform in +-1/sqrt(in).
 class Linear : public Module {
  public:
-  Linear(int64_t in_features, int64_t out_features, bool bias = true, const std::string& device = "CPU");
+  Linear(int64_t in_features, int64_t out_features, bool bias = true, const std::string& device = default_device());
   Tensor operator()(const Tensor& x) const;
   void state(StateVisitor& s) override;
   Tensor weight;
@@ -77,7 +77,7 @@ class Conv2d : public Module {
  public:
   Conv2d(int64_t in_channels, int64_t out_channels, Tensor::PerAxis kernel_size, Tensor::PerAxis stride = 1,
          Tensor::PerAxis padding = 0, Tensor::PerAxis dilation = 1, int64_t groups = 1, bool bias = true,
-         const std::string& device = "CPU");
+         const std::string& device = default_device());
   Tensor operator()(const Tensor& x) const;
   void state(StateVisitor& s) override;
   Tensor weight;
@@ -97,7 +97,7 @@ class Conv2d : public Module {
 class BatchNorm : public Module {
  public:
   explicit BatchNorm(int64_t size, double eps = 1e-5, bool affine = true, bool track_running_stats = true,
-                     double momentum = 0.1, const std::string& device = "CPU");
+                     double momentum = 0.1, const std::string& device = default_device());
   Tensor operator()(const Tensor& x);
   void state(StateVisitor& s) override;
   std::optional<Tensor> weight, bias;
@@ -111,7 +111,7 @@ class BatchNorm : public Module {
 class LayerNorm : public Module {
  public:
   explicit LayerNorm(Shape normalized_shape, double eps = 1e-5, bool elementwise_affine = true,
-                     const std::string& device = "CPU");
+                     const std::string& device = default_device());
   Tensor operator()(const Tensor& x) const;
   void state(StateVisitor& s) override;
   std::optional<Tensor> weight, bias;
@@ -122,7 +122,7 @@ class LayerNorm : public Module {
 // Rows of weight (vocab_size, embed_size, glorot_uniform) at integer indices: (..., embed_size).
 class Embedding : public Module {
  public:
-  Embedding(int64_t vocab_size, int64_t embed_size, const std::string& device = "CPU");
+  Embedding(int64_t vocab_size, int64_t embed_size, const std::string& device = default_device());
   Tensor operator()(const Tensor& idx) const;
   void state(StateVisitor& s) override;
   Tensor weight;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 
@@ -137,6 +138,34 @@ Device& get_device(const std::string& name, const std::string& who) {
   Device* d = open_device(name, who, &why);
   if (!d) throw Error(who + ": device " + canonical_device(name, who) + " is not available: " + why);
   return *d;
+}
+
+namespace {
+struct DefaultDevice {
+  std::mutex mu;
+  std::string name;  // empty until first asked or set
+};
+DefaultDevice& default_device_setting() {
+  static auto* d = new DefaultDevice();
+  return *d;
+}
+}  // namespace
+
+std::string default_device() {
+  DefaultDevice& d = default_device_setting();
+  std::lock_guard<std::mutex> lock(d.mu);
+  if (d.name.empty()) {
+    const char* env = std::getenv("RG_DEVICE");
+    d.name = env && *env ? get_device(env, "RG_DEVICE").name() : "CPU";
+  }
+  return d.name;
+}
+
+void set_default_device(const std::string& name) {
+  const std::string canonical = get_device(name, "set_default_device").name();
+  DefaultDevice& d = default_device_setting();
+  std::lock_guard<std::mutex> lock(d.mu);
+  d.name = canonical;
 }
 
 }  // namespace rg

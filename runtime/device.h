@@ -83,6 +83,12 @@ std::string tuple_name(const std::vector<std::string>& devices);
 bool is_device_tuple(const std::string& name);
 // Whether the device can be opened here; if not, why (a CUDA name on a machine without a driver).
 bool device_available(const std::string& name, std::string* why_not = nullptr, const std::string& who = "device");
+// The device a tensor is created on when none is named, and where a graph of constants computes (tinygrad's
+// Device.DEFAULT): the environment variable RG_DEVICE when set ("LLVM", "CUDA:1"), else "CPU", until
+// set_default_device names another. Either is an rg::Error naming the device (or RG_DEVICE) when it is unknown
+// or not available here.
+std::string default_device();
+void set_default_device(const std::string& name);
 // The device, opened on first use and kept for the process. rg::Error starting with `who` and naming
 // the device when it is unknown or not available here, with the reason.
 Device& get_device(const std::string& name, const std::string& who = "device");

@@ -383,7 +383,7 @@ void debug_schedule_of(const UPtr& linear, double ms) {
 std::vector<UPtr> realize(const std::vector<UPtr>& roots) {
   Timings t;
   auto t0 = Clock::now();
-  ScheduleResult s = schedule(roots);
+  ScheduleResult s = schedule(roots, nullptr, default_device());
   t.schedule_ms = ms_since(t0);
   if (debug_level() >= kDebugSchedule) debug_schedule_of(s.linear, t.schedule_ms);
   run_linear_timed(s.linear, s.var_values, t);

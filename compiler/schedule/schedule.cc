@@ -77,10 +77,10 @@ class Views {
   UMap nodes_, scalars_;
 };
 
-std::string device_of(const UPtr& value) {
+std::string device_of(const UPtr& value, const std::string& device_of_constants) {
   for (const UPtr& u : toposort(value))
     if (u->op == Op::BUFFER) return u->src[0]->arg_str();
-  return "CPU";
+  return device_of_constants;
 }
 
 // The tensor graph still reachable after rangeify is an op the rules cannot index.
@@ -331,7 +331,8 @@ std::vector<UPtr> order_with_assigns(const RealizePlan& plan) {
 
 }  // namespace
 
-ScheduleResult schedule(const std::vector<UPtr>& given, const PassObserver* observer) {
+ScheduleResult schedule(const std::vector<UPtr>& given, const PassObserver* observer,
+                        const std::string& device_of_constants) {
   for (const UPtr& r : given)
     if (!r || !r->has_shape)
       throw Error("schedule: a root must be a tensor-graph node" + (r ? " (got " + lower_name(r->op) + ")" : ""));
@@ -357,7 +358,7 @@ ScheduleResult schedule(const std::vector<UPtr>& given, const PassObserver* obse
       continue;
     }
     UPtr value = view.read(plan.value(k));
-    const std::string device = device_of(value);
+    const std::string device = device_of(value, device_of_constants);
     if (UPtr b = viewed_buffer_node(value); b && b->src[0]->arg_str() == device) {
       // Already a buffer there: nothing to compute. Its view is one reshape of it (a realized tensor's form), not
       // the chain of reshapes the value may be (two reshapes of one realized reduction).

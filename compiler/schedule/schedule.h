@@ -29,8 +29,10 @@ struct ScheduleResult {
 // leaves such an output uninitialised; anything else answers false (the output is zero-filled first).
 bool stores_every_element(const UPtr& kernel, int64_t n);
 
-// An observer sees every pass of every kernel built (kernel_passes()).
-ScheduleResult schedule(const std::vector<UPtr>& roots, const PassObserver* observer = nullptr);
+// An observer sees every pass of every kernel built (kernel_passes()). A value that reads no buffer (a graph of
+// constants) is computed on `device_of_constants`: the runtime passes its default device.
+ScheduleResult schedule(const std::vector<UPtr>& roots, const PassObserver* observer = nullptr,
+                        const std::string& device_of_constants = "CPU");
 
 // One kernel's construction: its value, indexed by the output ranges, through these passes.
 struct KernelBuild {

@@ -108,7 +108,7 @@ Tensor Tensor::linspace(double start, double stop, int64_t steps, DType dt) {
 
 Tensor Tensor::full_like(Number value, std::optional<DType> dt) const {
   Tensor f = full(shape(), value, dt.value_or(dtype()));
-  return device() == "CPU" ? f : f.to(device());
+  return node_->device.empty() ? f : f.to(device());
 }
 
 Tensor Tensor::eye(int64_t n, std::optional<int64_t> m, DType dt) {
@@ -144,6 +144,8 @@ void Tensor::realize_all(std::vector<Tensor*> tensors) {
     Node& n = *todo[i]->node_;
     if (n.devices.empty()) {
       n.uop = out[i];
+      // A graph of constants is now a buffer on the device it was computed on (the default device then).
+      if (n.device.empty()) n.device = (out[i]->op == Op::BUFFER ? out[i] : out[i]->src[0])->src[0]->arg_str();
       continue;
     }
     n.data = out[i];
@@ -162,7 +164,7 @@ void Tensor::read_bytes(void* out, size_t bytes, DType want, const char* type_na
 
 int64_t Tensor::numel() const { return product(shape()); }
 
-std::string Tensor::device() const { return node_->device.empty() ? "CPU" : node_->device; }
+std::string Tensor::device() const { return node_->device.empty() ? default_device() : node_->device; }
 
 Tensor Tensor::on_devices(UPtr u, const std::vector<std::string>& devices, int64_t axis, const std::string& device) {
   Tensor t(std::move(u), device);

@@ -37,6 +37,13 @@ struct Axes {
 
 struct Conv2dOptions;
 
+// The device tensors are created on when none is named, and where a graph of constants is computed when
+// realized alone (tinygrad's Device.DEFAULT): RG_DEVICE from the environment ("LLVM", "CUDA:1"), else "CPU",
+// until set_default_device names another. An unknown or unavailable device is an rg::Error naming it. The
+// runtime's own functions (runtime/device.h), declared here for the Tensor API.
+std::string default_device();
+void set_default_device(const std::string& name);
+
 class Tensor {
  public:
   // A scalar operand: C++ integers act as Python ints (take the tensor's dtype when it is not bool),
@@ -56,7 +63,7 @@ class Tensor {
   // An empty handle, to assign a tensor to later; any use of its value is an rg::Error.
   Tensor() = default;
   // A 1-d tensor of these numbers, typed as tinygrad types a Python list: bool when all are bools, float32
-  // when any is a floating number, else int32. Tensor({1, 2, 3, 4}); on the CPU.
+  // when any is a floating number, else int32. Tensor({1, 2, 3, 4}); on the default device.
   Tensor(std::initializer_list<Number> values);
 
   // --- creation ---
@@ -100,20 +107,21 @@ class Tensor {
   // Without manual_seed the seed is the clock's seconds at start, as tinygrad's.
   static void manual_seed(uint32_t seed = 0);
   // Uniform in [0, 1). Float dtypes other than float32 are float32 numbers cast (tinygrad draws their own bits).
-  static Tensor rand(const Shape& shape, DType dt = dtypes::float32, const std::string& device = "CPU");
+  static Tensor rand(const Shape& shape, DType dt = dtypes::float32, const std::string& device = default_device());
   // Normal, mean 0 and variance 1 (Box-Muller over rand of shape (2, ...shape)).
-  static Tensor randn(const Shape& shape, DType dt = dtypes::float32, const std::string& device = "CPU");
+  static Tensor randn(const Shape& shape, DType dt = dtypes::float32, const std::string& device = default_device());
   // Uniform integers in [low, high); low >= high or a non-integer dtype is an rg::Error.
   static Tensor randint(const Shape& shape, int64_t low = 0, int64_t high = 10, DType dt = dtypes::int32,
-                        const std::string& device = "CPU");
+                        const std::string& device = default_device());
   // Uniform in [low, high): ((high - low) * rand).cast(dt) + low.
   static Tensor uniform(const Shape& shape, double low = 0.0, double high = 1.0, DType dt = dtypes::float32,
-                        const std::string& device = "CPU");
+                        const std::string& device = default_device());
   // uniform in +-sqrt(6 / (1 + a^2) / prod(shape[1:])) (torch's kaiming_uniform_, tinygrad's default a).
   static Tensor kaiming_uniform(const Shape& shape, double a = 0.01, DType dt = dtypes::float32,
-                                const std::string& device = "CPU");
+                                const std::string& device = default_device());
   // uniform in +-sqrt(6 / (shape[0] + prod(shape[1:]))).
-  static Tensor glorot_uniform(const Shape& shape, DType dt = dtypes::float32, const std::string& device = "CPU");
+  static Tensor glorot_uniform(const Shape& shape, DType dt = dtypes::float32,
+                               const std::string& device = default_device());
   // While Tensor::training(): zeroes each element with probability p and scales the others by 1 / (1 - p);
   // otherwise this tensor. p outside [0, 1] is an rg::Error.
   Tensor dropout(double p = 0.5) const;
@@ -159,7 +167,7 @@ class Tensor {
   int64_t ndim() const { return static_cast<int64_t>(shape().size()); }
   int64_t numel() const;
   // The device the tensor's value is computed on, canonical as in tinygrad ("llvm:0" is "LLVM").
-  // Constants belong to no device and report "CPU", where they would be computed alone.
+  // Constants belong to no device and report the default device, where they would be computed alone.
   std::string device() const;
   const UPtr& uop() const {
     if (!node_) empty_handle();
@@ -554,7 +562,7 @@ constexpr DType dtype_of() {
 
 template <class E>
 Tensor Tensor::from_vector(const std::vector<E>& data, const Shape& shape) {
-  return from_vector(data, shape, "CPU");
+  return from_vector(data, shape, default_device());
 }
 
 template <class E>

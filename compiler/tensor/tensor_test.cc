@@ -60,6 +60,42 @@ TEST(Tensor, DevicesFollowTheGraph) {
   EXPECT_EQ(Tensor(x.reshape({6}).uop()).device(), "LLVM");
 }
 
+// The default device (tinygrad's Device.DEFAULT): where tensors are created when no device is named, and
+// where constants compute alone. A scope sets it, so that the tests after this one see the CPU again.
+struct DefaultDevice {
+  std::string previous = default_device();
+  explicit DefaultDevice(const std::string& d) { set_default_device(d); }
+  ~DefaultDevice() { set_default_device(previous); }
+};
+
+TEST(Tensor, DefaultDeviceIsWhereTensorsAreCreated) {
+  EXPECT_EQ(default_device(), "CPU");  // the test runs without RG_DEVICE
+  {
+    DefaultDevice on("llvm");
+    EXPECT_EQ(default_device(), "LLVM");  // canonical
+    EXPECT_EQ(Tensor::from_vector(std::vector<float>{1, 2}).device(), "LLVM");
+    EXPECT_EQ(Tensor({1, 2, 3}).device(), "LLVM");
+    Tensor::manual_seed(1);
+    EXPECT_EQ(Tensor::rand({3}).device(), "LLVM");
+    EXPECT_EQ(Tensor::randint({3}).device(), "LLVM");
+    EXPECT_EQ(Tensor::kaiming_uniform({2, 3}).device(), "LLVM");
+    EXPECT_EQ(Tensor::from_vector(std::vector<float>{1, 2}, {2}, "CPU").device(), "CPU");  // named: kept
+    // A graph of constants computes on the default device, and stays there once realized.
+    Tensor c = Tensor::arange(4) * 3;
+    EXPECT_EQ(c.device(), "LLVM");
+    c.realize();
+    ASSERT_EQ(c.uop()->op, Op::BUFFER);
+    EXPECT_EQ(c.uop()->src[0]->arg_str(), "LLVM");
+    EXPECT_EQ(c.to_vector<int32_t>(), (std::vector<int32_t>{0, 3, 6, 9}));
+    set_default_device("CPU");
+    EXPECT_EQ(c.device(), "LLVM");
+    EXPECT_EQ(Tensor::full({2}, 1).device(), "CPU");
+  }
+  EXPECT_EQ(default_device(), "CPU");
+  EXPECT_EQ(error_of([] { set_default_device("TPU"); }), "set_default_device: unknown device 'TPU' (known: CPU, LLVM)");
+  EXPECT_EQ(default_device(), "CPU");
+}
+
 TEST(Tensor, FromVectorDtypes) {
   EXPECT_EQ(Tensor::from_vector(std::vector<double>{1, 2}).dtype(), dtypes::float64);
   EXPECT_EQ(Tensor::from_vector(std::vector<int32_t>{1, 2}).dtype(), dtypes::int32);

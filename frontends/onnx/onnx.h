@@ -80,8 +80,8 @@ class Model {
 
 // Reads and checks a model file: every node's op known for its opset, every input defined before use (no
 // cycles), initializers decoded (external data relative to the file's folder). Tensors are created on `device`.
-Model load(const std::string& path, const std::string& device = "CPU");
+Model load(const std::string& path, const std::string& device = default_device());
 // The same from the bytes of a model; `dir` is where external data files are.
-Model load_bytes(const std::string& bytes, const std::string& dir = ".", const std::string& device = "CPU");
+Model load_bytes(const std::string& bytes, const std::string& dir = ".", const std::string& device = default_device());
 
 }  // namespace rg::onnx

@@ -18,11 +18,11 @@ void safe_save(const std::map<std::string, Tensor>& tensors, const std::string& 
 // The tensors of a safetensors file, each in a new buffer on `device`. A missing, truncated or malformed
 // file (a header that is not JSON, lies about its size or the tensors' sizes, overlapping or out-of-range
 // offsets, an unknown dtype) is an rg::Error naming the file and the problem.
-std::map<std::string, Tensor> safe_load(const std::string& path, const std::string& device = "CPU");
+std::map<std::string, Tensor> safe_load(const std::string& path, const std::string& device = default_device());
 // safe_load of a file's bytes already in memory; `name` stands for the file in errors. safe_load reads the file
 // and calls it; the header checks are safetensors::parse_header (nn/state/safetensors_format.h).
 std::map<std::string, Tensor> safe_load_bytes(const std::string& bytes, const std::string& name = "<bytes>",
-                                              const std::string& device = "CPU");
+                                              const std::string& device = default_device());
 
 // The "__metadata__" of a safetensors file (empty when it has none); errors as safe_load.
 std::map<std::string, std::string> safe_load_metadata(const std::string& path);

@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "compiler/ir/error_of.h"
+#include "compiler/tensor/tensor_graph.h"
 #include "nn/state/safetensors.h"
 
 namespace rg {
@@ -201,9 +202,9 @@ TEST(State, NamesParametersAndBuffers) {
   ASSERT_EQ(p.size(), 7u);  // in the model's order: l1.weight, l1.bias, layers.0.*, layers.1.weight, bn.weight/bias
   EXPECT_EQ(p[0].shape(), (Shape{4, 3}));
   EXPECT_EQ(p[4].shape(), (Shape{2, 4}));
-  EXPECT_EQ(p[5].uop(), m.bn.weight->uop());
+  EXPECT_EQ(graph_of(p[5]), graph_of(*m.bn.weight));
   EXPECT_EQ(nn::get_buffers(m).size(), 3u);
-  EXPECT_EQ(nn::get_state_dict(m).at("l1.weight").uop(), m.l1.weight.uop());  // the model's own tensors
+  EXPECT_EQ(graph_of(nn::get_state_dict(m).at("l1.weight")), graph_of(m.l1.weight));  // the model's own tensors
 }
 
 struct Twice : nn::Module {
@@ -228,9 +229,9 @@ TEST(State, SafetensorsRoundTripLoadsInPlace) {
   Tensor::manual_seed(11);
   Model b;
   EXPECT_NE(a.l1.weight.to_vector<float>(), b.l1.weight.to_vector<float>());
-  const UPtr storage = b.l1.weight.uop();
+  const UPtr storage = graph_of(b.l1.weight);
   nn::load_state_dict(b, safe_load(path, kDev));
-  EXPECT_EQ(b.l1.weight.uop(), storage);  // the same buffer, written in place
+  EXPECT_EQ(graph_of(b.l1.weight), storage);  // the same buffer, written in place
   std::map<std::string, Tensor> da = nn::get_state_dict(a), db = nn::get_state_dict(b);
   for (auto& [name, t] : da) {
     if (t.dtype() == dtypes::int64)

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "compiler/ir/shape.h"
+#include "compiler/tensor/tensor_graph.h"
 
 namespace rg::optim {
 namespace {
@@ -43,7 +44,7 @@ Optimizer::Optimizer(const std::string& who, std::vector<Tensor> params, double 
   Tensor::realize_all(todo);
   std::set<const UOp*> seen;  // realized: the same parameter is the same buffer view
   for (Tensor& p : params)
-    if (seen.insert(p.uop().get()).second) params_.push_back(p);
+    if (seen.insert(graph_of(p).get()).second) params_.push_back(p);
   lr_ = scalar(lr);
 }
 

@@ -9,6 +9,7 @@
 
 #include "compiler/ir/error_of.h"
 #include "compiler/tensor/jit.h"
+#include "compiler/tensor/tensor_graph.h"
 #include "nn/nn.h"
 #include "runtime/executor.h"
 
@@ -192,7 +193,7 @@ TEST(Lars, TrustRatioAndClassicMomentum) {
   expect_near(train(opt, w, 2), ref, "LARS");
 }
 
-bool realized(const Tensor& t) { return t.uop()->op == Op::RESHAPE && t.uop()->src[0]->op == Op::BUFFER; }
+bool realized(const Tensor& t) { return graph_of(t)->op == Op::RESHAPE && graph_of(t)->src[0]->op == Op::BUFFER; }
 
 TEST(Optimizer, LossAndUpdatesInOneSchedule) {
   Tensor w = param({1, -2, 3}), u = param({0.5f, 0.25f, -1});

@@ -8,6 +8,7 @@
 #include "compiler/ir/uop.h"
 #include "compiler/schedule/schedule.h"
 #include "compiler/tensor/tensor.h"
+#include "compiler/tensor/tensor_graph.h"
 #include "runtime/executor.h"
 
 namespace rg {
@@ -16,7 +17,7 @@ namespace {
 // The kernels the schedule makes of `t` (copies aside).
 std::vector<UPtr> kernels(const Tensor& t) {
   std::vector<UPtr> ks;
-  const ScheduleResult s = schedule({t.uop()});
+  const ScheduleResult s = schedule({graph_of(t)});
   for (const UPtr& call : s.linear->src)
     if (call->src[0]->op == Op::SINK) ks.push_back(call->src[0]);
   return ks;

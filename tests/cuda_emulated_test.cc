@@ -14,6 +14,7 @@
 #include "backends/cuda/renderer.h"
 #include "compiler/schedule/schedule.h"
 #include "compiler/tensor/tensor.h"
+#include "compiler/tensor/tensor_graph.h"
 
 namespace rg {
 namespace {
@@ -28,8 +29,8 @@ struct Case {
 std::vector<uint8_t> emulated_bytes(const Case& c, const std::vector<float>& data, const Shape& shape,
                                     std::string& opts, const std::optional<std::vector<Opt>>& actions = {}) {
   const UPtr input = new_buffer(dtypes::float32, int64_t(data.size()));
-  Tensor x(UOp::make(Op::RESHAPE, dtypes::float32, {input}, shape));
-  ScheduleResult s = schedule({c.f(x).uop()});
+  Tensor x = tensor_of(UOp::make(Op::RESHAPE, dtypes::float32, {input}, shape));
+  ScheduleResult s = schedule({graph_of(c.f(x))});
   std::map<const UOp*, std::vector<uint8_t>> mem;
   auto memory = [&](const UPtr& b) -> std::vector<uint8_t>& {
     auto& m = mem[b.get()];

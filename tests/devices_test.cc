@@ -11,6 +11,7 @@
 #include "compiler/ir/error_of.h"
 #include "compiler/schedule/schedule.h"
 #include "compiler/tensor/tensor.h"
+#include "compiler/tensor/tensor_graph.h"
 #include "runtime/buffer.h"
 #include "runtime/device.h"
 #include "runtime/executor.h"
@@ -34,7 +35,7 @@ TEST(LlvmDevice, BuildsItsOwnProgram) {
 
   // The program the runtime built is LLVM IR.
   Tensor x = Tensor::from_vector(oracle::kSeed004Input, {2, 3}, "LLVM");
-  ScheduleResult s = schedule({(x.T().pad({{1, 1}, {1, 1}}) + 10.0f).sum(1).uop()});
+  ScheduleResult s = schedule({graph_of((x.T().pad({{1, 1}, {1, 1}}) + 10.0f).sum(1))});
   ASSERT_EQ(s.linear->src.size(), 1u);
   const UPtr& call = s.linear->src[0];
   EXPECT_EQ(call->src[1]->src[0]->arg_str(), "LLVM");
@@ -56,7 +57,7 @@ TEST(Copy, CpuToLlvmToCpu) {
   Tensor x = Tensor::from_vector(std::vector<float>{1, 2, 3, 4, 5, 6}, {2, 3});
   Tensor l = x.to("LLVM");
   EXPECT_EQ(l.device(), "LLVM");
-  EXPECT_EQ(l.uop()->op, Op::COPY);
+  EXPECT_EQ(graph_of(l)->op, Op::COPY);
   Tensor back = (l * 2.0f).to("CPU");
   EXPECT_EQ(back.device(), "CPU");
   EXPECT_EQ(back.to_vector<float>(), (std::vector<float>{2, 4, 6, 8, 10, 12}));
@@ -67,7 +68,7 @@ TEST(Copy, CpuToLlvmToCpu) {
 
   // Realized, the copy is a buffer on LLVM; reading it back copies out.
   l.realize();
-  EXPECT_EQ(l.uop()->src[0]->src[0]->arg_str(), "LLVM");
+  EXPECT_EQ(graph_of(l)->src[0]->src[0]->arg_str(), "LLVM");
   EXPECT_EQ(l.to_vector<float>(), (std::vector<float>{1, 2, 3, 4, 5, 6}));
   EXPECT_EQ(l.to("CPU").T().to_vector<float>(), (std::vector<float>{1, 4, 2, 5, 3, 6}));
 }
@@ -93,11 +94,11 @@ TEST(Copy, ComputedOnItsDeviceThenMoved) {
 
 TEST(Copy, ToTheSameDeviceIsTheTensorItself) {
   Tensor x = Tensor::from_vector(std::vector<float>{1, 2});
-  EXPECT_EQ(x.to("CPU").uop(), x.uop());
-  EXPECT_EQ(x.to("cpu:0").uop(), x.uop());  // canonical names, as tinygrad: lower case, ":0" dropped
+  EXPECT_EQ(graph_of(x.to("CPU")), graph_of(x));
+  EXPECT_EQ(graph_of(x.to("cpu:0")), graph_of(x));  // canonical names, as tinygrad: lower case, ":0" dropped
   Tensor l = Tensor::from_vector(std::vector<float>{1, 2}, {2}, "LLVM:0");
   EXPECT_EQ(l.device(), "LLVM");
-  EXPECT_EQ(l.to("llvm").uop(), l.uop());
+  EXPECT_EQ(graph_of(l.to("llvm")), graph_of(l));
 }
 
 TEST(Copy, MemoryFollowsTheTensorsOnEveryDevice) {

@@ -10,13 +10,14 @@
 #include "compiler/schedule/schedule.h"
 #include "compiler/tensor/gradient.h"
 #include "compiler/tensor/tensor.h"
+#include "compiler/tensor/tensor_graph.h"
 
 namespace rg {
 namespace {
 
 // The actions lower() chooses for kernel `k` of `t`'s schedule (of `kernels`) on an AVX-512 CPU target.
 std::string avx512_opts(const Tensor& t, size_t k = 0, size_t kernels = 1) {
-  const ScheduleResult s = schedule({t.uop()});
+  const ScheduleResult s = schedule({graph_of(t)});
   EXPECT_EQ(s.linear->src.size(), kernels);
   LowerOptions avx512;
   avx512.fold_widths = {16, 8, 4, 2};

@@ -14,6 +14,7 @@
 
 #include "compiler/ir/shape.h"
 #include "compiler/tensor/tensor.h"
+#include "compiler/tensor/tensor_graph.h"
 #ifdef RG_GRAPH_EVAL
 #include "compiler/tensor/graph_eval.h"
 #endif
@@ -262,7 +263,7 @@ struct Case {
         r = ref_map(r, [&](double v) {
           return k == 0 ? v + s : k == 1 ? s - v : k == 2 ? v * s : k == 3 ? std::max(v, s) : v - s;
         });
-        Tensor st = t.scalar_like(s);
+        Tensor st = TensorGraph::scalar_like(t, s);
         t = k == 0 ? t + s : k == 1 ? s - t : k == 2 ? t * s : k == 3 ? maximum(t, st) : t - s;
         return;
       }
@@ -320,7 +321,7 @@ TEST(Random, Chains) {
       for (int64_t s = 0; s < steps; ++s) k.step(r, t);
       std::vector<float> want(r.v.begin(), r.v.end());
 #ifdef RG_GRAPH_EVAL
-      std::vector<double> g = eval_graph(t.uop());
+      std::vector<double> g = eval_graph(graph_of(t));
       std::vector<float> got(g.begin(), g.end());
 #else
       std::vector<float> got = t.to_vector<float>();

@@ -9,6 +9,7 @@
 
 #include "compiler/tensor/graph_eval.h"
 #include "compiler/tensor/tensor.h"
+#include "compiler/tensor/tensor_graph.h"
 
 namespace rg {
 namespace {
@@ -20,7 +21,7 @@ std::vector<float> iota_floats(size_t n, float start, float step) {
 }
 
 void expect_matches_graph_eval(const Tensor& out) {
-  std::vector<double> want = eval_graph(out.uop());
+  std::vector<double> want = eval_graph(graph_of(out));
   std::vector<double> got = out.cast(dtypes::float64).to_vector<double>();
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i) EXPECT_DOUBLE_EQ(got[i], want[i]) << "element " << i;

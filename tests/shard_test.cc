@@ -10,6 +10,7 @@
 #include "compiler/tensor/jit.h"
 #include "compiler/tensor/shard_axis.h"
 #include "compiler/tensor/tensor.h"
+#include "compiler/tensor/tensor_graph.h"
 #include "nn/nn.h"
 #include "runtime/buffer.h"
 #include "runtime/executor.h"
@@ -424,7 +425,7 @@ TEST(Allreduce, NaiveTermsAreWheresOnTheDeviceNumber) {
     std::vector<float> v = data(4 * 3 * 5, 0.5f, -3.0f);
     Tensor r = Tensor::from_vector(v, {12, 5}).shard(devs, 0).sum(0);
     int64_t selects = 0;
-    for (const UPtr& u : toposort(r.uop()))
+    for (const UPtr& u : toposort(graph_of(r)))
       if (u->op == Op::WHERE && u->src[0]->op == Op::EXPAND) {
         const UPtr& c = u->src[0]->src[0]->src[0];  // EXPAND(RESHAPE(_device_num == j))
         selects += c->op == Op::CMPEQ && c->src[0]->op == Op::DEFINE_VAR && c->src[0]->arg_var().name == "_device_num";
@@ -605,13 +606,13 @@ TEST(Shard, GraphDoesNotGrowWithTheDeviceCount) {
   const std::vector<float> want = program({}, 0).to_vector<float>();
   for (int64_t axis : {0, 1}) {
     Tensor two = program(kTwo, axis), four_dev = program(four, axis);
-    EXPECT_EQ(count_nodes(two.uop()), count_nodes(four_dev.uop())) << "axis " << axis;
-    EXPECT_EQ(count_op(four_dev.uop(), Op::PAD), 2) << render(four_dev.uop());  // one per sharded input
-    EXPECT_EQ(count_op(four_dev.uop(), Op::WHERE), 0) << render(four_dev.uop());
+    EXPECT_EQ(count_nodes(graph_of(two)), count_nodes(graph_of(four_dev))) << "axis " << axis;
+    EXPECT_EQ(count_op(graph_of(four_dev), Op::PAD), 2) << render(graph_of(four_dev));  // one per sharded input
+    EXPECT_EQ(count_op(graph_of(four_dev), Op::WHERE), 0) << render(graph_of(four_dev));
     // Realized, each device stores its piece and the graph reads the pieces back: again one PAD per tensor.
     Tensor stored_two = program(kTwo, axis).realize(), stored_four = program(four, axis).realize();
-    EXPECT_EQ(count_nodes(stored_two.uop()), count_nodes(stored_four.uop())) << "axis " << axis;
-    EXPECT_EQ(count_op(stored_four.uop(), Op::PAD), 1) << render(stored_four.uop());
+    EXPECT_EQ(count_nodes(graph_of(stored_two)), count_nodes(graph_of(stored_four))) << "axis " << axis;
+    EXPECT_EQ(count_op(graph_of(stored_four), Op::PAD), 1) << render(graph_of(stored_four));
     for (const auto& devs : {kTwo, kThree, four}) {
       if (axis == 1 && devs.size() == 3) continue;  // 4 columns do not split over 3
       EXPECT_EQ(program(devs, axis).to_vector<float>(), want) << devs.size() << " devices, axis " << axis;
@@ -697,8 +698,8 @@ TEST(Shard, AxisIsReadFromTheGraph) {
       {"realized, then a where", (stored > 0).where(stored, x)},
       {"unsharded", Tensor::from_vector(v, {4, 6, 2})}};
   for (const auto& [what, t] : cases) {
-    EXPECT_EQ(shard_axis_of(t.uop()), t.shard_axis()) << what;
-    Tensor again(t.uop());
+    EXPECT_EQ(shard_axis_of(graph_of(t)), t.shard_axis()) << what;
+    Tensor again = tensor_of(graph_of(t));
     EXPECT_EQ(again.device(), t.device()) << what;
     EXPECT_EQ(again.shard_axis(), t.shard_axis()) << what;
     EXPECT_EQ(again.to_vector<float>(), t.to_vector<float>()) << what;

@@ -15,6 +15,7 @@
 #include "compiler/opt/opt.h"
 #include "compiler/schedule/schedule.h"
 #include "compiler/tensor/tensor.h"
+#include "compiler/tensor/tensor_graph.h"
 #include "runtime/executor.h"
 
 namespace rg {
@@ -22,7 +23,7 @@ namespace {
 
 // The one kernel the schedule makes of `t`.
 UPtr only_kernel(const Tensor& t) {
-  ScheduleResult s = schedule({t.uop()});
+  ScheduleResult s = schedule({graph_of(t)});
   EXPECT_EQ(s.linear->src.size(), 1u);
   return s.linear->src.at(0)->src.at(0);
 }
@@ -119,7 +120,7 @@ TEST(Threads, FullSumIsNotThreaded) {
   Tensor x = Tensor::from_vector(v, {n});
   set_thread_count(2);
   EXPECT_EQ(x.sum().to_vector<float>(), std::vector<float>{float((n + 2) / 3)});
-  ScheduleResult s = schedule({x.sum().uop()});
+  ScheduleResult s = schedule({graph_of(x.sum())});
   ASSERT_EQ(s.linear->src.size(), 2u);
   const Program& partials = program_of(*get_program(s.linear->src[0]->src[0]));
   EXPECT_EQ(partials.threads, 2);

@@ -25,6 +25,7 @@
 #include "compiler/ir/rewrite.h"
 #include "compiler/schedule/schedule.h"
 #include "compiler/tensor/tensor.h"
+#include "compiler/tensor/tensor_graph.h"
 #include "rules/symbolic.h"
 #include "runtime/device.h"
 #include "runtime/executor.h"
@@ -97,7 +98,7 @@ int bench_rewrite() {
 // Each kernel of t's schedule lowered as its device lowers it (the optimizer's tiles included): its
 // instructions and index ops (count_index_ops).
 void index_rows(const std::string& workload, const Tensor& t) {
-  ScheduleResult s = schedule({t.uop()});
+  ScheduleResult s = schedule({graph_of(t)});
   for (const UPtr& call : s.linear->src) {
     const std::string dev = call->src[1]->src[0]->arg_str();
     Program p = lower(call->src[0], get_device(dev).lower_options());

@@ -12,6 +12,7 @@
 
 #include "compiler/schedule/schedule.h"
 #include "compiler/tensor/tensor.h"
+#include "compiler/tensor/tensor_graph.h"
 #include "runtime/buffer.h"
 #include "runtime/executor.h"
 #include "tools/bench.h"
@@ -38,13 +39,13 @@ int bench_alloc() {
   float check = 0;
   const double new_graph = best_seconds([&] {
     Tensor c = (a + b).realize();
-    check = static_cast<const float*>(buffer_data(buffer_of(c.uop())))[n - 1];
+    check = static_cast<const float*>(buffer_data(buffer_of(graph_of(c))))[n - 1];
   });
   const double fresh = best_seconds([&] {
     free_buffer_pool();
     Tensor c = (a + b).realize();
   });
-  ScheduleResult s = schedule({(a + b).uop()});
+  ScheduleResult s = schedule({graph_of(a + b)});
   const double replay = best_seconds([&] { run_linear(s.linear); });
   free_buffer_pool();
 

@@ -28,6 +28,7 @@
 #include "compiler/schedule/schedule.h"
 #include "compiler/tensor/gradient.h"
 #include "compiler/tensor/tensor.h"
+#include "compiler/tensor/tensor_graph.h"
 #include "runtime/beam.h"
 #include "runtime/buffer.h"
 #include "runtime/executor.h"
@@ -89,7 +90,7 @@ struct Replay {
   Median time;
 };
 Replay replay(const Tensor& t) {
-  ScheduleResult s = schedule({t.uop()});
+  ScheduleResult s = schedule({graph_of(t)});
   run_linear(s.linear);
   Replay r;
   r.result.resize(size_t(t.numel()));

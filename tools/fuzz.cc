@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "compiler/ir/shape.h"
+#include "compiler/tensor/tensor_graph.h"
 #include "tools/fuzz_steps.h"
 
 namespace rg::fuzz {
@@ -386,7 +387,8 @@ Built binary(const Step& s, const Value& a, const Value& b, const std::string& a
 
 // A scalar as a value of its own, for the binary rules (the Tensor API types it by the Python-scalar rules).
 Value scalar_value(const Value& x, const Step& s) {
-  Tensor t = x.t.dtype().is_float() || s.dt.is_float() ? x.t.scalar_like(s.x) : x.t.scalar_like(int64_t(s.x));
+  Tensor t = x.t.dtype().is_float() || s.dt.is_float() ? TensorGraph::scalar_like(x.t, s.x)
+                                                       : TensorGraph::scalar_like(x.t, int64_t(s.x));
   Info i{s.x, s.x, 0, frac_of({s.x}), true};
   return {t, i, {}};
 }

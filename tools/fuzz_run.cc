@@ -21,6 +21,7 @@
 #include "compiler/opt/opt.h"
 #include "compiler/schedule/schedule.h"
 #include "compiler/tensor/graph_eval.h"
+#include "compiler/tensor/tensor_graph.h"
 #include "runtime/beam.h"
 #include "runtime/buffer.h"
 #include "runtime/device.h"
@@ -327,13 +328,13 @@ std::optional<Failure> run(const Program& p, const Variant& v, std::map<std::str
     BuildMode mode;
     mode.device = v.device;
     mode.realize = [&](const Tensor& t, const Info& info) {
-      Check c{"realized value", t.uop(), info, {}};
+      Check c{"realized value", graph_of(t), info, {}};
       Tensor r = t;
       if (v.mode == Mode::Actions)
-        r = Tensor(actions.realize({t.uop()}).at(0));
+        r = tensor_of(actions.realize({graph_of(t)}).at(0));
       else
         r.realize();
-      c.answer = r.uop();
+      c.answer = graph_of(r);
       checks.push_back(c);
       return r;
     };
@@ -342,7 +343,7 @@ std::optional<Failure> run(const Program& p, const Variant& v, std::map<std::str
     if (!vals) return fail(true, "the program is not valid when run: " + why);
     Value out = vals->back();
     std::vector<Tensor> roots{out.t};
-    std::vector<Check> outs{Check{"output", out.t.uop(), out.info, {}, false}};
+    std::vector<Check> outs{Check{"output", graph_of(out.t), out.info, {}, false}};
     if (v.grads && out.t.dtype() == dtypes::float32 && out.info.smooth) {
       std::vector<Tensor> params;
       for (const Value& x : *vals)
@@ -353,20 +354,20 @@ std::optional<Failure> run(const Program& p, const Variant& v, std::map<std::str
         for (float& s : seed) s = float(std::uniform_int_distribution<int>(-8, 8)(rng)) / 4;
         stage = "gradient";
         const std::vector<Tensor> gs = gradient(out.t, params, Tensor::from_vector(seed, out.t.shape(), v.device));
-        for (const Tensor& g : gs) roots.push_back(g), outs.push_back(Check{"gradient", g.uop(), Info{}, {}, true});
+        for (const Tensor& g : gs) roots.push_back(g), outs.push_back(Check{"gradient", graph_of(g), Info{}, {}, true});
       }
     }
     stage = "realize";
     if (v.mode == Mode::Actions) {
       std::vector<UPtr> us;
-      for (const Tensor& t : roots) us.push_back(t.uop());
+      for (const Tensor& t : roots) us.push_back(graph_of(t));
       const std::vector<UPtr> done = actions.realize(us);
       for (size_t i = 0; i < outs.size(); ++i) outs[i].answer = done.at(i);
     } else {
       std::vector<Tensor*> ptrs;
       for (Tensor& t : roots) ptrs.push_back(&t);
       Tensor::realize_all(ptrs);
-      for (size_t i = 0; i < outs.size(); ++i) outs[i].answer = roots[i].uop();
+      for (size_t i = 0; i < outs.size(); ++i) outs[i].answer = graph_of(roots[i]);
     }
     checks.insert(checks.end(), outs.begin(), outs.end());
     for (const Check& c : checks) {
@@ -589,7 +590,7 @@ std::string cpp_test(const Program& p, const std::string& name, const std::strin
   auto check = [&](const std::string& x, const std::string& got_expr, const std::string& elem, double tolerance) {
     std::string c;
     c += "  {  // " + x + " against the graph evaluator (read before realizing)\n";
-    c += "    const std::vector<double> want = eval_graph(" + x + ".uop());\n";
+    c += "    const std::vector<double> want = eval_graph(" + x + "graph_of());\n";
     c += "    const std::vector<" + elem + "> got = " + got_expr + ";\n";
     c += "    ASSERT_EQ(got.size(), want.size());\n";
     c += "    for (size_t i = 0; i < got.size(); ++i)\n";

@@ -6,6 +6,7 @@
 
 #include "compiler/schedule/schedule.h"
 #include "compiler/tensor/tensor.h"
+#include "compiler/tensor/tensor_graph.h"
 #include "runtime/executor.h"
 #include "tools/trace.h"
 
@@ -86,7 +87,7 @@ std::vector<KernelRecord> record() {
   std::vector<KernelRecord> out;
   for (const std::string& name : programs()) {
     Tensor t = build(name);
-    ScheduleResult s = schedule({t.uop()});
+    ScheduleResult s = schedule({graph_of(t)});
     int k = 0;
     for (const UPtr& call : s.linear->src) {
       const UPtr& kernel = call->src[0];

@@ -12,6 +12,7 @@
 #include "compiler/ir/shape.h"
 #include "compiler/schedule/realize.h"
 #include "compiler/schedule/schedule.h"
+#include "compiler/tensor/tensor_graph.h"
 #include "runtime/buffer.h"
 #include "runtime/device.h"
 #include "runtime/executor.h"
@@ -196,22 +197,22 @@ std::vector<double> run(const std::string& expr, std::ostream& out, const std::s
   out << "=== " << ex->name << ": " << ex->what << "\n";
   Tensor t = ex->build(device);
   {
-    std::string text = render(t.uop());
-    out << "\n--- tensor graph: " << shape_str(t.shape()) << " " << t.dtype().name() << ", " << count_nodes(t.uop())
+    std::string text = render(graph_of(t));
+    out << "\n--- tensor graph: " << shape_str(t.shape()) << " " << t.dtype().name() << ", " << count_nodes(graph_of(t))
         << " nodes\n"
         << text;
     capture::Stage s = w.stage("tensor_graph");
-    *s.mutable_graph() = to_graph({t.uop()}, text);
+    *s.mutable_graph() = to_graph({graph_of(t)}, text);
     w.write(s, two(++n) + "_tensor_graph");
   }
 
   {  // realize planning: the nodes that get a buffer of their own, and why
-    std::vector<UPtr> nodes = toposort(UOp::make(Op::SINK, dtypes::void_, {t.uop()}));
+    std::vector<UPtr> nodes = toposort(UOp::make(Op::SINK, dtypes::void_, {graph_of(t)}));
     nodes.pop_back();
-    const RealizePlan plan = plan_realize({t.uop()}, nodes);
+    const RealizePlan plan = plan_realize({graph_of(t)}, nodes);
     out << "\n--- realize planning: " << plan.order.size() << " of " << nodes.size() << " nodes stored\n";
     for (const UPtr& k : plan.order) {
-      const char* why = k == t.uop()              ? "the root"
+      const char* why = k == graph_of(t)          ? "the root"
                         : plan.is_copy(k)         ? "a copy"
                         : k->op == Op::CONTIGUOUS ? "contiguous"
                         : k->op == Op::ASSIGN     ? "an assign"
@@ -222,11 +223,11 @@ std::vector<double> run(const std::string& expr, std::ostream& out, const std::s
 
   Timings timings;  // this trace's own stages; the runtime's cache makes later runs cheaper
   auto t0 = std::chrono::steady_clock::now();
-  ScheduleResult sched = schedule({t.uop()});
+  ScheduleResult sched = schedule({graph_of(t)});
   timings.schedule_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   const PassObserver passes = pass_printer(out);
   out << "\n--- schedule passes, each kernel built\n";
-  schedule({t.uop()}, &passes);  // again, to show its passes (the timing above is without them)
+  schedule({graph_of(t)}, &passes);  // again, to show its passes (the timing above is without them)
   const auto& calls = sched.linear->src;
   {
     std::string text = render(sched.linear);

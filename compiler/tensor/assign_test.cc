@@ -5,6 +5,7 @@
 
 #include "compiler/ir/error_of.h"
 #include "compiler/tensor/tensor.h"
+#include "compiler/tensor/tensor_graph.h"
 #include "runtime/buffer.h"
 #include "runtime/executor.h"
 
@@ -14,8 +15,8 @@ namespace {
 Tensor w23() { return Tensor::from_vector(std::vector<float>{1, 2, 3, 4, 5, 6}, {2, 3}); }
 
 const UPtr& buffer_under(const Tensor& t) {
-  EXPECT_EQ(t.uop()->op, Op::RESHAPE);
-  return t.uop()->src[0];
+  EXPECT_EQ(graph_of(t)->op, Op::RESHAPE);
+  return graph_of(t)->src[0];
 }
 
 TEST(Assign, UpdatesInPlaceReadingTheOldValue) {
@@ -24,7 +25,7 @@ TEST(Assign, UpdatesInPlaceReadingTheOldValue) {
   void* data = buffer_data(buf);
   Tensor g = Tensor::from_vector(std::vector<float>{10, 20, 30, 40, 50, 60}, {2, 3});
   w.assign(w - 0.1f * g);
-  EXPECT_EQ(w.uop()->op, Op::ASSIGN);  // lazy: nothing ran yet
+  EXPECT_EQ(graph_of(w)->op, Op::ASSIGN);  // lazy: nothing ran yet
   w.realize();
   EXPECT_EQ(last_timings().kernels, 1);  // in place: one kernel, no copy
   EXPECT_EQ(buffer_under(w), buf);       // the same BUFFER node ...

@@ -12,6 +12,7 @@
 #include "compiler/ir/error_of.h"
 #include "compiler/ir/shape.h"
 #include "compiler/tensor/tensor.h"
+#include "compiler/tensor/tensor_graph.h"
 
 namespace rg {
 namespace {
@@ -311,7 +312,8 @@ TEST(GradientRegressions, BoolAndIntegerValuesPassNoGradient) {
   EXPECT_EQ(grad_of((bits * x + x).sum(), x), (F{7, 1, 3}));  // bits + 1: bits = {-1 & 6, 0 & 6, 2 & 6} = {6, 0, 2}
   EXPECT_EQ(grad_of(x.cast(dtypes::int32).cast(dtypes::float32).sum(), x), (F{0, 0, 0}));
   Tensor m = f32({1, 5, -2, 4}, {2, 2});
-  Tensor b = (m.scalar_like(4.0) >= m).pad({{1, 1}, {0, 2}}, PadMode::circular).pad({{0, 1}, {1, 0}}, -0.25);
+  Tensor b =
+      (TensorGraph::scalar_like(m, 4.0) >= m).pad({{1, 1}, {0, 2}}, PadMode::circular).pad({{0, 1}, {1, 0}}, -0.25);
   std::vector<Tensor> g = gradient(b, {m}, Tensor::full(b.shape(), 1.0f).to("LLVM"));
   EXPECT_EQ(g[0].to_vector<float>(), (F{0, 0, 0, 0}));
 }
@@ -426,7 +428,7 @@ TEST(Gradient, ReplicatedLossEntersThroughAStackIndexedByTheDevice) {
     Tensor loss = (m * m * 3.0f).sum();  // replicated on every device: an allreduce of the local sums
     std::vector<Tensor> g = gradient(loss, {m});
     int stacks = 0;
-    for (const UPtr& u : toposort(g[0].uop())) stacks += u->op == Op::STACK;
+    for (const UPtr& u : toposort(graph_of(g[0]))) stacks += u->op == Op::STACK;
     EXPECT_EQ(stacks, 1) << devs.size() << " devices";
     EXPECT_EQ(g[0].to_vector<float>(), (F{6, -12, 18, 24, 3, 36})) << devs.size() << " devices";  // 6 m
   }

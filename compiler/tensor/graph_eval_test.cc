@@ -9,13 +9,14 @@
 #include <vector>
 
 #include "compiler/tensor/tensor.h"
+#include "compiler/tensor/tensor_graph.h"
 #include "tests/seed004_oracle.h"
 
 namespace rg {
 namespace {
 
 using V = std::vector<double>;
-V ev(const Tensor& t) { return eval_graph(t.uop()); }
+V ev(const Tensor& t) { return eval_graph(graph_of(t)); }
 Tensor x23() { return Tensor::from_vector(std::vector<float>{1, 2, 3, 4, 5, 6}, {2, 3}); }
 
 TEST(GraphEval, Seed004) {

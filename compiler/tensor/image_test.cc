@@ -9,6 +9,7 @@
 #include "compiler/ir/debug.h"
 #include "compiler/ir/error_of.h"
 #include "compiler/tensor/tensor.h"
+#include "compiler/tensor/tensor_graph.h"
 
 namespace rg {
 namespace {
@@ -40,9 +41,9 @@ TEST(TensorImage, WritesAndReadsTexels) {
     Tensor y = (img * 2.0f).realize();
     set_recorder(nullptr);
     // The image is a buffer of its own, whose arg carries the texture's shape.
-    ASSERT_EQ(img.uop()->op, Op::RESHAPE);
-    EXPECT_EQ(img.uop()->src[0]->buffer_arg().image_h, h);
-    EXPECT_EQ(img.uop()->src[0]->buffer_arg().image_w, w);
+    ASSERT_EQ(graph_of(img)->op, Op::RESHAPE);
+    EXPECT_EQ(graph_of(img)->src[0]->buffer_arg().image_h, h);
+    EXPECT_EQ(graph_of(img)->src[0]->buffer_arg().image_w, w);
     EXPECT_EQ(img.shape(), (Shape{h, w * 4}));
     EXPECT_NE(rec.all.find("write_imagef(data0, " + std::to_string(w) + ", "), std::string::npos) << rec.all;
     EXPECT_NE(rec.all.find("read_imagef(data1, " + std::to_string(w) + ", "), std::string::npos) << rec.all;

@@ -59,7 +59,6 @@ class Tensor {
           value(static_cast<double>(v)) {}
   };
 
-  explicit Tensor(UPtr u);
   // An empty handle, to assign a tensor to later; any use of its value is an rg::Error.
   Tensor() = default;
   // A 1-d tensor of these numbers, typed as tinygrad types a Python list: bool when all are bools, float32
@@ -138,9 +137,6 @@ class Tensor {
    private:
     bool previous_;
   };
-  // threefry 2x32 of this uint64 tensor (counter: low word first) under `key` (uint64, low word k0), as
-  // tinygrad's UOp.threefry: the generator's core, exposed for its known-answer tests.
-  Tensor threefry(const Tensor& key) const;
   // Bit operations (tinygrad's names), the generator's building blocks: integer or bool operands for the
   // bitwise ones, integers for shifts (by a constant number of bits), and a bitcast to a dtype of the same size.
   Tensor bitwise_and(const Tensor& o) const;
@@ -169,10 +165,6 @@ class Tensor {
   // The device the tensor's value is computed on, canonical as in tinygrad ("llvm:0" is "LLVM").
   // Constants belong to no device and report the default device, where they would be computed alone.
   std::string device() const;
-  const UPtr& uop() const {
-    if (!node_) empty_handle();
-    return node_->uop;
-  }
 
   // --- autograd ---
   // Marks this tensor as a parameter (every copy of the handle is the same parameter): backward() of a
@@ -313,9 +305,6 @@ class Tensor {
   Tensor idiv(const Tensor& o) const;
   Tensor mod(const Tensor& o) const;
 
-  // A scalar as a tensor of this tensor's shape, typed by the Python-scalar rules.
-  Tensor scalar_like(Number s) const;
-
   // --- reduce ---
   Tensor sum(const Axes& axes = {}, bool keepdim = false) const;
   Tensor max(const Axes& axes = {}, bool keepdim = false) const;
@@ -406,6 +395,20 @@ class Tensor {
   Tensor elu(double alpha = 1.0) const;
 
  private:
+  // The graph behind the handle, and the handle of a graph: the project's own layers reach them through
+  // compiler/tensor/tensor_graph.h, so that the IR stays out of the user's API.
+  friend struct TensorGraph;
+  explicit Tensor(UPtr u);
+  const UPtr& uop() const {
+    if (!node_) empty_handle();
+    return node_->uop;
+  }
+  // A scalar as a tensor of this tensor's shape, typed by the Python-scalar rules.
+  Tensor scalar_like(Number s) const;
+  // threefry 2x32 of this uint64 tensor (counter: low word first) under `key` (uint64, low word k0), as
+  // tinygrad's UOp.threefry: the generator's core.
+  Tensor threefry(const Tensor& key) const;
+
   struct Node {
     UPtr uop;
     std::string device;  // canonical; empty for a graph of constants, which fits every device
@@ -492,9 +495,9 @@ Tensor operator~(const Tensor& a);                   // bitwise_not
 // Shape, dtype, device and values (`Tensor([[1, 2], [3, 4]], shape=(2, 2), dtype=int32, device=CPU)`),
 // realizing it; past 1000 elements each axis shows its first and last 3 entries around `...`.
 std::ostream& operator<<(std::ostream& out, const Tensor& t);
-#define RG_SCALAR_OPS(OP)                                                                        \
-  inline Tensor operator OP(const Tensor& a, Tensor::Number b) { return a OP a.scalar_like(b); } \
-  inline Tensor operator OP(Tensor::Number a, const Tensor& b) { return b.scalar_like(a) OP b; }
+#define RG_SCALAR_OPS(OP)                                \
+  Tensor operator OP(const Tensor& a, Tensor::Number b); \
+  Tensor operator OP(Tensor::Number a, const Tensor& b);
 RG_SCALAR_OPS(+)
 RG_SCALAR_OPS(-)
 RG_SCALAR_OPS(*)

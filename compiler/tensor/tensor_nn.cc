@@ -12,6 +12,7 @@
 #include "compiler/ir/shape.h"
 #include "compiler/tensor/graph_builders.h"
 #include "compiler/tensor/tensor.h"
+#include "compiler/tensor/tensor_graph.h"
 
 namespace rg {
 
@@ -196,7 +197,7 @@ std::vector<int64_t> int_values(const Tensor& t) {
 // lazy ones are not (an out-of-range index selects nothing: zeros, as tinygrad).
 void check_index(const Tensor& idx, int64_t lo, int64_t size, const char* who, const std::string& what) {
   if (!idx.dtype().is_int()) fail(who, "index of dtype " + idx.dtype().name() + " is not an integer tensor");
-  const UPtr& u = idx.uop();
+  const UPtr& u = graph_of(idx);
   const bool in_buffer = u->op == Op::BUFFER || (u->op == Op::RESHAPE && u->src[0]->op == Op::BUFFER);
   if (!in_buffer || !idx.devices().empty() || idx.dtype().is_index()) return;
   for (int64_t v : int_values(idx))
@@ -560,7 +561,9 @@ Tensor Tensor::pow(const Tensor& exponent) const {
 
 Tensor pow(const Tensor& base, const Tensor& exponent) { return base.pow(exponent); }
 Tensor pow(const Tensor& base, Tensor::Number exponent) { return base.pow(exponent); }
-Tensor pow(Tensor::Number base, const Tensor& exponent) { return exponent.scalar_like(base).pow(exponent); }
+Tensor pow(Tensor::Number base, const Tensor& exponent) {
+  return TensorGraph::scalar_like(exponent, base).pow(exponent);
+}
 
 Tensor Tensor::softplus(double beta) const {
   Tensor xb = *this * beta;

@@ -9,6 +9,7 @@
 #include "compiler/tensor/backend.h"
 #include "compiler/tensor/graph_builders.h"
 #include "compiler/tensor/tensor.h"
+#include "compiler/tensor/tensor_graph.h"
 #include "runtime/env.h"
 
 namespace rg {
@@ -481,6 +482,22 @@ Tensor operator>(const Tensor& a, const Tensor& b) { return a.gt(b); }
 Tensor operator>=(const Tensor& a, const Tensor& b) { return a.ge(b); }
 Tensor operator==(const Tensor& a, const Tensor& b) { return a.eq(b); }
 Tensor operator!=(const Tensor& a, const Tensor& b) { return a.ne(b); }
+#define RG_SCALAR_OPS(OP)                                                                               \
+  Tensor operator OP(const Tensor& a, Tensor::Number b) { return a OP TensorGraph::scalar_like(a, b); } \
+  Tensor operator OP(Tensor::Number a, const Tensor& b) { return TensorGraph::scalar_like(b, a) OP b; }
+RG_SCALAR_OPS(+)
+RG_SCALAR_OPS(-)
+RG_SCALAR_OPS(*)
+RG_SCALAR_OPS(/)
+RG_SCALAR_OPS(<)
+RG_SCALAR_OPS(<=)
+RG_SCALAR_OPS(>)
+RG_SCALAR_OPS(>=)
+RG_SCALAR_OPS(==)
+RG_SCALAR_OPS(!=)
+RG_SCALAR_OPS(%)
+RG_SCALAR_OPS(^)
+#undef RG_SCALAR_OPS
 
 // ---------------------------------------------------------------- reduce
 

@@ -11,6 +11,7 @@
 #include "compiler/tensor/backend.h"
 #include "compiler/tensor/graph_builders.h"
 #include "compiler/tensor/tensor.h"
+#include "compiler/tensor/tensor_graph.h"
 
 namespace rg {
 
@@ -67,7 +68,7 @@ Tensor Tensor::bitcast(DType dt) const {
 
 namespace {
 
-Tensor u32(const Tensor& like, uint32_t v) { return like.scalar_like(int64_t(v)); }
+Tensor u32(const Tensor& like, uint32_t v) { return TensorGraph::scalar_like(like, int64_t(v)); }
 
 Tensor rotl(const Tensor& x, int r) { return x.lshift(r).bitwise_or(x.rshift(32 - r)); }
 

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "compiler/ir/error_of.h"
+#include "compiler/tensor/tensor_graph.h"
 
 namespace rg {
 namespace {
@@ -24,21 +25,21 @@ TEST(Tensor, FromVectorIsReshapeOfBuffer) {
   EXPECT_EQ(x.dtype(), dtypes::float32);
   EXPECT_EQ(x.numel(), 6);
   EXPECT_EQ(x.device(), "CPU");
-  ASSERT_EQ(x.uop()->op, Op::RESHAPE);
-  const UPtr& buf = x.uop()->src[0];
+  ASSERT_EQ(graph_of(x)->op, Op::RESHAPE);
+  const UPtr& buf = graph_of(x)->src[0];
   ASSERT_EQ(buf->op, Op::BUFFER);
   EXPECT_EQ(buf->buffer_arg().size, 6);
   EXPECT_EQ(buf->shape, (Shape{6}));
   EXPECT_EQ(buf->src[0]->op, Op::DEVICE);
   EXPECT_EQ(buf->src[0]->arg_str(), "CPU");
   // Two tensors from equal data are still two buffers.
-  EXPECT_NE(data23().uop(), x.uop());
+  EXPECT_NE(graph_of(data23()), graph_of(x));
 }
 
 TEST(Tensor, DevicesFollowTheGraph) {
   Tensor x = Tensor::from_vector(std::vector<float>{1, 2, 3, 4, 5, 6}, {2, 3}, "llvm:0");
   EXPECT_EQ(x.device(), "LLVM");
-  EXPECT_EQ(x.uop()->src[0]->src[0]->arg_str(), "LLVM");  // the canonical name in the DEVICE
+  EXPECT_EQ(graph_of(x)->src[0]->src[0]->arg_str(), "LLVM");  // the canonical name in the DEVICE
   EXPECT_EQ(x.T().pad({{1, 1}, {0, 0}}).sum(0).exp().cast(dtypes::int32).device(), "LLVM");
   EXPECT_EQ((x.max(1, true) - x).softmax().device(), "LLVM");
   // Constants belong to no device: alone they report the CPU, with a tensor they take its device.
@@ -47,17 +48,17 @@ TEST(Tensor, DevicesFollowTheGraph) {
   EXPECT_EQ((x > 2).where(1.0f, 0.0f).device(), "LLVM");
   // to() is a COPY to the canonical device, of the same shape and dtype.
   Tensor c = x.to("cpu:1");
-  ASSERT_EQ(c.uop()->op, Op::COPY);
-  EXPECT_EQ(c.uop()->src[0], x.uop());
-  EXPECT_EQ(c.uop()->src[1]->arg_str(), "CPU:1");
+  ASSERT_EQ(graph_of(c)->op, Op::COPY);
+  EXPECT_EQ(graph_of(c)->src[0], graph_of(x));
+  EXPECT_EQ(graph_of(c)->src[1]->arg_str(), "CPU:1");
   EXPECT_EQ(c.device(), "CPU:1");
   EXPECT_EQ(c.shape(), x.shape());
   EXPECT_EQ(c.dtype(), x.dtype());
-  EXPECT_EQ(x.to("LLVM").uop(), x.uop());
+  EXPECT_EQ(graph_of(x.to("LLVM")), graph_of(x));
   // A Tensor made from a graph finds its device in the graph.
-  EXPECT_EQ(Tensor(c.uop()).device(), "CPU:1");
-  EXPECT_EQ(Tensor((c + 1).uop()).device(), "CPU:1");
-  EXPECT_EQ(Tensor(x.reshape({6}).uop()).device(), "LLVM");
+  EXPECT_EQ(tensor_of(graph_of(c)).device(), "CPU:1");
+  EXPECT_EQ(tensor_of(graph_of(c + 1)).device(), "CPU:1");
+  EXPECT_EQ(tensor_of(graph_of(x.reshape({6}))).device(), "LLVM");
 }
 
 // The default device (tinygrad's Device.DEFAULT): where tensors are created when no device is named, and
@@ -84,8 +85,8 @@ TEST(Tensor, DefaultDeviceIsWhereTensorsAreCreated) {
     Tensor c = Tensor::arange(4) * 3;
     EXPECT_EQ(c.device(), "LLVM");
     c.realize();
-    ASSERT_EQ(c.uop()->op, Op::BUFFER);
-    EXPECT_EQ(c.uop()->src[0]->arg_str(), "LLVM");
+    ASSERT_EQ(graph_of(c)->op, Op::BUFFER);
+    EXPECT_EQ(graph_of(c)->src[0]->arg_str(), "LLVM");
     EXPECT_EQ(c.to_vector<int32_t>(), (std::vector<int32_t>{0, 3, 6, 9}));
     set_default_device("CPU");
     EXPECT_EQ(c.device(), "LLVM");
@@ -120,14 +121,14 @@ TEST(Tensor, DataRoundTripsWithoutCompute) {
 TEST(Tensor, ConstantsAreReshapedAndExpanded) {
   Tensor z = Tensor::full({2, 3}, 2.5);
   EXPECT_EQ(z.shape(), (Shape{2, 3}));
-  ASSERT_EQ(z.uop()->op, Op::EXPAND);
-  ASSERT_EQ(z.uop()->src[0]->op, Op::RESHAPE);
-  EXPECT_EQ(z.uop()->src[0]->shape, (Shape{1, 1}));
-  const UPtr& c = z.uop()->src[0]->src[0];
+  ASSERT_EQ(graph_of(z)->op, Op::EXPAND);
+  ASSERT_EQ(graph_of(z)->src[0]->op, Op::RESHAPE);
+  EXPECT_EQ(graph_of(z)->src[0]->shape, (Shape{1, 1}));
+  const UPtr& c = graph_of(z)->src[0]->src[0];
   ASSERT_EQ(c->op, Op::CONST);
   EXPECT_EQ(c->as_float(), 2.5);
   EXPECT_EQ(Tensor::zeros({4}, dtypes::int32).dtype(), dtypes::int32);
-  EXPECT_EQ(Tensor::ones({}).uop()->op, Op::CONST);
+  EXPECT_EQ(graph_of(Tensor::ones({}))->op, Op::CONST);
   EXPECT_EQ(Tensor::eye(3).shape(), (Shape{3, 3}));
   EXPECT_EQ(Tensor::eye(2, 4).dtype(), dtypes::float32);
 }
@@ -136,16 +137,16 @@ TEST(Tensor, Movement) {
   Tensor x = data23();
   EXPECT_EQ(x.reshape({3, -1}).shape(), (Shape{3, 2}));
   EXPECT_EQ(x.reshape({-1}).shape(), (Shape{6}));
-  EXPECT_EQ(x.reshape({2, 3}).uop(), x.uop());  // no-op reshape adds no node
+  EXPECT_EQ(graph_of(x.reshape({2, 3})), graph_of(x));  // no-op reshape adds no node
   EXPECT_EQ(x.permute({1, 0}).shape(), (Shape{3, 2}));
-  EXPECT_EQ(x.permute({-1, 0}).uop()->arg_ints(), (std::vector<int64_t>{1, 0}));
+  EXPECT_EQ(graph_of(x.permute({-1, 0}))->arg_ints(), (std::vector<int64_t>{1, 0}));
   EXPECT_EQ(x.T().shape(), (Shape{3, 2}));
-  EXPECT_EQ(x.T().uop()->op, Op::PERMUTE);
+  EXPECT_EQ(graph_of(x.T())->op, Op::PERMUTE);
   EXPECT_EQ(x.reshape({2, 1, 3}).expand({2, 4, 3}).shape(), (Shape{2, 4, 3}));
   EXPECT_EQ(x.expand({5, -1, -1}).shape(), (Shape{5, 2, 3}));
   EXPECT_EQ(x.shrink({{0, 1}, {1, 3}}).shape(), (Shape{1, 2}));
-  EXPECT_EQ(x.shrink({{0, 1}, {1, 3}}).uop()->pairs_arg(), (Pairs{{0, 1}, {1, 3}}));
-  EXPECT_EQ(x.flip(std::vector<int64_t>{-1}).uop()->arg_ints(), (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(graph_of(x.shrink({{0, 1}, {1, 3}}))->pairs_arg(), (Pairs{{0, 1}, {1, 3}}));
+  EXPECT_EQ(graph_of(x.flip(std::vector<int64_t>{-1}))->arg_ints(), (std::vector<int64_t>{0, 1}));
   EXPECT_EQ(x.flip(0).shape(), (Shape{2, 3}));
   EXPECT_EQ(x.unsqueeze(0).shape(), (Shape{1, 2, 3}));
   EXPECT_EQ(x.unsqueeze(-1).shape(), (Shape{2, 3, 1}));
@@ -155,7 +156,7 @@ TEST(Tensor, Movement) {
   EXPECT_EQ(x.reshape({1, 2, 3, 1}).flatten().shape(), (Shape{6}));
   EXPECT_EQ(x.reshape({1, 2, 3, 1}).flatten(1, 2).shape(), (Shape{1, 6, 1}));
   EXPECT_EQ(x.transpose(0, 1).shape(), (Shape{3, 2}));
-  EXPECT_EQ(x.contiguous().uop()->op, Op::CONTIGUOUS);
+  EXPECT_EQ(graph_of(x.contiguous())->op, Op::CONTIGUOUS);
 }
 
 TEST(Tensor, ExternalPadIsAlwaysAnExplicitMask) {
@@ -163,16 +164,16 @@ TEST(Tensor, ExternalPadIsAlwaysAnExplicitMask) {
   for (double v : {0.0, 3.5}) {
     Tensor p = x.pad({{1, 1}, {0, 2}}, v);
     EXPECT_EQ(p.shape(), (Shape{4, 5}));
-    ASSERT_EQ(p.uop()->op, Op::WHERE);
-    const UPtr& mask = p.uop()->src[0];
+    ASSERT_EQ(graph_of(p)->op, Op::WHERE);
+    const UPtr& mask = graph_of(p)->src[0];
     ASSERT_EQ(mask->op, Op::PAD);
     EXPECT_EQ(mask->dtype, dtypes::bool_);
     EXPECT_EQ(mask->pairs_arg(), (Pairs{{1, 1}, {0, 2}}));
-    ASSERT_EQ(p.uop()->src[1]->op, Op::PAD);
-    EXPECT_EQ(p.uop()->src[1]->src[0], x.uop());
-    EXPECT_EQ(p.uop()->src[2]->src[0]->src[0]->as_float(), v);
+    ASSERT_EQ(graph_of(p)->src[1]->op, Op::PAD);
+    EXPECT_EQ(graph_of(p)->src[1]->src[0], graph_of(x));
+    EXPECT_EQ(graph_of(p)->src[2]->src[0]->src[0]->as_float(), v);
   }
-  EXPECT_EQ(x.pad({{0, 0}, {0, 0}}).uop(), x.uop());
+  EXPECT_EQ(graph_of(x.pad({{0, 0}, {0, 0}})), graph_of(x));
 }
 
 TEST(Tensor, PadModes) {
@@ -180,10 +181,10 @@ TEST(Tensor, PadModes) {
   EXPECT_EQ(x.pad({{1, 1}, {2, 2}}, PadMode::reflect).shape(), (Shape{4, 7}));
   EXPECT_EQ(x.pad({{2, 0}, {0, 3}}, PadMode::circular).shape(), (Shape{4, 6}));
   EXPECT_EQ(x.pad({{3, 3}, {5, 0}}, PadMode::replicate).shape(), (Shape{8, 8}));
-  EXPECT_EQ(x.pad({{1, 0}, {0, 0}}, PadMode::constant).uop()->op, Op::WHERE);
+  EXPECT_EQ(graph_of(x.pad({{1, 0}, {0, 0}}, PadMode::constant))->op, Op::WHERE);
   // Modes are built from shrink, flip and cat: every value PAD is one of cat's masked pads.
   int value_pads = 0, masked = 0;
-  for (const UPtr& u : toposort(x.pad({{1, 1}, {2, 2}}, PadMode::reflect).uop())) {
+  for (const UPtr& u : toposort(graph_of(x.pad({{1, 1}, {2, 2}}, PadMode::reflect)))) {
     if (u->op == Op::PAD && u->dtype != dtypes::bool_) ++value_pads;
     if (u->op == Op::WHERE && u->src[0]->op == Op::PAD && u->src[1]->op == Op::PAD) ++masked;
   }
@@ -196,27 +197,27 @@ TEST(Tensor, Elementwise) {
   Tensor b = Tensor::from_vector(std::vector<float>{1, 2, 3});
   Tensor y = x + b;
   EXPECT_EQ(y.shape(), (Shape{2, 3}));
-  ASSERT_EQ(y.uop()->op, Op::ADD);
-  EXPECT_EQ(y.uop()->src[1]->op, Op::EXPAND);
-  EXPECT_EQ(y.uop()->src[1]->src[0]->shape, (Shape{1, 3}));
+  ASSERT_EQ(graph_of(y)->op, Op::ADD);
+  EXPECT_EQ(graph_of(y)->src[1]->op, Op::EXPAND);
+  EXPECT_EQ(graph_of(y)->src[1]->src[0]->shape, (Shape{1, 3}));
   EXPECT_EQ((x.reshape({2, 1, 3}) * b.reshape({3, 1})).shape(), (Shape{2, 3, 3}));
   EXPECT_EQ((x < 2).dtype(), dtypes::bool_);
   EXPECT_EQ((2 < x).shape(), (Shape{2, 3}));
   EXPECT_EQ((x == x).dtype(), dtypes::bool_);
-  EXPECT_EQ((x != 1).uop()->op, Op::CMPNE);
-  EXPECT_EQ((x > 1).uop()->op, Op::CMPLT);
-  EXPECT_EQ((-x).uop()->op, Op::NEG);
-  EXPECT_EQ((10 - x).uop()->op, Op::SUB);
+  EXPECT_EQ(graph_of(x != 1)->op, Op::CMPNE);
+  EXPECT_EQ(graph_of(x > 1)->op, Op::CMPLT);
+  EXPECT_EQ(graph_of(-x)->op, Op::NEG);
+  EXPECT_EQ(graph_of(10 - x)->op, Op::SUB);
   EXPECT_EQ(where(x < 3, x, 0).dtype(), dtypes::float32);
   EXPECT_EQ((x < 3).where(1, 2).dtype(), dtypes::int32);
-  EXPECT_EQ(maximum(x, b).uop()->op, Op::MAX);
-  EXPECT_EQ(x.exp().uop()->op, Op::EXP2);
-  EXPECT_EQ(x.log().uop()->op, Op::MUL);
-  EXPECT_EQ(x.log().uop()->src[0]->op, Op::LOG2);
-  EXPECT_EQ(x.cos().uop()->op, Op::SIN);
-  EXPECT_EQ(x.sqrt().uop()->op, Op::SQRT);
-  EXPECT_EQ(x.cast(dtypes::int32).uop()->op, Op::CAST);
-  EXPECT_EQ(x.cast(dtypes::float32).uop(), x.uop());
+  EXPECT_EQ(graph_of(maximum(x, b))->op, Op::MAX);
+  EXPECT_EQ(graph_of(x.exp())->op, Op::EXP2);
+  EXPECT_EQ(graph_of(x.log())->op, Op::MUL);
+  EXPECT_EQ(graph_of(x.log())->src[0]->op, Op::LOG2);
+  EXPECT_EQ(graph_of(x.cos())->op, Op::SIN);
+  EXPECT_EQ(graph_of(x.sqrt())->op, Op::SQRT);
+  EXPECT_EQ(graph_of(x.cast(dtypes::int32))->op, Op::CAST);
+  EXPECT_EQ(graph_of(x.cast(dtypes::float32)), graph_of(x));
   for (const Tensor& t : {x.relu(), x.sigmoid(), x.tanh(), x.abs(), x.exp2(), x.log2(), x.sin(), minimum(x, b)})
     EXPECT_EQ(t.shape(), (Shape{2, 3}));
 }
@@ -257,19 +258,19 @@ TEST(Tensor, Reduce) {
   Tensor x = data23();
   Tensor s = x.sum(1);
   EXPECT_EQ(s.shape(), (Shape{2}));
-  ASSERT_EQ(s.uop()->op, Op::RESHAPE);
-  const UPtr& r = s.uop()->src[0];
+  ASSERT_EQ(graph_of(s)->op, Op::RESHAPE);
+  const UPtr& r = graph_of(s)->src[0];
   ASSERT_EQ(r->op, Op::REDUCE_AXIS);
   EXPECT_EQ(r->reduce_axis_arg(), (ReduceAxisArg{Op::ADD, {1}}));
   EXPECT_EQ(r->shape, (Shape{2, 1}));
   EXPECT_EQ(x.sum(-1, true).shape(), (Shape{2, 1}));
   EXPECT_EQ(x.sum().shape(), (Shape{}));
   EXPECT_EQ(x.sum({0, 1}, true).shape(), (Shape{1, 1}));
-  EXPECT_EQ(x.max(0).uop()->src[0]->reduce_axis_arg(), (ReduceAxisArg{Op::MAX, {0}}));
-  EXPECT_EQ(x.prod().uop()->src[0]->reduce_axis_arg(), (ReduceAxisArg{Op::MUL, {0, 1}}));
-  EXPECT_EQ(x.min(1).uop()->op, Op::NEG);  // min is -max(-x)
+  EXPECT_EQ(graph_of(x.max(0))->src[0]->reduce_axis_arg(), (ReduceAxisArg{Op::MAX, {0}}));
+  EXPECT_EQ(graph_of(x.prod())->src[0]->reduce_axis_arg(), (ReduceAxisArg{Op::MUL, {0, 1}}));
+  EXPECT_EQ(graph_of(x.min(1))->op, Op::NEG);  // min is -max(-x)
   EXPECT_EQ(x.mean(0).shape(), (Shape{3}));
-  EXPECT_EQ(x.reshape({2, 1, 3}).sum(1).uop(), x.uop());  // length-1 axes need no reduce
+  EXPECT_EQ(graph_of(x.reshape({2, 1, 3}).sum(1)), graph_of(x));  // length-1 axes need no reduce
   // Accumulation dtypes follow tinygrad.
   EXPECT_EQ(Tensor::from_vector(std::vector<bool>{true, true}).sum().dtype(), dtypes::int32);
   EXPECT_EQ(Tensor::from_vector(std::vector<uint8_t>{200, 200}).sum().dtype(), dtypes::uint32);
@@ -299,7 +300,7 @@ TEST(Tensor, Composites) {
 TEST(Tensor, CopiesShareRealization) {
   Tensor x = data23();
   Tensor y = x;
-  EXPECT_EQ(x.realize().uop(), y.uop());
+  EXPECT_EQ(graph_of(x.realize()), graph_of(y));
 }
 
 TEST(Tensor, Errors) {

@@ -19,10 +19,10 @@
 
 #include "backends/cstyle/kernel_cache.h"
 #include "compiler/codegen/codegen.h"
+#include "compiler/ir/env.h"
 #include "compiler/schedule/schedule.h"
 #include "runtime/buffer.h"
 #include "runtime/device.h"
-#include "runtime/env.h"
 #include "runtime/executor.h"
 #include "runtime/thread_pool.h"
 

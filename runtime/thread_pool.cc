@@ -10,8 +10,8 @@
 #include <thread>
 #include <vector>
 
+#include "compiler/ir/env.h"
 #include "compiler/ir/uop.h"
-#include "runtime/env.h"
 
 namespace rg {
 

@@ -11,7 +11,7 @@ namespace rg {
 int thread_count();
 // Sets it for kernels compiled from now on (the programs already built keep theirs). n < 1 is an rg::Error.
 void set_thread_count(int n);
-// The most workers RG_THREADS may ask for (runtime/env.h parses it).
+// The most workers RG_THREADS may ask for (compiler/ir/env.h parses it).
 inline constexpr int kMaxThreads = 1024;
 
 // Runs fn(0), ..., fn(n - 1) on the pool and returns when all are done; the first exception thrown by

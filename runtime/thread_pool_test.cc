@@ -13,8 +13,8 @@
 #include <thread>
 #include <vector>
 
+#include "compiler/ir/env.h"
 #include "compiler/ir/error_of.h"
-#include "runtime/env.h"
 
 namespace rg {
 namespace {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/schedule/allreduce.h"
 #include "compiler/tensor/jit.h"
 #include "compiler/tensor/shard_axis.h"
 #include "compiler/tensor/tensor.h"
@@ -407,13 +408,13 @@ TEST(Allreduce, AllToAllAgreesWithAPlainSum) {
     x.realize();
     // The scatter; each partial out of the tuple; per chunk 2 copies to its device and 2 from it; the stack.
     EXPECT_EQ(last_timings().copies, 1 + 3 + 6 + 6 + 1) << last_timings().str();
-    EXPECT_TRUE(Tensor::all2all_allreduce(2, 1));
+    EXPECT_EQ(allreduce_kind(2, 1), Allreduce::all_to_all);
   }
-  EXPECT_FALSE(Tensor::all2all_allreduce(3, 1 << 20));  // never by default: the ring
+  EXPECT_EQ(allreduce_kind(3, 1 << 20), Allreduce::ring);  // never by default: the ring
   Env by_size("RG_ALL2ALL", "1");
-  EXPECT_TRUE(Tensor::all2all_allreduce(3, 256001));
-  EXPECT_FALSE(Tensor::all2all_allreduce(3, 256000));
-  EXPECT_FALSE(Tensor::all2all_allreduce(2, 1 << 20));
+  EXPECT_EQ(allreduce_kind(3, 256001), Allreduce::all_to_all);
+  EXPECT_EQ(allreduce_kind(3, 256000), Allreduce::naive);
+  EXPECT_EQ(allreduce_kind(2, 1 << 20), Allreduce::naive);
 }
 
 // The naive allreduce is assembled as tinygrad's `dnum.eq(j).where(buf, state)`: per device j a WHERE on
@@ -438,19 +439,19 @@ TEST(Allreduce, NaiveTermsAreWheresOnTheDeviceNumber) {
 // tinygrad's choice: a ring on more than 2 devices above the threshold; RG_RING=0 never, 2 always. The ring
 // moves chunks device to device: per chunk n - 1 steps each way, more copy steps than the naive 2n.
 TEST(Allreduce, RingChosenBySizeAndByEnvironment) {
-  EXPECT_FALSE(Tensor::ring_allreduce(3, 256000));
-  EXPECT_TRUE(Tensor::ring_allreduce(3, 256001));
-  EXPECT_FALSE(Tensor::ring_allreduce(2, 1 << 20));
+  EXPECT_EQ(allreduce_kind(3, 256000), Allreduce::naive);
+  EXPECT_EQ(allreduce_kind(3, 256001), Allreduce::ring);
+  EXPECT_EQ(allreduce_kind(2, 1 << 20), Allreduce::naive);
   {
     Env env("RG_RING_ALLREDUCE_THRESHOLD", "10");
-    EXPECT_TRUE(Tensor::ring_allreduce(3, 11));
-    EXPECT_FALSE(Tensor::ring_allreduce(3, 10));
+    EXPECT_EQ(allreduce_kind(3, 11), Allreduce::ring);
+    EXPECT_EQ(allreduce_kind(3, 10), Allreduce::naive);
     Env off("RG_RING", "0");
-    EXPECT_FALSE(Tensor::ring_allreduce(3, 1 << 20));
+    EXPECT_EQ(allreduce_kind(3, 1 << 20), Allreduce::naive);
   }
   {
     Env on("RG_RING", "2");
-    EXPECT_TRUE(Tensor::ring_allreduce(2, 1));
+    EXPECT_EQ(allreduce_kind(2, 1), Allreduce::ring);
   }
   Env env("RG_RING_ALLREDUCE_THRESHOLD", "10");
   std::vector<float> v = data(6 * 13);

@@ -1,6 +1,6 @@
 #include "backends/cpu/renderer.h"
 
-#include "runtime/env.h"
+#include "compiler/ir/env.h"
 
 namespace rg {
 

@@ -2,7 +2,7 @@
 // //backends/cpu:device registers it.
 #include "backends/cpu/compiler.h"
 #include "backends/cpu/renderer.h"
-#include "runtime/env.h"
+#include "compiler/ir/env.h"
 #include "runtime/host.h"
 #include "runtime/thread_pool.h"
 

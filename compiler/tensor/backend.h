@@ -1,7 +1,7 @@
 // The Tensor API's contact with execution: devices, buffers holding host data, realization and reading
 // back. Private to compiler/tensor. Besides it, the JIT and variables (jit.cc, variable.cc) use the
 // executor directly, tensor.cc asks runtime/device.h which devices exist, and tensor_ops.cc reads the
-// runtime's environment settings (runtime/env.h).
+// runtime's environment settings (compiler/ir/env.h).
 #pragma once
 
 #include <cstddef>

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "compiler/ir/shape.h"
+#include "compiler/schedule/allreduce.h"
 #include "compiler/tensor/backend.h"
 #include "compiler/tensor/tensor.h"
 
@@ -135,15 +136,6 @@ inline std::string graph_device(const UPtr& root) {
 }
 
 // ---------------------------------------------------------------- sharding helpers (docs/multi_device.md#forms)
-
-// The device's position in its tuple, bound per device when a kernel runs.
-inline UPtr device_num(int64_t n) { return var("_device_num", 0, n - 1); }
-
-// `_device_num == k` as a bool tensor of shape s.
-inline UPtr is_device(int64_t k, int64_t n, const Shape& s) {
-  UPtr c = mk(Op::CMPEQ, dtypes::bool_, {device_num(n), cnst_int(dtypes::index, k)});
-  return s.empty() ? c : expand_u(mk(Op::RESHAPE, dtypes::bool_, {c}, Shape(s.size(), 1)), s);
-}
 
 // `_device_num * size` on `axis`, 0 on the others: the window offsets (ops.def) that move a PAD or SHRINK
 // to the piece of the device running the kernel.

@@ -198,12 +198,6 @@ class Tensor {
   // split on (-1 when every device holds the whole tensor).
   const std::vector<std::string>& devices() const { return node_->devices; }
   int64_t shard_axis() const { return node_->axis; }
-  // Whether a reduce over the shard axis with `numel` elements per device on `devices` devices combines the
-  // partials in a ring rather than naively (docs/multi_device.md#allreduce; RG_RING, RG_RING_ALLREDUCE_THRESHOLD).
-  static bool ring_allreduce(int64_t devices, int64_t numel);
-  // Whether it is all-to-all instead (RG_ALL2ALL: 0 never, the default; 1 by the ring's size rule; 2 always),
-  // which goes before the ring as in tinygrad.
-  static bool all2all_allreduce(int64_t devices, int64_t numel);
 
   // --- in place ---
   // x += y is x.assign(x + y) (tinygrad's __iadd__): every copy of the handle sees the new value, and the
@@ -440,9 +434,8 @@ class Tensor {
   // A sharded tensor whole on every device of its tuple; a replicated one sharded on `axis` again if it divides.
   Tensor allgather() const;
   Tensor resharded(int64_t axis) const;
-  // Per-device partials of a reduce over the shard axis, combined on every device (naive or ring allreduce).
+  // Per-device partials of a reduce over the shard axis, combined on every device (compiler/schedule/allreduce.h).
   Tensor allreduce(Op op, const std::vector<bool>& reduced, bool keepdim) const;
-  UPtr chunked_allreduce_u(Op op, const UPtr& partial, bool all2all) const;
   // The one device of operands of `who` (constants fit any); rg::Error naming both when they differ.
   static std::string common_device(const char* who, const std::vector<const Tensor*>& tensors);
 

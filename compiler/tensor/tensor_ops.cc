@@ -5,12 +5,12 @@
 #include <optional>
 #include <unordered_map>
 
+#include "compiler/ir/env.h"
 #include "compiler/ir/shape.h"
 #include "compiler/tensor/backend.h"
 #include "compiler/tensor/graph_builders.h"
 #include "compiler/tensor/tensor.h"
 #include "compiler/tensor/tensor_graph.h"
-#include "runtime/env.h"
 
 namespace rg {
 
@@ -541,101 +541,16 @@ static UPtr reduce_u(Op op, const UPtr& x, const std::vector<bool>& reduced, boo
   return reshape_u(r, keepdim ? kept : out);
 }
 
-// A reduce over the shard axis: each device reduces its own piece (a local reduce, one kernel run per
-// device, its partial a value on the tuple), then the naive allreduce: device j's partial is taken out of
-// the tuple (a COPY to device j), copied to every device (a COPY to the tuple) and the n copies are
-// combined with the reduce op, an elementwise op on the tuple. All graph nodes: nothing runs until the
-// result is realized. The result is on every device of the tuple (replicated).
-// Above RG_RING_ALLREDUCE_THRESHOLD elements (256000) on more than 2 devices, a ring (tinygrad's choice:
-// below that, or on 2 devices, the ring's extra steps cost more than they save); RG_RING=0 never, 2 always.
-bool Tensor::ring_allreduce(int64_t devices, int64_t numel) {
-  const int ring = env_count("RG_RING", 0, 2, 1);
-  return ring == 2 ||
-         (ring == 1 && devices > 2 && numel > env_count("RG_RING_ALLREDUCE_THRESHOLD", 0, 1 << 30, 256000));
-}
-
-bool Tensor::all2all_allreduce(int64_t devices, int64_t numel) {
-  const int all2all = env_count("RG_ALL2ALL", 0, 2, 0);
-  return all2all == 2 ||
-         (all2all == 1 && devices > 2 && numel > env_count("RG_RING_ALLREDUCE_THRESHOLD", 0, 1 << 30, 256000));
-}
-
+// A reduce over the shard axis: each device reduces its own piece (a local reduce, one kernel run per device,
+// its partial a value on the tuple), then an allreduce combines the partials (compiler/schedule/allreduce.h:
+// naive, ring or all-to-all). All graph nodes: nothing runs until the result is realized. The result is on
+// every device of the tuple (replicated).
 Tensor Tensor::allreduce(Op op, const std::vector<bool>& reduced, bool keepdim) const {
   const std::vector<std::string>& devs = node_->devices;
   const int64_t n = int64_t(devs.size());
   UPtr partial = reduce_u(op, shard_u(uop(), shard_axis(), n), reduced, keepdim);
-  const int64_t numel = int64_t(partial->numel());
-  if (const bool all2all = all2all_allreduce(n, numel); all2all || ring_allreduce(n, numel))
-    return on_devices(chunked_allreduce_u(op, partial, all2all), devs, -1, node_->device);
-  UPtr tuple = mk(Op::DEVICE, dtypes::void_, {}, node_->device);
-  std::optional<UPtr> acc;
-  for (int64_t j = 0; j < n; ++j) {
-    UPtr own = mk(Op::COPY, partial->dtype, {partial, mk(Op::DEVICE, dtypes::void_, {}, devs[j])});
-    UPtr copied = mk(Op::COPY, partial->dtype, {own, tuple});
-    // tinygrad's `dnum.eq(j).where(buf, state)`: device j reads its own partial, the others the copy of it.
-    UPtr v = mk(Op::WHERE, partial->dtype, {is_device(j, n, partial->shape), partial, copied});
-    acc = acc ? mk(op, v->dtype, {*acc, v}) : v;
-  }
-  return on_devices(*acc, devs, -1, node_->device);
-}
-
-// The ring or all-to-all allreduce of `partial` (a value on this tensor's tuple), tinygrad's: the flat
-// partials cut into n chunks (sizes a multiple of the largest of 32, 16, ..., 2 that divides them).
-// Ring: chunk i travels the ring from device i, each device adding its own chunk i (reduce-scatter), then
-// the sum of chunk i travels on round the ring (allgather). All-to-all: every device's chunk i is copied
-// to device i and reduced there, then sent from device i to every other device. Device k concatenates the
-// chunks it holds, and a COPY of the STACK of those n values puts each in its device's shard (tinygrad's
-// MSTACK). Every step is a COPY between two devices.
-UPtr Tensor::chunked_allreduce_u(Op op, const UPtr& partial, bool all2all) const {
-  const std::vector<std::string>& devs = node_->devices;
-  const int64_t n = int64_t(devs.size()), numel = int64_t(partial->numel());
-  auto on = [&](const UPtr& v, int64_t k) {
-    return mk(Op::COPY, v->dtype, {v, mk(Op::DEVICE, dtypes::void_, {}, devs[k])});
-  };
-  std::vector<UPtr> flat;  // device k's partial, on device k
-  for (int64_t k = 0; k < n; ++k) flat.push_back(reshape_u(on(partial, k), {numel}));
-  int64_t factor = 1;
-  for (int64_t f : {32, 16, 8, 4, 2})
-    if (numel % f == 0) {
-      factor = f;
-      break;
-    }
-  const int64_t base = numel / factor / n, left = numel / factor % n;
-  std::vector<std::vector<Tensor>> held(n);  // held[k]: the reduced chunks on device k, in order
-  for (int64_t i = 0, at = 0; i < n; ++i) {
-    const int64_t size = (base + (i < left)) * factor;
-    if (size == 0) continue;
-    const Arg bounds = to_arg(Pairs{{at, at + size}});
-    auto chunk = [&](int64_t k) { return mk(Op::SHRINK, partial->dtype, {flat[k]}, bounds); };
-    at += size;
-    if (all2all) {  // reduced on device i in device order, then sent to the others
-      UPtr r;
-      for (int64_t j = 0; j < n; ++j) {
-        UPtr c = j == i ? chunk(j) : on(chunk(j), i);
-        r = r ? mk(op, c->dtype, {r, c}) : c;
-      }
-      for (int64_t step = 0; step < n; ++step) {
-        const int64_t dest = (i + step) % n;
-        held[dest].push_back(Tensor(dest == i ? r : on(r, dest), devs[dest]));
-      }
-      continue;
-    }
-    UPtr r = chunk(i);
-    for (int64_t step = 0; step + 1 < n; ++step) {
-      const int64_t dest = (i + step + 1) % n;
-      r = mk(op, r->dtype, {on(r, dest), chunk(dest)});
-    }
-    held[(i + n - 1) % n].push_back(Tensor(r, devs[(i + n - 1) % n]));
-    for (int64_t step = 0; step + 1 < n; ++step) {
-      const int64_t dest = (i + step) % n;
-      held[dest].push_back(Tensor(r = on(r, dest), devs[dest]));
-    }
-  }
-  std::vector<UPtr> full;
-  for (int64_t k = 0; k < n; ++k) full.push_back(cat(held[k], 0).uop());
-  UPtr stack = mk(Op::STACK, partial->dtype, full);
-  return reshape_u(mk(Op::COPY, partial->dtype, {stack, mk(Op::DEVICE, dtypes::void_, {}, node_->device)}, n),
-                   partial->shape);
+  UPtr all = rg::allreduce(op, partial, devs, node_->device, allreduce_kind(n, int64_t(partial->numel())));
+  return on_devices(all, devs, -1, node_->device);
 }
 
 Tensor Tensor::sum(const Axes& axes, bool keepdim) const {

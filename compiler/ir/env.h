@@ -1,4 +1,4 @@
-// Counts read from the environment (RG_THREADS, RG_BEAM): one parser, one error.
+// Counts read from the environment (RG_THREADS, RG_BEAM, RG_RING): one parser, one error, for every layer.
 #pragma once
 
 namespace rg {

@@ -1,4 +1,4 @@
-#include "runtime/env.h"
+#include "compiler/ir/env.h"
 
 #include <cstdlib>
 #include <string>

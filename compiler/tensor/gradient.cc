@@ -142,7 +142,9 @@ std::vector<Tensor> Tensor::gradients_for(const std::vector<Tensor>& params, con
     // No path from the loss: a zero gradient, as tinygrad.
     UPtr g = it != grads.end() ? reshape_u(it->second, p.shape()) : const_u(p.dtype(), 0, p.shape());
     if (p.multi()) {
-      out.push_back(on_devices(g, p.devices(), p.shard_axis(), p.node_->device));
+      // Sharded as the parameter: a gradient the graph leaves whole on each device (a zero one) keeps its piece.
+      Tensor t = on_devices(g, p.devices(), p.node_->device);
+      out.push_back(p.shard_axis() >= 0 ? t.resharded(p.shard_axis()) : t);
     } else {
       Tensor t(g, graph_device(g));
       out.push_back(p.node_->device.empty() ? t : t.to(p.node_->device));

@@ -56,9 +56,22 @@ int64_t axis_of(const UOp& u, const std::unordered_map<const UOp*, int64_t>& of)
 
 }  // namespace
 
-int64_t shard_axis_of(const UPtr& graph) {
-  std::unordered_map<const UOp*, int64_t> of;
-  for (const UPtr& u : toposort(graph)) of[u.get()] = u->has_shape ? axis_of(*u, of) : -1;
+int64_t shard_axis_of(const UPtr& graph, const std::unordered_map<const UOp*, int64_t>& known) {
+  std::unordered_map<const UOp*, int64_t> of = known;
+  // Sources before users, depth first, without entering a node whose axis is known.
+  std::vector<std::pair<const UOp*, size_t>> stack{{graph.get(), 0}};
+  while (!stack.empty()) {
+    auto& [u, next] = stack.back();
+    if (of.count(u)) {
+      stack.pop_back();
+    } else if (next < u->src.size()) {
+      const UOp* s = u->src[next++].get();
+      if (!of.count(s)) stack.push_back({s, 0});
+    } else {
+      of[u] = u->has_shape ? axis_of(*u, of) : -1;
+      stack.pop_back();
+    }
+  }
   return of.at(graph.get());
 }
 

@@ -166,15 +166,16 @@ int64_t Tensor::numel() const { return product(shape()); }
 
 std::string Tensor::device() const { return node_->device.empty() ? default_device() : node_->device; }
 
-Tensor Tensor::on_devices(UPtr u, const std::vector<std::string>& devices, int64_t axis, const std::string& device) {
+Tensor Tensor::on_devices(UPtr u, const std::vector<std::string>& devices, const std::string& device,
+                          const std::vector<const Tensor*>& operands) {
   Tensor t(std::move(u), device);
   t.node_->devices = devices;
-  t.node_->axis = devices.empty() ? -1 : axis;
+  if (devices.empty()) return t;
+  std::unordered_map<const UOp*, int64_t> known;
+  for (const Tensor* o : operands)
+    if (o->multi()) known.emplace(o->uop().get(), o->node_->axis);
+  t.node_->axis = shard_axis_of(t.uop(), known);
   return t;
-}
-
-Tensor Tensor::moved(UPtr u, int64_t axis) const {
-  return on_devices(std::move(u), node_->devices, axis, node_->device);
 }
 
 Tensor Tensor::shard(const std::vector<std::string>& devices, int64_t axis) const {
@@ -196,13 +197,13 @@ Tensor Tensor::shard(const std::vector<std::string>& devices, int64_t axis) cons
   // another (the shard axis split into (n, size / n) and moved first: a kernel unless it is axis 0 of a
   // buffer); a COPY with arg n then sends piece k to device k only, and each device sees its piece full-shape.
   const std::string tuple = backend::tuple_device(devs);
-  return on_devices(unshard_u(scatter_u(uop(), a, n, tuple), a, n), devs, a, tuple);
+  return on_devices(unshard_u(scatter_u(uop(), a, n, tuple), a, n), devs, tuple, {this});
 }
 
 // The whole tensor on every device of the tuple: a COPY to the tuple, run as a transfer step when realized.
 Tensor Tensor::replicate(const std::vector<std::string>& devices) const {
   const std::string tuple = backend::tuple_device(devices);
-  return on_devices(mk(Op::COPY, dtype(), {uop(), mk(Op::DEVICE, dtypes::void_, {}, tuple)}), devices, -1, tuple);
+  return on_devices(mk(Op::COPY, dtype(), {uop(), mk(Op::DEVICE, dtypes::void_, {}, tuple)}), devices, tuple);
 }
 
 std::vector<Tensor> Tensor::align(const char* who, const std::vector<const Tensor*>& tensors, size_t rank,
@@ -237,7 +238,7 @@ Tensor Tensor::allgather() const {
   std::vector<Tensor> pieces;
   for (int64_t k = 0; k < n; ++k) {
     UPtr own = mk(Op::COPY, dtype(), {held, mk(Op::DEVICE, dtypes::void_, {}, node_->devices[k])});
-    pieces.push_back(on_devices(mk(Op::COPY, dtype(), {own, tuple}), node_->devices, -1, node_->device));
+    pieces.push_back(on_devices(mk(Op::COPY, dtype(), {own, tuple}), node_->devices, node_->device));
   }
   return cat(pieces, shard_axis());
 }
@@ -247,7 +248,7 @@ Tensor Tensor::allgather() const {
 Tensor Tensor::resharded(int64_t axis) const {
   const int64_t n = int64_t(node_->devices.size());
   if (shard_axis() >= 0 || !multi() || shape()[axis] % n != 0) return *this;
-  return on_devices(unshard_u(shard_u(uop(), axis, n), axis, n), node_->devices, axis, node_->device);
+  return like(unshard_u(shard_u(uop(), axis, n), axis, n));
 }
 
 Tensor Tensor::to(const std::string& device) const {

@@ -406,8 +406,9 @@ class Tensor {
   struct Node {
     UPtr uop;
     std::string device;  // canonical; empty for a graph of constants, which fits every device
-    // On several devices (docs/multi_device.md#device-tuples): the devices, the shard axis (-1: the whole tensor on
-    // each), and once realized the per-device buffer view (RESHAPE of a BUFFER on the device tuple, piece shape).
+    // On several devices (docs/multi_device.md#device-tuples): the devices, the shard axis its graph says (-1: the
+    // whole tensor on each; shard_axis.h), and once realized the per-device buffer view (RESHAPE of a BUFFER on
+    // the device tuple, piece shape).
     std::vector<std::string> devices;
     int64_t axis = -1;
     UPtr data;
@@ -419,12 +420,13 @@ class Tensor {
   static inline bool training_ = false;
 
   Tensor(UPtr u, std::string device);
-  // On this tensor's device(s), with the same shard axis.
-  Tensor like(UPtr u) const { return on_devices(std::move(u), node_->devices, node_->axis, node_->device); }
-  static Tensor on_devices(UPtr u, const std::vector<std::string>& devices, int64_t axis, const std::string& device);
+  // A graph on `devices` (empty: one device, `device`), its shard axis read from the graph (shard_axis.h); the
+  // axes of `operands`, whose graphs it is built on, are known, so that only the new nodes are read.
+  static Tensor on_devices(UPtr u, const std::vector<std::string>& devices, const std::string& device,
+                           const std::vector<const Tensor*>& operands = {});
+  // A graph built on this tensor, on its device(s).
+  Tensor like(UPtr u) const { return on_devices(std::move(u), node_->devices, node_->device, {this}); }
   bool multi() const { return !node_->devices.empty(); }
-  // like(u) for a movement op that moves the shard axis to `axis`.
-  Tensor moved(UPtr u, int64_t axis) const;
   // Operands of an op between tensors brought onto common devices: an unsharded tensor meeting a
   // sharded one is copied to each of its devices. *devices/*axis get the result's (axis counted in an
   // output of `rank` axes). rg::Error naming `who` for different device tuples or shard axes.

@@ -40,11 +40,8 @@ Tensor Tensor::reshape(const Shape& new_shape) const {
   if (product(s) != numel())
     fail("reshape", "cannot reshape " + shape_str(shape()) + " to " + shape_str(new_shape) + ": " +
                         std::to_string(numel()) + " elements vs " + std::to_string(product(s)));
-  if (shard_axis() >= 0) {
-    const int64_t a = reshape_axis(shape(), s, shard_axis());
-    if (a < 0) return allgather().reshape(s);  // splits or merges the shard axis: on every device whole
-    return moved(reshape_u(uop(), s), a);
-  }
+  // Splitting or merging the shard axis needs the whole tensor on every device.
+  if (shard_axis() >= 0 && reshape_axis(shape(), s, shard_axis()) < 0) return allgather().reshape(s);
   return like(reshape_u(uop(), s));
 }
 
@@ -64,8 +61,7 @@ Tensor Tensor::permute(const std::vector<int64_t>& order) const {
   bool identity = true;
   for (int64_t i = 0; i < n; ++i) identity &= o[i] == i;
   if (identity) return *this;
-  const int64_t a = shard_axis() < 0 ? -1 : std::find(o.begin(), o.end(), shard_axis()) - o.begin();
-  return moved(mk(Op::PERMUTE, dtype(), {uop()}, o), a);
+  return like(mk(Op::PERMUTE, dtype(), {uop()}, o));
 }
 
 Tensor Tensor::expand(const Shape& new_shape) const {
@@ -82,7 +78,7 @@ Tensor Tensor::expand(const Shape& new_shape) const {
     if (s[i] < 0 || (s[i] != old && old != 1))
       fail("expand", "cannot expand " + shape_str(shape()) + " to " + shape_str(new_shape));
   }
-  return moved(broadcast_u(uop(), s), shard_axis() < 0 ? -1 : shard_axis() + int64_t(lead));
+  return like(broadcast_u(uop(), s));
 }
 
 namespace {
@@ -351,7 +347,7 @@ Tensor Tensor::binary(Op op, const Tensor& o, const char* who) const {
   std::vector<Tensor> t = align(who, {this, &o}, s.size(), &devs, &axis);
   const std::string dev = common_device(who, {&t[0], &t[1]});
   UPtr a = broadcast_u(cast_u(t[0].uop(), dt), s), b = broadcast_u(cast_u(t[1].uop(), dt), s);
-  return on_devices(mk(op, is(op, kComparison) ? dtypes::bool_ : dt, {a, b}), devs, axis, dev);
+  return on_devices(mk(op, is(op, kComparison) ? dtypes::bool_ : dt, {a, b}), devs, dev, {&t[0], &t[1]});
 }
 
 Tensor Tensor::add(const Tensor& o) const { return binary(Op::ADD, o, "add"); }
@@ -391,7 +387,7 @@ Tensor Tensor::minimum(const Tensor& o) const {
   std::vector<Tensor> t = align("minimum", {this, &o}, s.size(), &devs, &axis);
   const std::string dev = common_device("minimum", {&t[0], &t[1]});
   UPtr a = broadcast_u(cast_u(t[0].uop(), dt), s), b = broadcast_u(cast_u(t[1].uop(), dt), s);
-  return on_devices(inverse_u(mk(Op::MAX, dt, {inverse_u(a), inverse_u(b)})), devs, axis, dev);
+  return on_devices(inverse_u(mk(Op::MAX, dt, {inverse_u(a), inverse_u(b)})), devs, dev, {&t[0], &t[1]});
 }
 
 Tensor Tensor::where(const Tensor& a, const Tensor& b) const {
@@ -403,8 +399,8 @@ Tensor Tensor::where(const Tensor& a, const Tensor& b) const {
   const std::string dev = common_device("where", {&t[0], &t[1], &t[2]});
   UPtr c = broadcast_u(cast_u(t[0].uop(), dtypes::bool_), s);
   return on_devices(
-      mk(Op::WHERE, dt, {c, broadcast_u(cast_u(t[1].uop(), dt), s), broadcast_u(cast_u(t[2].uop(), dt), s)}), devs,
-      axis, dev);
+      mk(Op::WHERE, dt, {c, broadcast_u(cast_u(t[1].uop(), dt), s), broadcast_u(cast_u(t[2].uop(), dt), s)}), devs, dev,
+      {&t[0], &t[1], &t[2]});
 }
 Tensor Tensor::where(const Tensor& a, Number b) const { return where(a, a.scalar_like(b)); }
 Tensor Tensor::where(Number a, const Tensor& b) const { return where(b.scalar_like(a), b); }
@@ -523,9 +519,7 @@ Tensor Tensor::reduce(Op op, const std::vector<int64_t>& axes, bool keepdim, con
   std::vector<bool> reduced = reduced_axes(axes, shape(), who);
   const int64_t sa = shard_axis();
   if (sa >= 0 && reduced[sa] && shape()[sa] != 1) return allreduce(op, reduced, keepdim);
-  int64_t axis = sa;  // a reduce over other axes stays sharded; dropped axes before it move it
-  if (sa >= 0 && !keepdim) axis -= std::count(reduced.begin(), reduced.begin() + sa, true);
-  return moved(reduce_u(op, uop(), reduced, keepdim), axis);
+  return like(reduce_u(op, uop(), reduced, keepdim));  // over other axes: still sharded
 }
 
 static UPtr reduce_u(Op op, const UPtr& x, const std::vector<bool>& reduced, bool keepdim) {
@@ -550,7 +544,7 @@ Tensor Tensor::allreduce(Op op, const std::vector<bool>& reduced, bool keepdim) 
   const int64_t n = int64_t(devs.size());
   UPtr partial = reduce_u(op, shard_u(uop(), shard_axis(), n), reduced, keepdim);
   UPtr all = rg::allreduce(op, partial, devs, node_->device, allreduce_kind(n, int64_t(partial->numel())));
-  return on_devices(all, devs, -1, node_->device);
+  return on_devices(all, devs, node_->device);
 }
 
 Tensor Tensor::sum(const Axes& axes, bool keepdim) const {

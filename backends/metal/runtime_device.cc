@@ -31,7 +31,9 @@ class MetalDevice : public HostDevice {
     return std::make_shared<RenderOnlyRunner>(p.name);
   }
   bool runs_kernels() const override { return false; }
-  Toolchain toolchain() const override { return {"Metal Shading Language", "none: there is no Metal runtime on Linux"}; }
+  Toolchain toolchain() const override {
+    return {"Metal Shading Language", "none: there is no Metal runtime on Linux"};
+  }
 };
 
 const DeviceRegistrar registrar("METAL", [](const std::string& name, int, std::string*) -> std::unique_ptr<Device> {

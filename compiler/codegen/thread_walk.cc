@@ -32,8 +32,8 @@ void run_thread(const Program& p, const std::map<std::string, int64_t>& thread, 
       if (addr->op != Op::INDEX || addr->src[0]->op != Op::PARAM || addr->src[0]->arg_int() != slot) continue;
       UPtr i = value(addr->src[1]);
       UPtr gate = addr->src.size() == 3 ? value(addr->src[2]) : cnst_int(dtypes::bool_, 1);
-      if (!i || !gate) throw Error("written_positions: the address of " + render_expr(u) +
-                                   " is not known from the thread indices");
+      if (!i || !gate)
+        throw Error("written_positions: the address of " + render_expr(u) + " is not known from the thread indices");
       if (gate->as_int()) ++written[i->as_int()];
     }
   }

@@ -29,6 +29,7 @@ const char* backend_target(const std::string& kind) {
   if (kind == "CPU") return "//backends/cpu:device";
   if (kind == "LLVM") return "//backends/llvm:device";
   if (kind == "CUDA") return "//backends/cuda:device";
+  if (kind == "METAL") return "//backends/metal:device";
   return nullptr;
 }
 

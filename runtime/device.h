@@ -1,8 +1,9 @@
 // Devices of the runtime, chosen by name: where a buffer's bytes live and how a kernel becomes a
 // program that runs there. The runtime knows no device itself: each backend registers its kind when
 // it is linked (//backends/cpu:device "CPU", //backends/llvm:device "LLVM", //backends/cuda:device
-// "CUDA"); //compiler/tensor links the CPU's. A name may carry an index ("CPU:1", "CUDA:1"); as in
-// tinygrad, the kind is upper-cased and "KIND:0" is "KIND".
+// "CUDA", //backends/metal:device "METAL", which only renders); //compiler/tensor links the CPU's. A
+// name may carry an index ("CPU:1", "CUDA:1"); as in tinygrad, the kind is upper-cased and "KIND:0" is
+// "KIND".
 #pragma once
 
 #include <cstddef>
@@ -54,6 +55,16 @@ class Device {
   virtual LowerOptions lower_options() const { return {}; }
   virtual std::string render(const Program& p) const = 0;
   virtual std::shared_ptr<const Runner> compile(const Program& p, const std::string& source) = 0;
+  // False for a device that only renders (METAL, without a Metal runtime): its Runners throw rg::Error,
+  // and tools show its kernels without running them.
+  virtual bool runs_kernels() const { return true; }
+
+  // What builds this kind's kernels, for provenance (tools/trace): the source language and the compiler
+  // with its version ("C", "Debian clang version 14.0.6").
+  struct Toolchain {
+    std::string language = "unknown", compiler = "unknown";
+  };
+  virtual Toolchain toolchain() const { return {}; }
 
  private:
   std::string name_, kind_;

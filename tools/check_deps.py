@@ -24,7 +24,7 @@ ALLOWED = {
     "compiler/schedule": {"compiler/ir", "rules"},
     "compiler/codegen": {"compiler/ir", "compiler/opt", "rules"},
     "backends/cstyle": {"compiler/ir", "compiler/codegen"},
-    "backends/metal": {"backends/cstyle", "compiler/codegen"},
+    "backends/metal": {"backends/cstyle", "compiler/codegen", "runtime"},
     "backends/cpu": {"backends/cstyle", "compiler/codegen", "compiler/ir", "runtime"},
     # backends/cpu: to go (the LLVM device reads the CPU renderer's options)
     "backends/llvm": {"backends/cpu", "backends/cstyle", "compiler/codegen", "compiler/ir", "runtime"},

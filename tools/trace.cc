@@ -1,22 +1,32 @@
 #include "tools/trace.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
 #include <sstream>
 #include <unordered_map>
 
+#include "backends/cuda/renderer.h"
+#include "backends/metal/renderer.h"
 #include "compiler/codegen/codegen.h"
 #include "compiler/codegen/linearize.h"
+#include "compiler/ir/debug.h"
 #include "compiler/ir/shape.h"
 #include "compiler/schedule/realize.h"
 #include "compiler/schedule/schedule.h"
 #include "compiler/tensor/tensor_graph.h"
+#include "runtime/beam.h"
 #include "runtime/buffer.h"
 #include "runtime/device.h"
 #include "runtime/executor.h"
+#include "runtime/thread_pool.h"
 #include "tools/capture.pb.h"
+
+extern char** environ;
 
 namespace rg::trace {
 
@@ -92,13 +102,89 @@ double element(DType dt, const unsigned char* p) {
   }
 }
 
+template <class T>
+std::string joined(const T& values, const char* sep) {
+  std::string s;
+  for (const auto& v : values) s += (s.empty() ? "" : sep) + std::to_string(v);
+  return s;
+}
+std::string dims(const std::array<uint32_t, 3>& d) { return "(" + joined(d, ", ") + ")"; }
+
+std::string limits_text(const GpuLimits& l) {
+  return "grid " + dims({uint32_t(l.global_max[0]), uint32_t(l.global_max[1]), uint32_t(l.global_max[2])}) +
+         ", block " + dims({uint32_t(l.local_max[0]), uint32_t(l.local_max[1]), uint32_t(l.local_max[2])}) +
+         " of at most " + std::to_string(l.max_threads) + " threads (" + std::to_string(l.local_size) +
+         " by the heuristic), " + std::to_string(l.local_memory) + " bytes shared, SIMD width " +
+         std::to_string(l.simd_width) + (l.small_kernels_one_thread ? ", small kernels as one thread" : "");
+}
+
+// The project's directory: the workspace under `bazel run`, else the working directory.
+std::string project_dir() {
+  const char* ws = std::getenv("BUILD_WORKSPACE_DIRECTORY");
+  return ws && *ws ? ws : ".";
+}
+
+// Where this trace comes from: the revision, the target, and every setting that shapes its kernels (the
+// executor's BEAM, DEBUG and CPU workers, the device's lowering, the RG_ variables of the environment).
+capture::Provenance provenance_of(Device& d) {
+  capture::Provenance p;
+  p.set_revision(revision_of(project_dir()));
+  p.set_device(d.name());
+  p.set_kind(d.kind());
+  const Device::Toolchain t = d.toolchain();
+  p.set_language(t.language);
+  p.set_compiler(t.compiler);
+  auto option = [&p](const std::string& name, const std::string& value) {
+    capture::Option* o = p.add_options();
+    o->set_name(name);
+    o->set_value(value);
+  };
+  option("BEAM", std::to_string(beam_width()));
+  option("DEBUG", std::to_string(debug_level()));
+  option("THREADS", std::to_string(thread_count()));
+  const LowerOptions lo = d.lower_options();
+  option("optimizer", lo.opts ? "actions " + to_string(*lo.opts) : lo.optimize ? "heuristics" : "off");
+  option("unroll_limit", std::to_string(lo.unroll_limit));
+  option("fold_widths", lo.fold_widths.empty() ? "none" : joined(lo.fold_widths, ","));
+  option("DEVECTORIZE", std::to_string(lo.devectorize));
+  option("gpu", lo.gpu ? limits_text(*lo.gpu) : "none");
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e)
+    if (std::strncmp(*e, "RG_", 3) == 0) env.push_back(*e);
+  std::sort(env.begin(), env.end());
+  for (const std::string& e : env) option(e.substr(0, e.find('=')), e.substr(e.find('=') + 1));
+  return p;
+}
+
+std::string provenance_text(const capture::Provenance& p) {
+  std::string s = "revision " + p.revision() + "\ntarget " + p.device() + " (kind " + p.kind() + "): " + p.language() +
+                  ", compiler " + p.compiler() + "\noptions";
+  for (const capture::Option& o : p.options()) s += (&o == &p.options(0) ? " " : ", ") + o.name() + "=" + o.value();
+  return s + "\n";
+}
+
+// How a kernel launches: a GPU's grid and block from its thread indices, a host kernel's calls.
+std::string launch_text(const std::string& kind, const Program& p) {
+  if (kind == "METAL") {
+    const MetalLaunch l = metal_launch(p);
+    return dims(l.grid) + " threadgroups of " + dims(l.threads) + " threads";
+  }
+  if (kind == "CUDA") {
+    const LaunchDims l = launch_dims(p);
+    return "grid " + dims(l.grid) + " of blocks " + dims(l.block);
+  }
+  return p.threads > 1 ? std::to_string(p.threads) + " calls, one per CPU worker" : "one call";
+}
+
 class Writer {
  public:
-  Writer(std::string dir, std::string expr) : dir_(std::move(dir)), expr_(std::move(expr)) {}
+  Writer(std::string dir, std::string expr, capture::Provenance provenance)
+      : dir_(std::move(dir)), expr_(std::move(expr)), provenance_(std::move(provenance)) {}
   capture::Stage stage(const std::string& name) {
     capture::Stage s;
     s.set_expr(expr_);
     s.set_name(name);
+    *s.mutable_provenance() = provenance_;
     return s;
   }
   void write(const capture::Stage& s, const std::string& file) {
@@ -115,6 +201,7 @@ class Writer {
  private:
   std::string path(const std::string& f) const { return dir_ + "/" + f; }
   std::string dir_, expr_;
+  capture::Provenance provenance_;
 };
 
 // How many instructions of each op a program has, by op name: "ADD 16, CONST 3, LOAD 2, ...".
@@ -143,6 +230,19 @@ void print_table(std::ostream& out, const char* title, const std::vector<Pass<St
 }
 
 }  // namespace
+
+std::string revision_of(const std::string& dir) {
+  std::string quoted = "'";
+  for (char c : dir) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  FILE* f = popen(("git -C " + quoted + "' describe --always --dirty 2>/dev/null").c_str(), "r");
+  if (!f) return "unknown";
+  std::string out;
+  char buf[256];
+  while (size_t n = std::fread(buf, 1, sizeof buf, f)) out.append(buf, n);
+  const int status = pclose(f);
+  if (!out.empty() && out.back() == '\n') out.pop_back();
+  return status == 0 && !out.empty() && out.find('\n') == std::string::npos ? out : "unknown";
+}
 
 void print_pass_tables(std::ostream& out) {
   print_table(out, "schedule: each kernel (kernel_passes)", kernel_passes());
@@ -191,10 +291,15 @@ std::vector<double> run(const std::string& expr, std::ostream& out, const std::s
     known += (known.empty() ? "" : ", ") + e.name;
   }
   if (!ex) throw Error("trace: unknown example '" + expr + "' (known: " + known + ")");
-  Writer w(out_dir, expr);
+  Device& target = get_device(device, "trace");
+  const capture::Provenance provenance = provenance_of(target);
+  Writer w(out_dir, expr, provenance);
   int n = 0;
 
-  out << "=== " << ex->name << ": " << ex->what << "\n";
+  out << "=== " << ex->name << ": " << ex->what << "\n" << provenance_text(provenance);
+  if (!target.runs_kernels())
+    out << "nothing runs: " << target.name() << " only renders (compiler " << provenance.compiler()
+        << "); each kernel is lowered, rendered and its launch shown, and there is no answer\n";
   Tensor t = ex->build(device);
   {
     std::string text = render(graph_of(t));
@@ -280,16 +385,25 @@ std::vector<double> run(const std::string& expr, std::ostream& out, const std::s
     w.write(ps, two(++n) + "_" + tag + "_program");
 
     const std::string& src = source_of(*compiled);
-    out << "\n--- kernel " << i << " (" << p.name << "): source for " << dev << "\n" << src;
+    const std::string kind = dev.substr(0, dev.find(':'));
+    out << "\n--- kernel " << i << " (" << p.name << "): source for " << dev << "\n"
+        << src << "launch: " << launch_text(kind, p) << "\n";
     capture::Stage cs = w.stage("source");
     cs.set_kernel(int(i));
     cs.set_kernel_name(p.name);
     cs.set_source(src);
     w.write(cs, two(++n) + "_" + tag + "_source");
-    const std::string kind = dev.substr(0, dev.find(':'));
-    w.write_text(src, two(n) + "_" + tag + (kind == "LLVM" ? ".ll" : kind == "CUDA" ? ".cu" : ".c"));
+    w.write_text(src, two(n) + "_" + tag +
+                          (kind == "LLVM"    ? ".ll"
+                           : kind == "CUDA"  ? ".cu"
+                           : kind == "METAL" ? ".metal"
+                                             : ".c"));
   }
 
+  if (!target.runs_kernels()) {
+    out << "\n--- timings: " << timings.str() << "\n\n--- answer: none, nothing runs on " << target.name() << "\n";
+    return {};
+  }
   run_linear(sched.linear);
   timings.run_ms = last_timings().run_ms;
   timings.kernels = last_timings().kernels;

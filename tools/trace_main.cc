@@ -1,4 +1,4 @@
-// bazel run //tools:trace -- [--expr NAME] [--device CPU|LLVM|CUDA] [--out DIR] [--list] [--passes]
+// bazel run //tools:trace -- [--expr NAME] [--device CPU|LLVM|CUDA|METAL] [--out DIR] [--list] [--passes]
 // Shows every stage of one computation (default: the seed-004 example).
 #include <cstdio>
 #include <cstdlib>
@@ -22,7 +22,8 @@ int main(int argc, char** argv) {
       for (const auto& e : rg::trace::examples()) std::printf("%-16s %s\n", e.name.c_str(), e.what.c_str());
       return 0;
     } else {
-      std::fprintf(stderr, "usage: trace [--expr NAME] [--device CPU|LLVM|CUDA] [--out DIR] [--list] [--passes]\n");
+      std::fprintf(stderr,
+                   "usage: trace [--expr NAME] [--device CPU|LLVM|CUDA|METAL] [--out DIR] [--list] [--passes]\n");
       return 2;
     }
   }

@@ -1,14 +1,20 @@
 // The trace tool on the seed-004 example: the answer, the schedule's shape
 // (one call, buffers of 5 and 6 floats), the generated source (no loop, no
-// run-time padding predicate), and captures that parse back.
+// run-time padding predicate), and captures that parse back; on the METAL
+// device, which only renders; the provenance of header and captures.
 #include "tools/trace.h"
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
+#include "backends/cpu/compiler.h"
+#include "compiler/ir/kernel_builders.h"
+#include "runtime/thread_pool.h"
 #include "tools/capture.pb.h"
 
 namespace rg {
@@ -165,6 +171,99 @@ TEST(Trace, OnTheLlvmDevice) {
   EXPECT_EQ(trace::run("seed004", out, dir.string(), "LLVM"), (std::vector<double>{40, 45, 47, 49, 40}));
   EXPECT_NE(out.str().find("source for LLVM\ndefine void @r_5_4(i8** %bufs)"), std::string::npos) << out.str();
   EXPECT_TRUE(std::filesystem::exists(dir / "05_kernel0.ll"));
+}
+
+// On METAL, which only renders: every stage shows, the Metal source and launch of each kernel (seed 004's as one
+// thread, its golden in backends/metal), the header says that nothing runs, and there is no answer.
+TEST(Trace, OnTheMetalDevice) {
+  std::filesystem::path dir = std::filesystem::path(testing::TempDir()) / "trace_metal";
+  std::filesystem::create_directories(dir);
+  std::ostringstream out;
+  EXPECT_EQ(trace::run("seed004", out, dir.string(), "METAL"), std::vector<double>{});
+  const std::string text = out.str();
+  EXPECT_NE(text.find("\nnothing runs: METAL only renders (compiler none: there is no Metal runtime on Linux)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("source for METAL\n#include <metal_stdlib>\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("  float4 val0 = *((device float4*)(data1+0));\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("}\nlaunch: (1, 1, 1) threadgroups of (1, 1, 1) threads\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("--- answer: none, nothing runs on METAL\n"), std::string::npos) << text;
+  EXPECT_TRUE(std::filesystem::exists(dir / "05_kernel0.metal"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "06_answer.pb"));
+  // Every kernel shows its source and launch: softmax's three.
+  std::ostringstream softmax;
+  trace::run("softmax", softmax, "", "METAL");
+  EXPECT_EQ(testk::occurrences(softmax.str(), "): source for METAL\n#include <metal_stdlib>\n"), 3u) << softmax.str();
+  EXPECT_EQ(testk::occurrences(softmax.str(), "}\nlaunch: (1, 1, 1) threadgroups of (1, 1, 1) threads\n"), 3u)
+      << softmax.str();
+}
+
+// Runs a shell command in `dir`; its exit status.
+int sh(const std::filesystem::path& dir, const std::string& cmd) {
+  return std::system(("cd '" + dir.string() + "' && " + cmd + " >/dev/null 2>&1").c_str());
+}
+
+// The revision of a repository: its annotated tag, "-dirty" with a change not committed; "unknown" outside one.
+TEST(Trace, RevisionOfARepository) {
+  if (std::system("git --version >/dev/null 2>&1") != 0) GTEST_SKIP() << "git is not installed";
+  const std::filesystem::path repo = std::filesystem::path(testing::TempDir()) / "revision_repo";
+  std::filesystem::remove_all(repo);
+  std::filesystem::create_directories(repo);
+  EXPECT_EQ(trace::revision_of(repo.string()), "unknown");
+  const std::string git = "git -c user.name=t -c user.email=t@example.com";
+  ASSERT_EQ(sh(repo, "git init -q . && echo a > f && git add f && " + git + " commit -qm one && " + git +
+                         " tag -a v1.0 -m v1.0"),
+            0);
+  EXPECT_EQ(trace::revision_of(repo.string()), "v1.0");
+  std::ofstream(repo / "f") << "b\n";
+  EXPECT_EQ(trace::revision_of(repo.string()), "v1.0-dirty");
+}
+
+// The provenance in the header and in every capture, read back by value: the revision of the workspace
+// (`bazel run` names it in BUILD_WORKSPACE_DIRECTORY), the target and the options in force.
+TEST(Trace, RecordsProvenance) {
+  if (std::system("git --version >/dev/null 2>&1") != 0) GTEST_SKIP() << "git is not installed";
+  const std::filesystem::path repo = std::filesystem::path(testing::TempDir()) / "provenance_repo";
+  std::filesystem::remove_all(repo);
+  std::filesystem::create_directories(repo);
+  const std::string git = "git -c user.name=t -c user.email=t@example.com";
+  ASSERT_EQ(sh(repo, "git init -q . && echo a > f && git add f && " + git + " commit -qm one && " + git +
+                         " tag -a v2.5 -m v2.5"),
+            0);
+  setenv("BUILD_WORKSPACE_DIRECTORY", repo.c_str(), 1);
+  setenv("RG_DEVECTORIZE", "1", 1);  // the default: only to be recorded
+  const int threads = thread_count();
+  set_thread_count(3);
+  std::filesystem::path dir = std::filesystem::path(testing::TempDir()) / "trace_provenance";
+  std::filesystem::create_directories(dir);
+  std::ostringstream out;
+  trace::run("seed004", out, dir.string());
+  set_thread_count(threads);
+  unsetenv("BUILD_WORKSPACE_DIRECTORY");
+  unsetenv("RG_DEVECTORIZE");
+
+  const std::string compiler = c_compiler_version();
+  EXPECT_NE(out.str().find("\nrevision v2.5\ntarget CPU (kind CPU): C, compiler " + compiler +
+                           "\noptions BEAM=0, DEBUG=0, THREADS=3, optimizer=heuristics, unroll_limit=32, "),
+            std::string::npos)
+      << out.str();
+  for (const char* file : {"01_tensor_graph.pb", "05_kernel0_source.pb", "06_answer.pb"}) {
+    const capture::Provenance p = load(dir / file).provenance();
+    EXPECT_EQ(p.revision(), "v2.5") << file;
+    EXPECT_EQ(p.device(), "CPU");
+    EXPECT_EQ(p.kind(), "CPU");
+    EXPECT_EQ(p.language(), "C");
+    EXPECT_EQ(p.compiler(), compiler);
+    std::map<std::string, std::string> options;
+    for (const capture::Option& o : p.options()) options[o.name()] = o.value();
+    EXPECT_EQ(options["BEAM"], "0");
+    EXPECT_EQ(options["DEBUG"], "0");
+    EXPECT_EQ(options["THREADS"], "3");
+    EXPECT_EQ(options["optimizer"], "heuristics");
+    EXPECT_EQ(options["DEVECTORIZE"], "1");
+    EXPECT_EQ(options["gpu"], "none");
+    EXPECT_EQ(options["RG_DEVECTORIZE"], "1");
+  }
 }
 
 TEST(Trace, UnknownExample) {

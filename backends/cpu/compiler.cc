@@ -164,6 +164,20 @@ std::vector<std::string> compile_flags(const std::string& src) {
 
 uint64_t compiler_invocations() { return invocations.load(); }
 
+std::string c_compiler_version() {
+  static const std::string version = [] {
+    std::string out;
+    try {
+      if (run_capture({c_compiler(), "--version"}, out) != 0) return std::string("unknown");
+    } catch (const Error&) {
+      return std::string("unknown");
+    }
+    out = out.substr(0, out.find('\n'));
+    return out.empty() ? std::string("unknown") : out;
+  }();
+  return version;
+}
+
 void clear_kernel_memory_cache() {
   std::lock_guard<std::mutex> lock(cache().mu);
   cache().kernels.clear();

@@ -34,6 +34,10 @@ std::shared_ptr<const CompiledKernel> compile_c(const std::string& src, const st
 // of more than 16384 lines (their time grows with the square of a block's length).
 std::vector<std::string> compile_flags(const std::string& src);
 
+// The first line of the C compiler's `--version` ("Debian clang version 14.0.6"), asked once; "unknown" when
+// it does not answer. For provenance (tools/trace).
+std::string c_compiler_version();
+
 // How often the C compiler actually ran in this process (cache hits do not count).
 uint64_t compiler_invocations();
 // Forgets the in-memory cache, so the next compile_c looks on disk (tests).

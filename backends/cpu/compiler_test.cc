@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <regex>
 #include <string>
 
 #include "backends/cstyle/kernel_cache.h"
@@ -120,6 +121,13 @@ TEST(CompileC, VeryLongSourcesCompileWithoutTheSchedulers) {
   EXPECT_EQ(has(large, "-enable-misched=false"), clang);
   EXPECT_EQ(has(large, "-enable-post-misched=false"), clang);
   EXPECT_EQ(large.size(), small.size() + (clang ? 4u : 0u));
+}
+
+// The compiler's first `--version` line, "Debian clang version 14.0.6": one line with a dotted version.
+TEST(CompileC, CompilerVersion) {
+  const std::string v = c_compiler_version();
+  EXPECT_EQ(v.find('\n'), std::string::npos) << v;
+  EXPECT_TRUE(std::regex_search(v, std::regex("[0-9]+\\.[0-9]+\\.[0-9]+"))) << v;
 }
 
 TEST(CompileC, MissingFunctionIsAnError) { EXPECT_THROW(compile_c(kAdd, "not_there"), Error); }

@@ -140,16 +140,6 @@ std::string render_cuda(const Program& p) {
 
 uint64_t cuda_renders() { return renders.load(); }
 
-GpuLimits cuda_limits() {
-  GpuLimits l;
-  l.global_max = {2147483647, 65535, 65535};
-  l.local_max = {1024, 1024, 64};
-  l.max_threads = 1024;
-  l.local_size = 256;
-  l.local_memory = 48 * 1024;  // static __shared__ memory per block
-  return l;
-}
-
 // Seed 003's standard GPU fold widths: loads and stores of float4/float2 (and every other vector type CUDA
 // has up to 4 lanes), the ALU ops per lane.
 LowerOptions cuda_lower_options() {

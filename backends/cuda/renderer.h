@@ -19,12 +19,11 @@ std::string render_cuda(const Program& p);
 // How often render_cuda ran in this process (tests: the runtime renders each kernel once).
 uint64_t cuda_renders();
 
-// What codegen does for CUDA: GPU dims at CUDA's launch limits (grid 2^31-1 x 65535 x 65535 blocks,
-// block 1024 x 1024 x 64 threads, 1024 threads per block), output axes split into blocks of up to 256
-// threads (rules/gpudims.rules); loads and stores folded to the standard widths 4 and 2 of every integer
-// type, float and double, the ALU ops per lane (no vector ALU). Programs lowered without it run too, as
-// one thread.
-GpuLimits cuda_limits();
+// What codegen does for CUDA: GPU dims at CUDA's launch limits (cuda_limits(), compiler/ir/gpu_limits.h:
+// grid 2^31-1 x 65535 x 65535 blocks, block 1024 x 1024 x 64 threads, 1024 threads per block), output axes
+// split into blocks of up to 256 threads (rules/gpudims.rules); loads and stores folded to the standard widths
+// 4 and 2 of every integer type, float and double, the ALU ops per lane (no vector ALU). Programs lowered
+// without it run too, as one thread.
 LowerOptions cuda_lower_options();
 
 // Grid and block of a launch. SPECIALs name them: gidx<d> is blockIdx, lidx<d> threadIdx, with

@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "backends/cuda/device.h"
+#include "backends/cuda/nvrtc.h"
 #include "backends/cuda/program.h"
 #include "backends/cuda/renderer.h"
 #include "runtime/device.h"
@@ -43,6 +44,12 @@ class CudaRuntimeDevice : public Device {
   LowerOptions lower_options() const override { return cuda_lower_options(); }
   std::string render(const Program& p) const override { return render_cuda(p); }
   std::shared_ptr<const Runner> compile(const Program& p, const std::string& source) override;
+  // NVRTC's version once it loads (it loads on the first compile, or here).
+  Toolchain toolchain() const override {
+    std::string why_not;
+    const Nvrtc* nvrtc = Nvrtc::get(&why_not);
+    return {"CUDA C", nvrtc ? "NVRTC " + nvrtc->version() : "NVRTC not loaded: " + why_not};
+  }
 
  private:
   CudaDevice& dev_;

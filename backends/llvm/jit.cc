@@ -8,6 +8,7 @@
 
 #include "backends/cstyle/kernel_cache.h"
 #include "compiler/ir/uop.h"
+#include "llvm/Config/llvm-config.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
@@ -161,5 +162,7 @@ std::shared_ptr<const LlvmKernel> compile_llvm(const std::string& ir, const std:
   j.kernels.emplace(key, k);
   return k;
 }
+
+std::string llvm_version() { return "LLVM " LLVM_VERSION_STRING; }
 
 }  // namespace rg

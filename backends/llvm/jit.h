@@ -32,4 +32,7 @@ std::string optimize_llvm(const std::string& ir);
 // How often a module was actually compiled in this process (cache hits do not count).
 uint64_t llvm_compilations();
 
+// The LLVM this JIT is built on, "LLVM 14.0.6": for provenance (tools/trace).
+std::string llvm_version();
+
 }  // namespace rg

@@ -36,6 +36,9 @@ done:
 }
 )";
 
+// The workspace builds on Debian's LLVM 14.
+TEST(CompileLlvm, Version) { EXPECT_EQ(llvm_version().rfind("LLVM 14.", 0), 0u) << llvm_version(); }
+
 TEST(CompileLlvm, RunsTheKernel) {
   auto k = compile_llvm(kAdd, "add");
   float a[4] = {1, 2, 3, 4}, b[4] = {10, 20, 30, 40.5f};

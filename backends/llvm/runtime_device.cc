@@ -20,6 +20,7 @@ class LlvmDevice : public HostDevice {
   std::shared_ptr<const Runner> compile(const Program& p, const std::string& source) override {
     return std::make_shared<HostRunner<LlvmKernel>>(compile_llvm(source, p.name), p);
   }
+  Toolchain toolchain() const override { return {"LLVM IR", llvm_version() + " (ORC JIT)"}; }
 };
 
 const DeviceRegistrar registrar("LLVM", [](const std::string& name, int, std::string*) -> std::unique_ptr<Device> {

@@ -132,6 +132,8 @@ std::string render_metal(const Program& p) {
 
 LowerOptions metal_lower_options() {
   LowerOptions o;
+  o.gpu = metal_limits();
+  o.optimize = true;  // the GPU heuristics: GROUP for reductions with few outputs
   o.fold_widths = {4, 2};
   o.fold_dtypes = vector_scalars();
   std::erase(o.fold_dtypes, Scalar::Float64);  // Metal has no double

@@ -19,9 +19,10 @@ namespace rg {
 // Throws rg::Error on what it cannot render (double, Invalid left over).
 std::string render_metal(const Program& p);
 
-// What codegen does for Metal here: loads and stores folded to float4 and float2, as Metal's vector
-// types; image buffers accessed as textures; no GPU dims yet, so each kernel runs as one thread (launch
-// (1, 1, 1), as seed 004's capture).
+// What codegen does for Metal: CUDA's GPU dims and group reductions at Metal's limits (metal_limits(),
+// compiler/ir/gpu_limits.h: threadgroups of up to 1024 threads, 32 KiB of threadgroup memory), except that a
+// kernel small enough to unroll whole runs as one thread (launch (1, 1, 1), as seed 004's capture); loads and
+// stores folded to float4 and float2, as Metal's vector types; image buffers accessed as textures.
 LowerOptions metal_lower_options();
 
 // Threadgroups of the grid and threads per threadgroup: from the SPECIALs gidx<d> and lidx<d> (their

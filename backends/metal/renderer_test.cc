@@ -1,9 +1,11 @@
 // The Metal renderer as text: seed 004's kernel as the golden case (float4 and float2 loads, lanes as
-// .x .y .z .w, one thread), thread indices and launch sizes, and what Metal cannot take.
+// .x .y .z .w, one thread), thread indices and launch sizes at Metal's limits (every thread's indices
+// evaluated, thread_walk.h), group reductions, and what Metal cannot take.
 #include "backends/metal/renderer.h"
 
 #include <gtest/gtest.h>
 
+#include "compiler/codegen/thread_walk.h"
 #include "compiler/ir/kernel_builders.h"
 
 namespace rg {
@@ -23,7 +25,8 @@ UPtr seed004() {
 
 // The five outputs by hand: 40 at the ends (all padding: 4 x 10), in[i-1] + in[i+2] + 40 between; in the source,
 // lanes x and w of the float4 (in[0], in[3]) make output 1, y and the float2's x (in[1], in[4]) output 2, z and
-// the float2's y (in[2], in[5]) output 3. One thread: no gid or lid used, launch (1, 1, 1).
+// the float2's y (in[2], in[5]) output 3. One thread: a kernel this small (5 x 4 <= the unroll limit of 32)
+// unrolls whole instead of taking a thread per output; no gid or lid used, launch (1, 1, 1).
 TEST(Metal, Seed004Golden) {
   Program p = lower(seed004(), metal_lower_options());
   EXPECT_EQ(render_metal(p),
@@ -63,17 +66,49 @@ TEST(Metal, Seed004Golden) {
   EXPECT_EQ(metal_launch(p), (MetalLaunch{{1, 1, 1}, {1, 1, 1}}));
 }
 
-// With GPU dims (a later step for Metal), thread indices read the threadgroup and thread positions and
-// the launch comes from their bounds: 1000 outputs in threadgroups of 256, the last one guarded.
+// GPU dims at Metal's limits: thread indices read the threadgroup and thread positions and the launch comes
+// from their bounds: 1000 outputs in threadgroups of 256, the last one guarded.
 TEST(Metal, ThreadIndicesAndLaunch) {
-  LowerOptions o;
-  o.gpu = GpuLimits{};  // 256 threads per threadgroup
-  Program p = lower(elementwise_add(1000), o);
+  Program p = lower(elementwise_add(1000), metal_lower_options());
   const std::string src = render_metal(p);
   EXPECT_NE(src.find("(int)gid.x"), std::string::npos) << src;
   EXPECT_NE(src.find("(int)lid.x"), std::string::npos) << src;
   EXPECT_NE(src.find("if ("), std::string::npos) << "a guard for the threads past 1000\n" << src;
   EXPECT_EQ(metal_launch(p), (MetalLaunch{{4, 1, 1}, {256, 1, 1}}));
+  expect_each_once(p, 1000);
+}
+
+// 100000 outputs, one per thread: 100000 = 32 x 3125, and 32 is the largest power of two up to 256 that divides
+// it, so 3125 threadgroups of 32 threads, no guard. Every thread's indices, evaluated one thread after another,
+// write each position once.
+TEST(Metal, ManyThreadsForALargeAdd) {
+  Program p = lower(elementwise_add(100000), metal_lower_options());
+  EXPECT_EQ(metal_launch(p), (MetalLaunch{{3125, 1, 1}, {32, 1, 1}}));
+  EXPECT_EQ(render_metal(p).find("if ("), std::string::npos) << render_metal(p);
+  expect_each_once(p, 100000);
+}
+
+// Metal's own limits, not CUDA's: the grid of a 70000 x 3 x 2 x 256 copy keeps its three dimensions (2, 3,
+// 70000), as Metal's z takes 70000 threadgroups; CUDA's z takes 65535 blocks, so there they group into x.
+TEST(Metal, GridLimitsAreMetals) {
+  const Program p = lower(transpose_copy({70000, 3, 2, 256}), metal_lower_options());
+  EXPECT_EQ(metal_launch(p), (MetalLaunch{{2, 3, 70000}, {256, 1, 1}}));
+  LowerOptions cuda;
+  cuda.gpu = cuda_limits();
+  EXPECT_EQ(grid_of(lower(transpose_copy({70000, 3, 2, 256}), cuda)),
+            (std::map<std::string, int64_t>{{"gidx0", 420000}, {"lidx0", 256}}));
+}
+
+// The group reductions of the CUDA path: a sum of 2^20 floats is one threadgroup of 256 threads (GROUP(0, 256)),
+// partials in threadgroup memory after a threadgroup barrier, thread 0 storing.
+TEST(Metal, GroupedSum) {
+  Program p = lower(sum(1 << 20), metal_lower_options());
+  EXPECT_EQ(to_string(p.opts), "GROUP(0, 256)");
+  EXPECT_EQ(metal_launch(p), (MetalLaunch{{1, 1, 1}, {256, 1, 1}}));
+  const std::string src = render_metal(p);
+  EXPECT_NE(src.find("threadgroup float temp0[256];"), std::string::npos) << src;
+  EXPECT_NE(src.find("threadgroup_barrier(mem_flags::mem_threadgroup);"), std::string::npos) << src;
+  expect_each_once(p, 1);
 }
 
 // Every integer type folds to Metal's vector types; a 4-element copy is one 4-lane load stored whole.

@@ -81,6 +81,14 @@ UPtr optimize(const UPtr& kernel, L& s) {
   return apply_opts(kernel, s.applied, o.gpu);
 }
 
+// Whether the unroll plan takes every loop of the kernel: nothing would stay a loop or become a thread.
+bool unrolls_whole(const UPtr& kernel, int64_t unroll_limit) {
+  const UnrollPlan p = plan_unrolls(kernel, unroll_limit);
+  for (const UPtr& u : toposort(kernel))
+    if (u->op == Op::RANGE && !p.has(u) && !is_expanded_axis(u)) return false;
+  return true;
+}
+
 // The devectorize rule sets' context: the target's fold widths and vector types.
 std::optional<FoldCtx> fold_ctx(const UPtr&, L& s) { return FoldCtx{s.opts.fold_widths, s.opts.fold_dtypes, {}}; }
 
@@ -120,10 +128,13 @@ const std::vector<Pass<Lowering>>& lower_passes() {
       // unrolls and lanes copy it.
       {"valid_gate", {}, rewrite<L>({&rules::valid_gate})},
       // Output ranges become thread axes first (GLOBAL/LOCAL, the innermost split into blocks, the threads
-      // past a split that is not exact gated off), so the unroll plan only unrolls what stays a loop.
+      // past a split that is not exact gated off), so the unroll plan only unrolls what stays a loop. On a
+      // target that runs small kernels as one thread (GpuLimits::small_kernels_one_thread), one that unrolls
+      // whole keeps its loops for the unroll pass.
       {"gpu_threads", kOnGpu,
        rewrite<L, ThreadPlan>(
-           [](const UPtr& k, L& s) {
+           [](const UPtr& k, L& s) -> std::optional<ThreadPlan> {
+             if (s.opts.gpu->small_kernels_one_thread && unrolls_whole(k, s.opts.unroll_limit)) return std::nullopt;
              ThreadPlan p = plan_threads(k, *s.opts.gpu);
              return retyping(s, p, !p.axes.empty());
            },

@@ -1,12 +1,12 @@
 // Kernels lowered with GPU dims (LowerOptions::gpu): the program's index arithmetic, evaluated for
-// every thread of the launch with a plain loop, writes each output position exactly once. The values
-// the kernels compute are checked by backends/cuda (cuda_host_test runs the CUDA C thread by thread).
+// every thread of the launch with a plain loop (thread_walk.h), writes each output position exactly once. The
+// values the kernels compute are checked by backends/cuda (cuda_host_test runs the CUDA C thread by thread).
 #include <gtest/gtest.h>
 
 #include <map>
 
 #include "compiler/codegen/codegen.h"
-#include "compiler/ir/eval.h"
+#include "compiler/codegen/thread_walk.h"
 #include "compiler/ir/kernel_builders.h"
 
 namespace rg {
@@ -27,70 +27,6 @@ LowerOptions gpu(const GpuLimits& l, int64_t unroll_limit = 32) {
   o.unroll_limit = unroll_limit;
   o.gpu = l;
   return o;
-}
-
-// The launch: each SPECIAL's name and bound.
-std::map<std::string, int64_t> grid_of(const Program& p) {
-  std::map<std::string, int64_t> g;
-  for (const UPtr& u : p.uops)
-    if (u->op == Op::SPECIAL) g[u->arg_str()] = u->src[0]->as_int();
-  return g;
-}
-
-// Runs the integer part of the program for one thread: constants, thread indices and ALU ops on
-// them. Every store into `slot` whose gate holds adds its index to `written`. A store whose index
-// or gate is not known from these (it depends on a loop or a load) fails the test.
-void run_thread(const Program& p, const std::map<std::string, int64_t>& thread, int64_t slot,
-                std::map<int64_t, int>& written) {
-  std::map<const UOp*, UPtr> known;  // node -> its value as a CONST
-  auto value = [&](const UPtr& u) -> UPtr {
-    auto it = known.find(u.get());
-    return it == known.end() ? UPtr() : it->second;
-  };
-  for (const UPtr& u : p.uops) {
-    if (u->op == Op::CONST && !u->dtype.is_float()) {
-      known[u.get()] = u;
-    } else if (u->op == Op::SPECIAL) {
-      known[u.get()] = cnst_int(u->dtype, thread.at(u->arg_str()));
-    } else if ((is(u->op, kALU) || u->op == Op::CAST) && !u->dtype.is_float()) {
-      std::vector<UPtr> src;
-      for (const UPtr& s : u->src) src.push_back(value(s));
-      if (std::all_of(src.begin(), src.end(), [](const UPtr& s) { return bool(s); }))
-        if (UPtr v = fold(UOp::make(u->op, u->dtype, src, u->arg))) known[u.get()] = v;
-    } else if (u->op == Op::STORE) {
-      const UPtr& addr = u->src[0];
-      if (addr->op != Op::INDEX || addr->src[0]->op != Op::PARAM || addr->src[0]->arg_int() != slot) continue;
-      UPtr i = value(addr->src[1]);
-      UPtr gate = addr->src.size() == 3 ? value(addr->src[2]) : cnst_int(dtypes::bool_, 1);
-      ASSERT_TRUE(i && gate) << "the address of " << render_expr(u) << " is not known from the thread indices";
-      if (gate->as_int()) ++written[i->as_int()];
-    }
-  }
-}
-
-// Every thread of the launch, one after another; returns how often each position of `slot` was written.
-std::map<int64_t, int> written_positions(const Program& p, int64_t slot = 0) {
-  std::map<std::string, int64_t> grid = grid_of(p), thread;
-  std::map<int64_t, int> written;
-  for (auto& [name, bound] : grid) thread[name] = 0;
-  while (true) {
-    run_thread(p, thread, slot, written);
-    auto it = thread.begin();
-    for (; it != thread.end(); ++it) {
-      if (++it->second < grid.at(it->first)) break;
-      it->second = 0;
-    }
-    if (it == thread.end()) break;
-  }
-  return written;
-}
-
-// Each of the n positions exactly once, nothing else.
-void expect_each_once(const Program& p, int64_t n) {
-  std::map<int64_t, int> w = written_positions(p);
-  EXPECT_EQ(int64_t(w.size()), n);
-  for (int64_t i = 0; i < n; ++i) EXPECT_EQ(w[i], 1) << "position " << i;
-  for (auto& [i, c] : w) EXPECT_TRUE(i >= 0 && i < n) << "position " << i << " is outside the buffer";
 }
 
 // No thread range is left: the output loops are gone, SPECIALs are int32.
@@ -157,16 +93,28 @@ TEST(GpuDims, AFullReductionIsOneThread) {
 
 TEST(GpuDims, Seed004) {
   // (x.T.pad((1,1),(1,1)) + 10).sum(1): five outputs, one block of five threads; unrolled or not.
-  UPtr out = param(0, dtypes::float32, 5), in = param(1, dtypes::float32, 6);
-  UPtr r0 = range(5, 0, AxisType::Loop), r1 = range(4, 1, AxisType::Reduce);
-  UPtr valid = (idx(0) < r0) & (r0 < idx(4)) & (idx(0) < r1) & (r1 < idx(3));
-  UPtr x = load(in, where(valid, r1 * 3 + r0 - idx(4), invalid(dtypes::index)));
-  UPtr k = sink(end(store(out, r0, reduce(Op::ADD, where(valid, x, f32(0)) + f32(10), {r1})), {r0}));
   for (int64_t unroll : {32, 0}) {
-    Program p = lower(k, gpu(GpuLimits{}, unroll));
+    Program p = lower(Seed004{}.pad_then_add(), gpu(GpuLimits{}, unroll));
     expect_threads(p, {{"lidx0", 5}}, unroll ? 0 : 1);
     expect_each_once(p, 5);
   }
+}
+
+// A target that runs small kernels as one thread (Metal's limits): seed 004's 5 x 4 unrolls whole within the
+// unroll limit of 32, so no thread indices; a 64-element add does not (64 > 32) and gets its threads; with
+// the unroll limit at 0 nothing unrolls whole and seed 004 gets its five threads back.
+TEST(GpuDims, SmallKernelsRunAsOneThreadWhereTheTargetSaysSo) {
+  GpuLimits one_thread;
+  one_thread.small_kernels_one_thread = true;
+  Program p = lower(Seed004{}.pad_then_add(), gpu(one_thread));
+  expect_threads(p, {}, 0);
+  expect_each_once(p, 5);
+  p = lower(elementwise_add(64), gpu(one_thread));
+  expect_threads(p, {{"lidx0", 64}}, 0);
+  expect_each_once(p, 64);
+  p = lower(Seed004{}.pad_then_add(), gpu(one_thread, 0));
+  expect_threads(p, {{"lidx0", 5}}, 1);
+  expect_each_once(p, 5);
 }
 
 TEST(GpuDims, OuterAxesAreGlobalTheLastIsGidx0) {

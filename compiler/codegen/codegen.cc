@@ -164,7 +164,7 @@ const std::vector<Pass<Lowering>>& lower_passes() {
       // store (or the expander's accumulator lanes) become REDUCEs of vectors: vector accumulators.
       {"accumulator_stores", kVectorLanes, cxx<L>(group_stores)},
       {"accumulator_ptrcats", kVectorLanes, rewrite<L, FoldCtx>(fold_ctx, {&rules::distribute_ptrcats})},
-      {"accumulator_store_pieces", kVectorLanes, cxx<L>(store_pieces)},
+      {"accumulator_pieces", kVectorLanes, cxx<L>(store_pieces)},
       {"vector_accumulators", kVectorAlu, rewrite<L>({&rules::vector_reduce, &rules::vector_lanes})},
       // A GROUP's reductions: partials through shared memory and a barrier (threads of a block).
       {"group_reduce", kOnGpu,

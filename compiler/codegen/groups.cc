@@ -71,9 +71,7 @@ class GroupRewrite {
 
 }  // namespace
 
-UPtr rewrite_groups(const UPtr& graph, const std::function<UPtr(const UPtr&)>& f) {
-  return GroupRewrite(f).run(graph);
-}
+UPtr rewrite_groups(const UPtr& graph, const std::function<UPtr(const UPtr&)>& f) { return GroupRewrite(f).run(graph); }
 
 UPtr merge_sibling_ends(const UPtr& group) {
   auto ranges_of = [](const UPtr& e) {

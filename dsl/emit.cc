@@ -267,7 +267,7 @@ class RowBuilder {
     const std::string x = "rg_e" + std::to_string(depth_), k = "rg_k" + std::to_string(depth_);
     std::string any;
     std::vector<std::vector<int>> reads;
-    for (size_t i = each.kids.size() > 1 ? 1 : 0; i < each.kids.size(); ++i) {
+    for (size_t i = 1; i < each.kids.size(); ++i) {  // kids[1..]: every variant (check.cc's variants)
       Row sub{};
       RowBuilder b(sub);
       b.first_ = first_;

@@ -44,7 +44,8 @@ TEST(OptHelpers, ThreadAxisIsTheCoreId) {
   EXPECT_EQ(id->vmin, 0);
   EXPECT_EQ(id->vmax, 3);
   EXPECT_THROW(core_id(range(0, 0, AxisType::Thread)), Error);
-  EXPECT_THROW(core_id(UOp::make(Op::RANGE, dtypes::index, {var("n", 1, 8)}, to_arg(RangeArg{0, AxisType::Thread}))), Error);
+  EXPECT_THROW(core_id(UOp::make(Op::RANGE, dtypes::index, {var("n", 1, 8)}, to_arg(RangeArg{0, AxisType::Thread}))),
+               Error);
 }
 
 }  // namespace

@@ -20,10 +20,16 @@ struct DTypeSpec {
 
 // The `[...]` of `reduce[k](...)`.
 struct ArgPat {
-  enum Kind { Wild, Name, Number, String } kind = Wild;
+  enum Kind {
+    Wild,
+    Name,
+    Number,
+    String,
+    Count,  // [n..] inside `p...`: n for the first of the sources, n + 1 for the next, ...
+  } kind = Wild;
   Loc loc;
-  std::string text;  // Name: the name; String: the contents; Number: as written
-  double num = 0;
+  std::string text;  // Name: the name; String: the contents; Number, Count: as written
+  double num = 0;    // Number; Count: n
   bool is_int = true;
 };
 
@@ -40,6 +46,8 @@ struct Expr {
     Span,      // name...
     Element,   // name[k] in a result: source k of a bound span (k: an int literal or a bound int/ints arg)
     Rest,      // ...
+    Each,      // p...: one or more last sources, each matching p (kids[0]). After commutative expansion kids[0]
+               // is the variant the first of them matches and kids[1..] the variants any other may match.
     OpRef,     // a `for` variable used as a value in a result: the op itself (name: its lower-case name)
   } kind = Wild;
   Loc loc;

@@ -82,6 +82,9 @@ std::string show(const Expr& e) {
     case Expr::Rest:
       s = "...";
       break;
+    case Expr::Each:
+      s = show(e.kids[0]) + "...";
+      break;
     case Expr::Element:
       s = e.name + "[" + e.arg->text + "]";
       break;
@@ -451,6 +454,7 @@ class Checker {
         return;
       case Expr::Span:
       case Expr::Rest:
+      case Expr::Each:
         error(e.loc, "'" + show(e) + "' stands only for the last sources of a variadic op");
         return;
       case Expr::Element:
@@ -475,13 +479,14 @@ class Checker {
     size_t fixed = e.kids.size();
     for (size_t i = 0; i < e.kids.size(); ++i) {
       const Expr& k = e.kids[i];
-      if (k.kind == Expr::Span || k.kind == Expr::Rest) {
+      if (k.kind == Expr::Span || k.kind == Expr::Rest || k.kind == Expr::Each) {
         if (i + 1 != e.kids.size())
           error(k.loc, "'" + show(k) + "' must be the last source");
         else if (oi.arity >= 0)
           error(k.loc, "'" + e.name + "' is not variadic; '" + show(k) + "' needs an op with any number of sources");
         fixed = i;
         if (k.kind == Expr::Span) bind(k.name, {Binding::Span, ArgKind::None, k.loc});
+        if (k.kind == Expr::Each) each(k.kids[0]);
         continue;
       }
       pattern(k);
@@ -490,6 +495,20 @@ class Checker {
       error(e.loc, "'" + e.name + "' takes " + std::to_string(oi.arity) + " source" + (oi.arity == 1 ? "" : "s") +
                        ", pattern has " + std::to_string(e.kids.size()));
     if (e.arg) arg(*e.arg, *op, true);
+  }
+
+  // The p of `p...`: any pattern but a plain name (`xs...` binds the sources as a span). A name inside it
+  // is bound by the first of the sources and must be the same node in the others.
+  void each(const Expr& p) {
+    if (p.kind == Expr::Name) {
+      error(p.loc, "'(" + show(p) + ")...' would be one node '" + p.name +
+                       "' in every source; bind the sources as a span '" + p.name +
+                       "...', or give each a pattern ('_:int...', 'gep(x)...')");
+      return;
+    }
+    ++in_each_;
+    pattern(p);
+    --in_each_;
   }
 
   void arg(const ArgPat& a, Op op, bool in_pattern) {
@@ -502,6 +521,17 @@ class Checker {
     switch (a.kind) {
       case ArgPat::Wild:
         if (!in_pattern) error(a.loc, "'_' is not an arg value");
+        return;
+      case ArgPat::Count:
+        if (!in_pattern || in_each_ == 0)
+          error(a.loc, "'[" + a.text +
+                           "]' counts over the sources of a pattern 'p...'; use it inside one, as in "
+                           "'vectorize(gep[0..](x)...)'");
+        else if (!a.is_int || a.num < 0)
+          error(a.loc, "'[" + a.text + "]' counts from a non-negative integer");
+        else if (k != ArgKind::Int && k != ArgKind::Ints)
+          error(a.loc, "'" + on + "' takes " + arg_kind_name(k) + " as its arg; '[" + a.text +
+                           "]' counts integers (an int or a one-lane ints arg)");
         return;
       case ArgPat::Number:
         if (k != ArgKind::Int && k != ArgKind::Const)
@@ -594,6 +624,9 @@ class Checker {
         return;
       case Expr::Rest:
         error(e.loc, "'...' is not a value; splice a bound span with 'xs...'");
+        return;
+      case Expr::Each:
+        error(e.loc, "'" + show(e) + "' matches sources in a pattern; a result splices a bound span as 'xs...'");
         return;
       case Expr::Bind:
         error(e.loc, "'@' binds only in patterns");
@@ -693,13 +726,27 @@ class Checker {
   }
 
   // --- commutative variants ---
-  static void count_names(const Expr& e, std::map<std::string, int>& n) {
-    if (e.kind == Expr::Name || e.kind == Expr::ConstVar || e.kind == Expr::Bind) n[e.name]++;
-    for (const Expr& k : e.kids) count_names(k, n);
+  // How often each name (of a node, a span or an arg) occurs; inside `p...` a name counts twice: it is
+  // compared across the sources.
+  static void count_names(const Expr& e, std::map<std::string, int>& n, int times = 1) {
+    if (e.kind == Expr::Name || e.kind == Expr::ConstVar || e.kind == Expr::Bind || e.kind == Expr::Span)
+      n[e.name] += times;
+    if (e.arg && e.arg->kind == ArgPat::Name) n[e.arg->text] += times;
+    for (const Expr& k : e.kids) count_names(k, n, e.kind == Expr::Each ? 2 : times);
   }
 
   std::vector<Expr> variants(const Expr& e, bool ordered, const std::map<std::string, int>& uses,
                              const std::set<std::string>& guard, bool fallible) {
+    if (e.kind == Expr::Each) {  // a row per variant of the first source; any other source may match any variant
+      std::vector<Expr> each = variants(e.kids[0], ordered, uses, guard, fallible), out;
+      for (const Expr& first : each) {
+        Expr n = e;
+        n.kids = {first};
+        n.kids.insert(n.kids.end(), each.begin(), each.end());
+        out.push_back(std::move(n));
+      }
+      return out;
+    }
     if (e.kind == Expr::Bind) {
       std::vector<Expr> out;
       for (Expr& v : variants(e.kids[0], ordered, uses, guard, fallible)) {
@@ -791,8 +838,10 @@ class Checker {
           if (pbind && !name_ok("[" + p.arg->text, path + "[", qp, pbound)) return false;
         }
         size_t np = p.kids.size(), nq = qq.kids.size();
+        if (np && p.kids.back().kind == Expr::Each) return false;  // conservative
         bool prest = np && (p.kids.back().kind == Expr::Span || p.kids.back().kind == Expr::Rest);
-        bool qrest = nq && (qq.kids.back().kind == Expr::Span || qq.kids.back().kind == Expr::Rest);
+        bool qrest = nq && (qq.kids.back().kind == Expr::Span || qq.kids.back().kind == Expr::Rest ||
+                            qq.kids.back().kind == Expr::Each);
         size_t pf = np - prest, qf = nq - qrest;
         if (prest ? qf < pf : (qrest || qf != pf)) return false;
         for (size_t i = 0; i < pf; ++i)
@@ -889,6 +938,7 @@ class Checker {
   std::vector<std::pair<std::string, Binding>> bindings_;
   std::set<std::string> used_;
   bool fallible_ = false;
+  int in_each_ = 0;  // inside how many `p...` the pattern walk is
 };
 
 }  // namespace

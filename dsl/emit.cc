@@ -140,13 +140,18 @@ std::string dtype_test(const DTypeSpec& d, const std::string& v) {
 
 // Flattens a pattern into tests (pre-order: a node's op, source count, dtype,
 // arg, then its sources) and leaf bindings.
+//
+// `p...` (Expr::Each) is tested in two parts: the first of its sources as any other source (so its
+// names bind there, and its tests share the tree with other rows), then one test that every other
+// source matches one of p's variants, a lambda built by a RowBuilder in element mode: its nodes are
+// expressions below the lambda's parameter, and every name compares with the first source's node.
 class RowBuilder {
  public:
   explicit RowBuilder(Row& r) : r_(r) {}
   void walk(const Expr& e, const std::vector<int>& path, bool root) {
-    std::string v = pvar(path);
+    std::string v = var(path);
     auto test = [&](std::string c, std::vector<std::vector<int>> extra = {}) {
-      extra.insert(extra.begin(), path);
+      if (elem_.empty()) extra.insert(extra.begin(), path);
       r_.tests.push_back({std::move(c), std::move(extra)});
     };
     auto node_name = [&](const std::string& name) {
@@ -156,6 +161,7 @@ class RowBuilder {
         test(v + " == " + pvar(it->second), {it->second});
         return;
       }
+      if (!elem_.empty()) return;  // unreachable: the first source bound every name of p
       first_[name] = path;
       r_.bind_paths.push_back(path);
       r_.binds.push_back("[[maybe_unused]] const rg::UPtr& " + name + " = " + v + ";");
@@ -200,16 +206,27 @@ class RowBuilder {
         const OpInfo& oi = info(op);
         size_t fixed = e.kids.size();
         bool rest = false;
-        if (!e.kids.empty() && (e.kids.back().kind == Expr::Span || e.kids.back().kind == Expr::Rest))
-          fixed--, rest = true;
-        if (oi.arity < 0 && !(rest && fixed == 0))  // `op(...)` takes any number: no test
-          test(v + "->src.size() " + (rest ? ">= " : "== ") + std::to_string(fixed));
+        const Expr::Kind last = e.kids.empty() ? Expr::Wild : e.kids.back().kind;
+        if (last == Expr::Span || last == Expr::Rest || last == Expr::Each) fixed--, rest = true;
+        const bool each = last == Expr::Each;                // one or more sources
+        if (oi.arity < 0 && !(rest && fixed == 0 && !each))  // `op(...)` takes any number: no test
+          test(v + "->src.size() " + (rest ? ">= " : "== ") + std::to_string(fixed + each));
         if (e.dtype) test(dtype_test(*e.dtype, v));
         if (e.arg) arg(*e.arg, op, path);
         for (size_t i = 0; i < fixed; ++i) {
           std::vector<int> kp = path;
           kp.push_back(static_cast<int>(i));
           walk(e.kids[i], kp, false);
+        }
+        if (each) {
+          std::vector<int> kp = path;
+          kp.push_back(static_cast<int>(fixed));
+          const std::string outer = count_;
+          count_ = "";  // the first source counts 0
+          walk(e.kids.back().kids[0], kp, false);
+          count_ = outer;
+          Test t = others(e.kids.back(), v, fixed);
+          test(std::move(t.cond), std::move(t.paths));
         }
         if (rest && e.kids.back().kind == Expr::Span) {
           const std::string& n = e.kids.back().name;
@@ -220,7 +237,7 @@ class RowBuilder {
             test("std::equal(" + v + "->src.begin() + " + f + ", " + v + "->src.end(), " + o + "->src.begin() + " + of +
                      ", " + o + "->src.end())",
                  {it->second.first});
-          } else {
+          } else if (elem_.empty()) {
             spans_[n] = {path, fixed};
             r_.bind_paths.push_back(path);
             r_.binds.push_back("[[maybe_unused]] const rg::USpan " + n + "{" + v + "->src.data() + " + f + ", " + v +
@@ -236,17 +253,58 @@ class RowBuilder {
   }
 
  private:
+  // The node at `path`: its path variable, or in element mode an expression below the lambda's parameter.
+  std::string var(const std::vector<int>& path) const {
+    if (elem_.empty()) return pvar(path);
+    std::string s = elem_;
+    for (int i : path) s += "->src[" + std::to_string(i) + "]";
+    return s;
+  }
+
+  // The test that every source of `v` after its source `first` matches a variant of `each`, with the path
+  // variables it reads.
+  Test others(const Expr& each, const std::string& v, size_t first) {
+    const std::string x = "rg_e" + std::to_string(depth_), k = "rg_k" + std::to_string(depth_);
+    std::string any;
+    std::vector<std::vector<int>> reads;
+    for (size_t i = 1; i < each.kids.size(); ++i) {  // kids[1..]: every variant (check.cc's variants)
+      Row sub{};
+      RowBuilder b(sub);
+      b.first_ = first_;
+      b.args_ = args_;
+      b.spans_ = spans_;
+      b.elem_ = x;
+      b.count_ = k;
+      b.depth_ = depth_ + 1;
+      b.walk(each.kids[i], {}, false);
+      std::string all;
+      for (const Test& t : sub.tests) {
+        all += (all.empty() ? "" : " && ") + t.cond;
+        reads.insert(reads.end(), t.paths.begin(), t.paths.end());
+      }
+      any += (any.empty() ? "" : " || ") + (all.empty() ? std::string("true") : "(" + all + ")");
+    }
+    return {"rg_each(" + v + ", " + std::to_string(first) + ", [&]([[maybe_unused]] const rg::UPtr& " + x +
+                ", [[maybe_unused]] int64_t " + k + ") { return " + any + "; })",
+            std::move(reads)};
+  }
+
   void arg(const ArgPat& a, Op op, const std::vector<int>& path) {
-    std::string v = pvar(path);
+    std::string v = var(path);
     ArgKind k = info(op).arg;
     std::string acc = v + arg_accessor(k);
     auto test = [&](std::string c, std::vector<std::vector<int>> extra = {}) {
-      extra.insert(extra.begin(), path);
+      if (elem_.empty()) extra.insert(extra.begin(), path);
       r_.tests.push_back({std::move(c), std::move(extra)});
     };
     switch (a.kind) {
       case ArgPat::Wild:
         return;
+      case ArgPat::Count: {  // n plus the source's place in its `p...`
+        const std::string n = int_lit(static_cast<int64_t>(a.num)) + (count_.empty() ? "" : " + " + count_);
+        test(k == ArgKind::Int ? acc + " == " + n : "rg_lane(" + acc + ", " + n + ")");
+        return;
+      }
       case ArgPat::Number:
         if (k == ArgKind::Int)
           test(acc + " == " + int_lit(static_cast<int64_t>(a.num)));
@@ -265,6 +323,7 @@ class RowBuilder {
           test(acc + " == " + pvar(it->second) + arg_accessor(k), {it->second});
           return;
         }
+        if (!elem_.empty()) return;  // unreachable: the first source bound every arg of p
         args_[a.text] = path;
         r_.bind_paths.push_back(path);
         r_.binds.push_back(std::string("[[maybe_unused]] ") + arg_type(k) + " " + a.text + " = " + acc + ";");
@@ -275,6 +334,9 @@ class RowBuilder {
   Row& r_;
   std::map<std::string, std::vector<int>> first_, args_;
   std::map<std::string, std::pair<std::vector<int>, size_t>> spans_;
+  std::string elem_;   // element mode: the lambda parameter the paths start from; empty: the row itself
+  std::string count_;  // the place of the current source in its `p...`, as C++ ("" for the first: 0)
+  int depth_ = 0;      // how many `p...` lambdas enclose this builder
 };
 
 // The C++ type of a generated rule set: a context type makes it a RuleSetFor<Ctx>.
@@ -333,6 +395,14 @@ class Emitter {
             "  return k >= 0 && static_cast<size_t>(k) < s.size() ? s[k] : rg::UPtr();\n}\n";
     out_ << "[[maybe_unused]] static rg::UPtr rg_element(const rg::USpan& s, const std::vector<int64_t>& k) {\n"
             "  return k.size() == 1 ? rg_element(s, k[0]) : rg::UPtr();\n}\n";
+    out_ << "// p...: every source of u after its source `first` matches (f takes it and its place, counted from "
+            "`first`).\n";
+    out_ << "template <class F>\n[[maybe_unused]] static bool rg_each(const rg::UPtr& u, size_t first, F f) {\n"
+            "  for (size_t i = first + 1; i < u->src.size(); ++i)\n"
+            "    if (!f(u->src[i], static_cast<int64_t>(i - first))) return false;\n  return true;\n}\n";
+    out_ << "// [n..] on an ints arg (a GEP's lanes): the one lane n.\n";
+    out_ << "[[maybe_unused]] static bool rg_lane(const std::vector<int64_t>& a, int64_t n) {\n"
+            "  return a.size() == 1 && a[0] == n;\n}\n";
     out_ << "// Comparisons give bool, as wide as their operands.\n";
     out_ << "[[maybe_unused]] static rg::DType rg_bool_like(const rg::DType& d) { return "
             "rg::dtypes::bool_.vec(d.count); "

@@ -240,6 +240,58 @@ TEST(Example, CountersAndTraceHook) {
   EXPECT_EQ(fires(7), 2u);
 }
 
+// p...: every last source matches one pattern. Names in it are one node in all sources, [0..] counts the
+// sources, a commutative op matches either order in each source, a span in it is the same sources in each.
+TEST(Example, EverySourceMatchesOnePattern) {
+  UPtr x = mk(Op::DEFINE_VAR, dtypes::int32.vec(3), {}, VarArg{"x", 0, 10});
+  auto lane = [&](const UPtr& of, int64_t k) { return mk(Op::GEP, dtypes::int32, {of}, std::vector<int64_t>{k}); };
+  auto vec = [](std::vector<UPtr> lanes) {
+    const DType dt = lanes[0]->dtype.vec(static_cast<int>(lanes.size()));
+    return mk(Op::VECTORIZE, dt, std::move(lanes));
+  };
+  EXPECT_EQ(graph_rewrite(vec({lane(x, 0), lane(x, 1), lane(x, 2)}), rules::each), x);
+  for (const UPtr& stays : {vec({lane(x, 0), lane(x, 2), lane(x, 1)}),           // out of order
+                            vec({lane(x, 0), lane(x, 1)}),                       // not all of x (the guard)
+                            vec({lane(x, 0), lane(ivar("y"), 1), lane(x, 2)})})  // not one x
+    EXPECT_EQ(graph_rewrite(stays, rules::each), stays);
+
+  UPtr a = ivar("a"), b = ivar("b"), c = ivar("c"), y = ivar("y");
+  EXPECT_EQ(graph_rewrite(vec({a + y, y + b, c + y}), rules::each), y);  // y on either side, lane by lane
+  EXPECT_EQ(graph_rewrite(vec({y + a, b + y}), rules::each), y);
+  UPtr apart = vec({a + y, b + c});
+  EXPECT_EQ(graph_rewrite(apart, rules::each), apart);
+
+  UPtr r0 = range(4, 0), r1 = range(5, 1);
+  auto sum = [](const UPtr& v, std::vector<UPtr> rs, Op op = Op::ADD) {
+    rs.insert(rs.begin(), v);
+    return mk(Op::REDUCE, v->dtype, std::move(rs), op);
+  };
+  EXPECT_EQ(graph_rewrite(vec({sum(a, {r0, r1}), sum(b, {r0, r1})}), rules::each),
+            mk(Op::SINK, dtypes::int32.vec(2), {r0, r1}));
+  for (const UPtr& stays : {vec({sum(a, {r0, r1}), sum(b, {r1, r0})}), vec({sum(a, {r0}), sum(b, {r0, r1})}),
+                            vec({sum(a, {r0}), sum(b, {r0}, Op::MAX)})})
+    EXPECT_EQ(graph_rewrite(stays, rules::each), stays);
+
+  // After a fixed source; one or more of them.
+  UPtr f = fvar("f"), g = fvar("g");
+  EXPECT_EQ(graph_rewrite(mk(Op::SINK, dtypes::void_, {a, f, g}), rules::each), a);
+  EXPECT_EQ(graph_rewrite(mk(Op::SINK, dtypes::void_, {a, f, b}), rules::each), mk(Op::SINK, dtypes::void_, {a, f, b}));
+  EXPECT_EQ(graph_rewrite(mk(Op::SINK, dtypes::void_, {a}), rules::each), mk(Op::SINK, dtypes::void_, {a}));
+
+  // [0..] on an int arg (a PARAM's slot).
+  auto param = [](int64_t slot) { return mk(Op::PARAM, dtypes::float32.ptr_to(4), {}, slot); };
+  UPtr p0 = param(0), p1 = param(1), p2 = param(2);
+  EXPECT_EQ(graph_rewrite(mk(Op::SINK, dtypes::void_, {p0, p1, p2}), rules::each), mk(Op::NOOP, dtypes::void_, {}));
+  EXPECT_EQ(graph_rewrite(mk(Op::SINK, dtypes::void_, {p1, p2}), rules::each), mk(Op::SINK, dtypes::void_, {p1, p2}));
+
+  // Nested: every source of the NOOP is every lane of one x, in order.
+  UPtr whole = vec({lane(x, 0), lane(x, 1), lane(x, 2)});
+  UPtr nested = mk(Op::NOOP, dtypes::void_, {whole, whole});
+  EXPECT_EQ(rewrite_once(nested, rules::each), x);
+  UPtr shuffled = mk(Op::NOOP, dtypes::void_, {whole, vec({lane(x, 1), lane(x, 0), lane(x, 2)})});
+  EXPECT_FALSE(rewrite_once(shuffled, rules::each));
+}
+
 // A name belongs to the source rule: its for-expansions share it, a composed set reports it, and
 // the rule's text leaves it out.
 TEST(Example, NamesReachTheFireCounts) {

@@ -145,7 +145,7 @@ bool Scanner::run() {
         diag.error(file, loc_of(tok), "string is not closed on this line");
         return false;
       }
-      "..." | "=>" | "<<" | ">>" | "<=" | ">=" | "==" | "!=" | "&&" | "||" | "->" | "::"
+      "..." | ".." | "=>" | "<<" | ">>" | "<=" | ">=" | "==" | "!=" | "&&" | "||" | "->" | "::"
       | [-+*/%<>&|^!~()[\]{},:@#=.] {
         push(Tok::Punct, tok, cur, std::string(tok, cur));
         continue;

@@ -379,6 +379,14 @@ class Parser {
       }
       e.dtype = std::move(d);
     }
+    if (peek().is("...")) {  // p...: every last source matches p (a name before '...' is a span, see primary)
+      Expr each;
+      each.kind = Expr::Each;
+      each.loc = e.loc;
+      next();
+      each.kids.push_back(std::move(e));
+      return each;
+    }
     return e;
   }
 
@@ -469,6 +477,7 @@ class Parser {
           a.kind = ArgPat::Number;
           a.num = number(*v, &a.is_int) * (neg ? -1 : 1);
           a.text = (neg ? "-" : "") + v->text;
+          if (accept("..")) a.kind = ArgPat::Count, a.text += "..";
         } else if (v->kind == Tok::String && !neg) {
           a.kind = ArgPat::String;
           a.text = v->text;

@@ -123,6 +123,26 @@ TEST(Parser, ElementOfASpan) {
   EXPECT_EQ(first_rule(*f).pattern.kind, Expr::Call);  // gep[k](...) stays a call
 }
 
+// `p...` after a pattern that is not a plain name: every last source matches p; `[n..]` counts over them.
+TEST(Parser, EverySourceMatchesOnePattern) {
+  Diag d;
+  auto f = parse("f", "ruleset s {\n  vectorize(x, gep[0..](y)...) => sink(xs...)\n  sink(_:f32...) => noop()\n}\n", d);
+  ASSERT_TRUE(f) << d.text();
+  const Expr& p = first_rule(*f).pattern;
+  ASSERT_EQ(p.kids.size(), 2u);
+  const Expr& each = p.kids[1];
+  EXPECT_EQ(each.kind, Expr::Each);
+  ASSERT_EQ(each.kids.size(), 1u);
+  EXPECT_EQ(each.kids[0].kind, Expr::Call);
+  EXPECT_EQ(each.kids[0].arg->kind, ArgPat::Count);
+  EXPECT_EQ(each.kids[0].arg->num, 0);
+  EXPECT_EQ(show(p), "vectorize(x, gep[0..](y)...)");
+  EXPECT_EQ(first_rule(*f).result.kids.at(0).kind, Expr::Span);  // a name before '...' stays a span
+  const Expr& typed = f->rulesets[0].block->stmts.at(1).rule.pattern.kids.at(0);
+  EXPECT_EQ(typed.kind, Expr::Each);
+  EXPECT_EQ(show(typed), "_:f32...");
+}
+
 TEST(Parser, NameIsItsOwnFieldNotPartOfTheText) {
   Diag d;
   auto f = parse("f",
@@ -193,6 +213,23 @@ TEST(Check, CommutativeVariantsAreDeduplicated) {
   EXPECT_EQ(p.sets[0].insts[0].variants.size(), 4u);  // 2 commutative nodes
   EXPECT_EQ(p.sets[0].insts[1].variants.size(), 1u);  // both orders are the same
   EXPECT_EQ(p.sets[0].insts[2].variants.size(), 1u);  // [ordered]
+}
+
+// The sources of `p...` after the first may match any commutative variant of p: a row per variant of
+// the first, each listing every variant (kids[1..]); a name in p counts as repeated, so `(_ + y)` swaps.
+TEST(Check, EveryVariantOfAnEachPattern) {
+  Diag d;
+  auto f = parse("f", "ruleset s {\n  vectorize((_ + y)...) => y\n  vectorize((_ + _)...) => noop()\n}\n", d);
+  ASSERT_TRUE(f) << d.text();
+  std::vector<File> files{*f};
+  Program p = check(files, d);
+  ASSERT_EQ(d.errors(), 0) << d.text();
+  const std::vector<Expr>& v = p.sets.at(0).insts.at(0).variants;
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_EQ(show(v[0].kids.at(0).kids.at(0)), "add(_, y)");
+  EXPECT_EQ(show(v[1].kids.at(0).kids.at(0)), "add(y, _)");
+  EXPECT_EQ(v[0].kids[0].kids.size(), 3u);               // the first's variant, then both for the others
+  EXPECT_EQ(p.sets[0].insts.at(1).variants.size(), 1u);  // two wildcards: one order
 }
 
 }  // namespace

@@ -153,18 +153,8 @@ UPtr group_reduce(GroupCtx& ctx, const UPtr& red) {
   return UOp::make(Op::REDUCE, red->dtype, std::move(final_src), red->arg);
 }
 
-UPtr load_of(const UPtr& index) {
-  if (index->dtype.ptr || index->src.empty()) return {};
-  std::vector<UPtr> src(index->src.begin(), index->src.end());
-  DType ptr = index->src[0]->dtype;
-  if (!ptr.ptr) throw Error("INDEX into a non-pointer " + ptr.name());
-  UPtr addr = UOp::make(Op::INDEX, ptr, std::move(src));
-  return UOp::make(Op::LOAD, index->dtype, {addr});
-}
-
-UPtr gated_load(const UPtr& load, const UPtr& buf, const UPtr& i, const UPtr& c) {
-  UPtr addr = UOp::make(Op::INDEX, buf->dtype, {buf, i});
-  return UOp::make(Op::LOAD, load->dtype, {addr, cnst_int(load->dtype, 0), c});
+UPtr index_into_non_pointer(const UPtr& index) {
+  throw Error("INDEX into a non-pointer " + index->src[0]->dtype.name() + ": " + render_expr(index));
 }
 
 UPtr split_end(const UPtr& end) {
@@ -174,45 +164,6 @@ UPtr split_end(const UPtr& end) {
   UPtr cur = end->src[0];
   for (const UPtr& r : ranges) cur = UOp::make(Op::END, end->dtype, {cur, r});
   return cur;
-}
-
-UPtr merge_sibling_ends(const UPtr& group) {
-  auto ranges_of = [](const UPtr& e) {
-    std::vector<const UOp*> r;
-    for (size_t i = 1; i < e->src.size(); ++i) r.push_back(e->src[i].get());
-    std::sort(r.begin(), r.end());
-    return r;
-  };
-  auto depends_on = [](const UPtr& x, const UPtr& e) {
-    for (const UPtr& u : toposort(x))
-      if (u == e) return true;
-    return false;
-  };
-  std::vector<UPtr> src(group->src.begin(), group->src.end());
-  bool merged = false;
-  for (size_t i = 0; i < src.size(); ++i) {
-    if (!src[i] || src[i]->op != Op::END || src[i]->src.size() < 2) continue;
-    const std::vector<const UOp*> key = ranges_of(src[i]);
-    std::vector<size_t> same{i};
-    for (size_t j = i + 1; j < src.size(); ++j)
-      if (src[j] && src[j]->op == Op::END && src[j]->src.size() >= 2 && ranges_of(src[j]) == key) same.push_back(j);
-    if (same.size() < 2) continue;
-    bool apart = false;
-    for (size_t a : same)
-      for (size_t b : same) apart |= a != b && depends_on(src[a]->src[0], src[b]);
-    if (apart) continue;
-    std::vector<UPtr> values;
-    for (size_t k : same) values.push_back(src[k]->src[0]);
-    std::vector<UPtr> end_src{UOp::make(Op::NOOP, dtypes::void_, std::move(values))};
-    end_src.insert(end_src.end(), src[i]->src.begin() + 1, src[i]->src.end());
-    const UPtr first = src[i];
-    for (size_t k : same) src[k] = UPtr();
-    src[i] = UOp::make(Op::END, first->dtype, std::move(end_src));
-    merged = true;
-  }
-  if (!merged) return {};
-  std::erase_if(src, [](const UPtr& u) { return !u; });
-  return UOp::make(group->op, group->dtype, std::move(src), group->arg);
 }
 
 }  // namespace rg

@@ -56,15 +56,9 @@ std::optional<GroupCtx> group_ctx(const UPtr& kernel);
 // shared buffer would be rewritten while other threads read it) or is a vector.
 UPtr group_reduce(GroupCtx& ctx, const UPtr& red);
 
-// An INDEX used as a value reads memory: LOAD(INDEX typed as the buffer's pointer).
-UPtr load_of(const UPtr& index);
-// LOAD(INDEX(buf, where(c, i, Invalid))): the load happens only where c holds, 0 elsewhere.
-UPtr gated_load(const UPtr& load, const UPtr& buf, const UPtr& i, const UPtr& c);
+// A value INDEX into something that is not a pointer cannot be read: an rg::Error naming it (never returns).
+UPtr index_into_non_pointer(const UPtr& index);
 // END(x, r1, r2, ...) as nested single-range ENDs, the innermost range (largest key) innermost.
 UPtr split_end(const UPtr& end);
-// Seed 003's merge_sibling_ends: in a SINK or NOOP, sibling ENDs that close the same ranges (in any order)
-// become one END of a NOOP of their values, at the first one's place: one loop, its bodies in source order.
-// An END whose value depends on a sibling's END stays apart. Null when no two siblings share their ranges.
-UPtr merge_sibling_ends(const UPtr& group);
 
 }  // namespace rg

@@ -145,48 +145,35 @@ TEST(RemoveReduce, AddIntoWmma) {
             UOp::make(Op::MUL, w->dtype, {w, d}));
 }
 
-// Stage 15's merge_sibling_ends on hand-built groups.
-TEST(MergeSiblingEnds, SameRangesBecomeOneEnd) {
-  UPtr p = param(0, dtypes::float32, 8), q = param(1, dtypes::float32, 8);
-  UPtr r0 = range(2, 0), r1 = range(4, 1);
-  UPtr s0 = store(p, r0 * 4 + r1, f32(1)), s1 = store(q, r0 * 4 + r1, f32(2)), s2 = store(q, r0, f32(3));
-  UPtr e0 = end(s0, {r0, r1}), e1 = end(s1, {r1, r0}), e2 = end(s2, {r0});
-  // The two over {r0, r1} (in either order) merge at the first's place; the one over r0 alone stays.
-  UPtr merged = merge_sibling_ends(sink({e0, e2, e1}));
-  ASSERT_TRUE(merged);
-  EXPECT_EQ(merged, sink({end(UOp::make(Op::NOOP, dtypes::void_, {s0, s1}), {r0, r1}), e2}));
-  EXPECT_EQ(graph_rewrite(sink({e0, e2, e1}), rules::merge_ends), merged);
-  // Inside a NOOP too; nothing to merge: null.
-  UPtr noop = UOp::make(Op::NOOP, dtypes::void_, {end(s0, {r1}), end(s1, {r1})});
-  EXPECT_EQ(merge_sibling_ends(noop),
-            UOp::make(Op::NOOP, dtypes::void_, {end(UOp::make(Op::NOOP, dtypes::void_, {s0, s1}), {r1})}));
-  EXPECT_FALSE(merge_sibling_ends(sink({e0, e2})));
-  // An END whose body needs the other's loop finished stays apart.
-  UPtr after = UOp::make(Op::AFTER, p->dtype, {p, e0});
-  UPtr reads = end(store(q, r0 * 4 + r1, load(after, r0 * 4 + r1)), {r0, r1});
-  EXPECT_FALSE(merge_sibling_ends(sink({e0, reads})));
+// add_loads: an INDEX used as a value is a LOAD through the INDEX typed as the buffer's pointer.
+TEST(AddLoads, ValueIndexBecomesLoad) {
+  const UPtr p = param(0, dtypes::int32, 4), i = cnst_int(dtypes::index, 1);
+  const UPtr l = graph_rewrite(load(p, i), rules::add_loads);
+  EXPECT_EQ(l, UOp::make(Op::LOAD, dtypes::int32, {UOp::make(Op::INDEX, p->dtype, {p, i})}));
+  EXPECT_EQ(graph_rewrite(l->src[0], rules::add_loads), l->src[0]);  // a pointer INDEX is an address, not a value
+  // A store's own address is not read.
+  EXPECT_EQ(graph_rewrite(store(p, i, cnst_int(dtypes::int32, 5)), rules::add_loads),
+            UOp::make(Op::STORE, dtypes::void_, {l->src[0], cnst_int(dtypes::int32, 5)}));
+  // An INDEX into a value cannot be read: an error naming it.
+  const UPtr v = var("v", 0, 9, dtypes::int32);
+  try {
+    graph_rewrite(UOp::make(Op::INDEX, dtypes::int32, {v, i}), rules::add_loads);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("INDEX into a non-pointer int"), std::string::npos) << e.what();
+  }
 }
 
-TEST(LoadOf, ValueIndexBecomesLoad) {
-  UPtr p = param(0, dtypes::int32, 4);
-  UPtr v = load(p, cnst_int(dtypes::index, 1));
-  UPtr l = load_of(v);
-  ASSERT_EQ(l->op, Op::LOAD);
-  EXPECT_EQ(l->dtype, dtypes::int32);
-  EXPECT_EQ(l->src[0]->dtype, p->dtype);
-  EXPECT_EQ(l->src[0]->src[1], v->src[1]);
-  EXPECT_FALSE(load_of(l->src[0]));  // a pointer INDEX is an address, not a value
-}
-
-TEST(GatedLoad, ReadsZeroOutsideTheGate) {
-  UPtr p = param(0, dtypes::float32, 4);
-  UPtr i = cnst_int(dtypes::index, 2), c = cnst_int(dtypes::bool_, 1);
-  UPtr l = UOp::make(Op::LOAD, dtypes::float32, {UOp::make(Op::INDEX, p->dtype, {p, i})});
-  UPtr g = gated_load(l, p, i, c);
-  ASSERT_EQ(g->src.size(), 3u);
-  EXPECT_EQ(g->src[1]->as_float(), 0.0);
-  EXPECT_EQ(g->src[1]->dtype, dtypes::float32);
-  EXPECT_EQ(g->src[2], c);
+// A padded read: LOAD(INDEX(buf, i), 0, c), which reads 0 where the gate c does not hold.
+TEST(AddLoads, PaddedLoadReadsZeroOutsideTheGate) {
+  const UPtr p = param(0, dtypes::float32, 4), i = range(4, 0), c = i < cnst_int(dtypes::index, 3);
+  const UPtr padded = load(p, where(c, i, invalid(dtypes::index)));
+  const UPtr want =
+      UOp::make(Op::LOAD, dtypes::float32, {UOp::make(Op::INDEX, p->dtype, {p, i}), cnst(dtypes::float32, 0), c});
+  EXPECT_EQ(graph_rewrite(padded, rules::add_loads), want);
+  // The pad's own mask over it is the load; at no address it reads 0.
+  EXPECT_EQ(graph_rewrite(where(c, padded, cnst(dtypes::float32, 0)), rules::add_loads), want);
+  EXPECT_EQ(graph_rewrite(load(p, invalid(dtypes::index)), rules::add_loads), cnst(dtypes::float32, 0));
 }
 
 TEST(SplitEnd, InnermostRangeInnermost) {

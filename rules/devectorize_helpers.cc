@@ -311,16 +311,19 @@ UPtr split_ptrcat_stores(const UPtr& group) {
   return any ? UOp::make(group->op, group->dtype, std::move(src), group->arg) : UPtr();
 }
 
-bool alu_lanes(const UPtr& v) {
+bool uniform_lanes(const UPtr& v) {
+  const DType dt = v->src[0]->dtype;
+  return foldable_dtype(dt) && std::all_of(v->src.begin(), v->src.end(), [&](const UPtr& l) { return l->dtype == dt; });
+}
+
+bool vector_alu_lanes(const UPtr& v) {
   const UPtr& l0 = v->src[0];
   const DType dt = l0->dtype;
-  if (!foldable_dtype(dt) || !is(l0->op, kVectorizable)) return false;
-  if ((l0->op == Op::DIV && !dt.is_float()) || (l0->op == Op::EXP2 && dt != dtypes::float32)) return false;
-  for (const UPtr& l : v->src) {
-    if (l->op != l0->op || l->dtype != dt || l->arg != l0->arg || l->src.size() != l0->src.size()) return false;
+  if (!uniform_lanes(v) || (l0->op == Op::DIV && !dt.is_float()) || (l0->op == Op::EXP2 && dt != dtypes::float32))
+    return false;
+  for (const UPtr& l : v->src)
     for (const UPtr& x : l->src)
       if (x->dtype != dt) return false;
-  }
   return true;
 }
 
@@ -329,31 +332,6 @@ UPtr lane_operands(const UPtr& v, int64_t j) {
   for (const UPtr& l : v->src) lanes.push_back(l->src.at(j));
   const DType dt = lanes[0]->dtype.vec(static_cast<int>(lanes.size()));
   return UOp::make(Op::VECTORIZE, dt, std::move(lanes));
-}
-
-UPtr vectorize_reduce(const UPtr& vec) {
-  const UPtr& r0 = vec->src[0];
-  if (!foldable_dtype(r0->dtype)) return {};
-  std::vector<UPtr> lanes;
-  for (const UPtr& r : vec->src) {
-    if (r->op != Op::REDUCE || r->arg != r0->arg || r->dtype != r0->dtype || r->src.size() != r0->src.size() ||
-        !std::equal(r->src.begin() + 1, r->src.end(), r0->src.begin() + 1))
-      return {};
-    lanes.push_back(r->src[0]);
-  }
-  std::vector<UPtr> src{UOp::make(Op::VECTORIZE, vec->dtype, std::move(lanes))};
-  src.insert(src.end(), r0->src.begin() + 1, r0->src.end());
-  return UOp::make(Op::REDUCE, vec->dtype, std::move(src), r0->arg);
-}
-
-bool lanes_in_order(const UPtr& v, const UPtr& x) {
-  if (x->dtype != v->dtype || x->dtype.count != v->src.size()) return false;
-  for (size_t k = 0; k < v->src.size(); ++k) {
-    const UPtr& l = v->src[k];
-    if (l->op != Op::GEP || l->src[0] != x || l->arg_ints() != std::vector<int64_t>{static_cast<int64_t>(k)})
-      return false;
-  }
-  return true;
 }
 
 }  // namespace rg

@@ -82,6 +82,7 @@ void plan_ptrcats(const UPtr& kernel, FoldCtx& ctx);
 UPtr lane_of_ptrcat(const FoldCtx& ctx, const UPtr& load);
 // NOOP/SINK whose sibling scalar stores of a run (ptrcat_groups; an address stored twice stays) become one
 // STORE(PTRCAT(their INDEXes), VECTORIZE(their values)) where the first of them stood; null when none groups.
+// The pass group_stores (compiler/codegen/codegen.cc) applies it to every group of a kernel.
 UPtr ptrcat_stores(const FoldCtx& ctx, const UPtr& group);
 
 // --- distribution (phases 3 and 4) ---
@@ -93,18 +94,17 @@ UPtr cat_of_loads(const UPtr& load);
 // Lane k of CAT(pieces...): the lane of the piece that holds it (a scalar piece itself). Null past the end.
 UPtr lane_of_cat(const UPtr& cat, const std::vector<int64_t>& lane);
 // NOOP/SINK whose STORE(PTRCAT(pieces...), v) become STORE(piece, its lanes of v), in place; null when none.
+// The pass store_pieces applies it to every group of a kernel.
 UPtr split_ptrcat_stores(const UPtr& group);
 
 // --- vector ALU ops ---
-// Guard of lanes_to_vector_alu: the lanes of VECTORIZE v are one Vectorizable op (same arg, same dtype, every
-// operand of that dtype, a type vectors hold; DIV on floats, EXP2 on float32 only).
-bool alu_lanes(const UPtr& v);
+// The dtype part of the vector lanes' rules (the patterns say which ops the lanes are). Guard of
+// lanes_of_reduces_to_vector_reduce: every lane of VECTORIZE v has the first one's dtype, a type vectors hold.
+bool uniform_lanes(const UPtr& v);
+// Guard of lanes_to_vector_binary/unary, whose lanes are one Vectorizable op: uniform_lanes(v), every operand
+// of that dtype too, and the op computes on vectors of it (DIV on floats only, EXP2 on float32 only).
+bool vector_alu_lanes(const UPtr& v);
 // Operand j of every lane of VECTORIZE v, as one VECTORIZE.
 UPtr lane_operands(const UPtr& v, int64_t j);
-// VECTORIZE(REDUCE[op](x0, rs...), REDUCE[op](x1, rs...), ...) of one op over the same ranges, of a
-// foldable dtype: REDUCE[op](VECTORIZE(x0, x1, ...), rs...). Null otherwise.
-UPtr vectorize_reduce(const UPtr& vec);
-// Guard of vectorize_of_lanes: v is VECTORIZE(GEP(x, 0), GEP(x, 1), ..., GEP(x, n-1)) with x of v's dtype.
-bool lanes_in_order(const UPtr& v, const UPtr& x);
 
 }  // namespace rg

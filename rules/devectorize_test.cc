@@ -171,11 +171,8 @@ TEST(Devectorize, SiblingStoresGroupThroughOnePtrcat) {
                    address(out, r * 4 + idx(3))});
   UPtr want = UOp::make(Op::NOOP, dtypes::void_, {store(p, vec(v))});
   FoldCtx ctx{kCpu, vector_scalars(), {}};
-  UPtr grouped;
-  EXPECT_EQ(fired_by([&] { grouped = graph_rewrite(noop, rules::group_stores, ctx); }),
-            (Fired{{"group_stores_in_noop", 1}}));
-  EXPECT_EQ(grouped, want);
-  EXPECT_EQ(graph_rewrite(sink(stores), rules::group_stores, ctx), sink(store(p, vec(v))));
+  EXPECT_EQ(ptrcat_stores(ctx, noop), want);
+  EXPECT_EQ(ptrcat_stores(ctx, sink(stores)), sink(store(p, vec(v))));
   // Gated stores behind one gate group; an address stored twice, a gap and a lone store stay.
   UPtr g = r < idx(1);
   UPtr ga = UOp::make(Op::INDEX, out->dtype, {out, r * 4, g}),
@@ -261,12 +258,10 @@ TEST(Devectorize, LoadsAndStoresOfPtrcatDistribute) {
   UPtr other = store(out, idx(7), f32(7));
   UPtr noop = UOp::make(Op::NOOP, dtypes::void_, {other, store(pieces, vec(vals))});
   FoldCtx ctx{kCpu, vector_scalars(), {}};
-  UPtr split;
-  EXPECT_EQ(fired_by([&] { split = graph_rewrite(noop, rules::distribute_ptrcats, ctx); }),
-            (Fired{{"split_ptrcat_stores_in_noop", 1}}));
-  EXPECT_EQ(split, UOp::make(Op::NOOP, dtypes::void_,
-                             {other, store(v4, vec({vals[0], vals[1], vals[2], vals[3]})),
-                              store(v2, vec({vals[4], vals[5]}))}));
+  EXPECT_EQ(graph_rewrite(noop, rules::distribute_ptrcats, ctx), noop);  // the pass store_pieces splits it
+  EXPECT_EQ(split_ptrcat_stores(noop), UOp::make(Op::NOOP, dtypes::void_,
+                                                 {other, store(v4, vec({vals[0], vals[1], vals[2], vals[3]})),
+                                                  store(v2, vec({vals[4], vals[5]}))}));
   EXPECT_FALSE(split_ptrcat_stores(UOp::make(Op::NOOP, dtypes::void_, {other})));
   // Pieces that do not hold the access's lanes: no rule answers.
   EXPECT_FALSE(cat_of_loads(UOp::make(Op::LOAD, dtypes::float32.vec(8), {pieces})));
@@ -289,26 +284,29 @@ TEST(Devectorize, StoresGroupAndValuesBecomeVectorOps) {
   for (int i = 0; i < 4; ++i)
     stores.push_back(store(out, r * 4 + idx(i), load_at(a, r * 4 + idx(i)) + load_at(a, r * 4 + idx(i))));
   UPtr noop = UOp::make(Op::NOOP, dtypes::void_, stores);
-  // Through the rule sets as the ptrcat and devectorize passes run them: one vector load, add and store.
+  // Through the rule sets and helpers as the passes ptrcat, group_stores, devectorize, store_pieces and
+  // vector_lanes run them (the C++ passes on each group: here the one NOOP): one vector load, add and store.
   UPtr k = sink(UOp::make(Op::END, dtypes::void_, {noop, r}));
   FoldCtx ctx{kCpu, vector_scalars(), {}};
   plan_ptrcats(k, ctx);
-  k = graph_rewrite(k, rules::group_loads, ctx);
-  k = graph_rewrite(k, rules::group_stores, ctx);
-  k = graph_rewrite(k, rules::distribute_ptrcats, ctx);
-  k = graph_rewrite(k, rules::vector_lanes);
+  UPtr group = graph_rewrite(k, rules::group_loads, ctx)->src[0]->src[0];
+  group = graph_rewrite(ptrcat_stores(ctx, group), rules::distribute_ptrcats, ctx);
+  EXPECT_FALSE(split_ptrcat_stores(group));  // the PTRCAT of one float4 pointer is that pointer
+  group = graph_rewrite(group, rules::vector_lanes);
   UPtr vl = vload(vindex(a, 4, r * 4 + idx(0)));
   UPtr want = store(vindex(out, 4, r * 4 + idx(0)), vl + vl);
-  EXPECT_EQ(k->src[0]->src[0], UOp::make(Op::NOOP, dtypes::void_, {want})) << k;
+  EXPECT_EQ(group, UOp::make(Op::NOOP, dtypes::void_, {want})) << group;
 }
 
 TEST(Devectorize, VectorLanes) {
   UPtr x = UOp::make(Op::LOAD, dtypes::float32.vec(2),
                      {UOp::make(Op::INDEX, dtypes::float32.vec(2).ptr_to(-1), {param(0, dtypes::float32, 2), idx(0)})});
-  EXPECT_TRUE(lanes_in_order(vec({gep(x, 0), gep(x, 1)}), x));
-  EXPECT_FALSE(lanes_in_order(vec({gep(x, 1), gep(x, 0)}), x));  // a shuffle stays
   EXPECT_EQ(graph_rewrite(vec({gep(x, 0), gep(x, 1)}), rules::whole_vectors), x);
-  EXPECT_EQ(graph_rewrite(vec({gep(x, 1), gep(x, 0)}), rules::whole_vectors), vec({gep(x, 1), gep(x, 0)}));
+  // A shuffle, a part of x, lanes of two vectors stay.
+  UPtr y =
+      UOp::make(Op::LOAD, x->dtype, {UOp::make(Op::INDEX, x->src[0]->dtype, {param(1, dtypes::float32, 2), idx(0)})});
+  for (const UPtr& stays : {vec({gep(x, 1), gep(x, 0)}), vec({gep(x, 0)}), vec({gep(x, 0), gep(y, 1)})})
+    EXPECT_EQ(graph_rewrite(stays, rules::whole_vectors), stays) << stays;
   // A lane of a VECTORIZE is that lane; a GEP of two lanes, or past the end, stays (the rule declines).
   UPtr swapped = vec({gep(x, 1), gep(x, 0)});
   EXPECT_EQ(graph_rewrite(gep(swapped, 1), rules::lanes_of_vectors), gep(x, 0));
@@ -318,19 +316,43 @@ TEST(Devectorize, VectorLanes) {
   EXPECT_EQ(graph_rewrite(past, rules::lanes_of_vectors), past);
   UPtr c = cnst(dtypes::float32, 2);
   UPtr lanes = vec({gep(x, 0) * c, gep(x, 1) * c});
-  EXPECT_TRUE(alu_lanes(lanes));
+  EXPECT_TRUE(vector_alu_lanes(lanes));
   EXPECT_EQ(lane_operands(lanes, 1), vec({c, c}));
   EXPECT_EQ(graph_rewrite(lanes, rules::vector_lanes), x * vec({c, c}));
   EXPECT_EQ(graph_rewrite(vec({-gep(x, 0), -gep(x, 1)}), rules::vector_lanes), -x);
   // Mixed ops, comparisons (bool vectors), casts, integer division and 16-bit floats stay per lane.
-  EXPECT_FALSE(alu_lanes(vec({gep(x, 0) * c, gep(x, 1) + c})));
-  EXPECT_FALSE(alu_lanes(vec({gep(x, 0) < c, gep(x, 1) < c})));
-  EXPECT_FALSE(alu_lanes(vec({where(gep(x, 0) < c, c, c), where(gep(x, 1) < c, c, c)})));
-  EXPECT_FALSE(alu_lanes(vec({cast(gep(x, 0), dtypes::int32), cast(gep(x, 1), dtypes::int32)})));
   UPtr i = cnst_int(dtypes::int32, 3), h = cnst(dtypes::float16, 1);
-  EXPECT_FALSE(alu_lanes(vec({i / i, i / i})));
-  EXPECT_TRUE(alu_lanes(vec({i * i, i * i})));  // every integer type the targets have vectors of
-  EXPECT_FALSE(alu_lanes(vec({h + h, h + h})));
+  for (const UPtr& stays : {vec({gep(x, 0) * c, gep(x, 1) + c}), vec({gep(x, 0) < c, gep(x, 1) < c}),
+                            vec({where(gep(x, 0) < c, c, c), where(gep(x, 1) < c, c, c)}),
+                            vec({cast(gep(x, 0), dtypes::int32), cast(gep(x, 1), dtypes::int32)}), vec({i / i, i / i}),
+                            vec({h + h, h + h})})
+    EXPECT_EQ(graph_rewrite(stays, rules::vector_lanes), stays) << stays;
+  EXPECT_FALSE(vector_alu_lanes(vec({i / i, i / i})));
+  EXPECT_TRUE(vector_alu_lanes(vec({i * i, i * i})));  // every integer type the targets have vectors of
+  EXPECT_FALSE(vector_alu_lanes(vec({h + h, h + h})));
+  UPtr l = cnst_int(dtypes::int64, 3);
+  EXPECT_FALSE(
+      vector_alu_lanes(vec({i * i, UOp::make(Op::MUL, dtypes::int32, {i, l})})));  // an operand of another type
+  // uniform_lanes: one foldable dtype in every lane.
+  EXPECT_TRUE(uniform_lanes(vec({i, i * i})));
+  EXPECT_FALSE(uniform_lanes(UOp::make(Op::VECTORIZE, dtypes::int32.vec(2), {i, l})));
+  EXPECT_FALSE(uniform_lanes(vec({h, h})));
+}
+
+// The expander's accumulator lanes: REDUCEs of one op over the same ranges are one REDUCE of a vector.
+TEST(Devectorize, LanesOfReducesAreOneVectorReduce) {
+  UPtr in = param(1, dtypes::float32, 8);
+  UPtr r = range(4, 0, AxisType::Reduce), s = range(2, 1, AxisType::Reduce);
+  auto red = [](const UPtr& x, std::vector<UPtr> rs, Op op = Op::ADD) {
+    rs.insert(rs.begin(), x);
+    return UOp::make(Op::REDUCE, x->dtype, std::move(rs), op);
+  };
+  UPtr a = load_at(in, r * 2), b = load_at(in, r * 2 + idx(1));
+  EXPECT_EQ(graph_rewrite(vec({red(a, {r}), red(b, {r})}), rules::vector_reduce),
+            UOp::make(Op::REDUCE, dtypes::float32.vec(2), {vec({a, b}), r}, Op::ADD));
+  for (const UPtr& stays : {vec({red(a, {r}), red(b, {s})}), vec({red(a, {r}), red(b, {r}, Op::MAX)}),
+                            vec({red(a, {r}), red(b, {r, s})}), vec({red(a, {r}), b})})
+    EXPECT_EQ(graph_rewrite(stays, rules::vector_reduce), stays) << stays;
 }
 
 // Seed 003's GEP pushing, for a target without vector ALU ops: a lane of an ALU op on vectors is the op on

@@ -1,4 +1,4 @@
-// C++ helpers for rules/reduce_collapse.rules. Unit-tested in reduce_collapse_test.cc.
+// C++ helpers for rules/reduce_collapse.rules. Unit-tested in reduce_collapse_helpers_test.cc.
 #pragma once
 
 #include "compiler/ir/uop.h"

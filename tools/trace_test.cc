@@ -100,7 +100,7 @@ TEST(Trace, ShowsEveryPass) {
   for (const char* p :
        {"pass simplify [symbolic]", "pass invalid [invalid]", "pass unroll [choose_unrolls] (UnrollPlan)",
         "pass expand [expand]", "pass remove_reduce [remove_reduce] (ReduceCtx)", "pass add_loads [add_loads]",
-        "pass ptrcat [group_loads, then group_stores] (FoldCtx)", "pass devectorize [distribute_ptrcats] (FoldCtx)",
+        "pass ptrcat [group_loads] (FoldCtx)", "pass devectorize [distribute_ptrcats] (FoldCtx)",
         "pass index_dtype: no rule fired"}) {
     at = text.find(p, at);
     EXPECT_NE(at, std::string::npos) << p << "\n" << text;

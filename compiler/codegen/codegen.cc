@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "compiler/codegen/collapse.h"
+#include "compiler/codegen/groups.h"
 #include "compiler/codegen/index_dtype.h"
 #include "compiler/codegen/linearize.h"
 #include "compiler/opt/heuristics.h"
@@ -92,6 +93,14 @@ bool unrolls_whole(const UPtr& kernel, int64_t unroll_limit) {
 // The devectorize rule sets' context: the target's fold widths and vector types.
 std::optional<FoldCtx> fold_ctx(const UPtr&, L& s) { return FoldCtx{s.opts.fold_widths, s.opts.fold_dtypes, {}}; }
 
+// Sibling scalar stores of a run (one buffer, one gate, consecutive addresses) as one store through a PTRCAT.
+UPtr group_stores(const UPtr& k, L& s) {
+  const FoldCtx ctx = *fold_ctx(k, s);
+  return rewrite_groups(k, [&ctx](const UPtr& group) { return ptrcat_stores(ctx, group); });
+}
+// A store through a PTRCAT of pieces as one store per piece.
+UPtr store_pieces(const UPtr& k, L&) { return rewrite_groups(k, split_ptrcat_stores); }
+
 // A plan that found nothing to do skips its rules; one that did marks the kernel's axes retyped.
 template <class Ctx>
 std::optional<Ctx> retyping(L& s, Ctx plan, bool any) {
@@ -164,8 +173,9 @@ const std::vector<Pass<Lowering>>& lower_passes() {
       {"simplify_expanded", kAxesRetyped, rewrite<L>({&rules::invalid, &rules::symbolic})},
       // With them, the stores of a register tile fold to vector stores, and the REDUCEs whose lanes they
       // store (or the expander's accumulator lanes) become REDUCEs of vectors: vector accumulators.
-      {"accumulator_stores", kVectorLanes,
-       rewrite<L, FoldCtx>(fold_ctx, {&rules::group_stores, &rules::distribute_ptrcats})},
+      {"accumulator_stores", kVectorLanes, cxx<L>(group_stores)},
+      {"accumulator_ptrcats", kVectorLanes, rewrite<L, FoldCtx>(fold_ctx, {&rules::distribute_ptrcats})},
+      {"accumulator_pieces", kVectorLanes, cxx<L>(store_pieces)},
       {"vector_accumulators", kVectorAlu, rewrite<L>({&rules::vector_reduce, &rules::vector_lanes})},
       // A GROUP's reductions: partials through shared memory and a barrier (threads of a block).
       {"group_reduce", kOnGpu,
@@ -202,14 +212,17 @@ const std::vector<Pass<Lowering>>& lower_passes() {
              plan_ptrcats(k, *fold);
              return fold;
            },
-           {&rules::group_loads, &rules::group_stores})},
+           {&rules::group_loads})},
+      {"group_stores", kVectorLanes, cxx<L>(group_stores)},
       {"devectorize", kVectorLanes, rewrite<L, FoldCtx>(fold_ctx, {&rules::distribute_ptrcats})},
+      {"store_pieces", kVectorLanes, cxx<L>(store_pieces)},
       {"vector_lanes", kVectorAlu, rewrite<L>({&rules::vector_lanes})},
       {"whole_vectors", kVectorMemoryOnly, rewrite<L>({&rules::whole_vectors})},
       // Image buffers' accesses, folded or not, become texel reads and writes (after the folds: a whole texel
       // is a 4-lane access).
       {"image_fixup", kImages, rewrite<L>({&rules::image_fixup})},
-      {"merge_ends", {}, rewrite<L>({&rules::merge_ends})},
+      // Sibling ENDs of one loop merged (compiler/codegen/groups.h), then each END closes one range.
+      {"merge_ends", {}, cxx<L>([](const UPtr& k, L&) { return merge_ends(k); })},
       {"split_ends", {}, rewrite<L>({&rules::split_ends})},
       {"index_dtype", {}, cxx<L>([](const UPtr& k, L&) { return lower_index_dtype(k); })},
   };

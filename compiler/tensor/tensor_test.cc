@@ -492,6 +492,15 @@ TEST(Tensor, PrintsShapeDtypeDeviceAndValues) {
             "dtype=int32, device=CPU)");
 }
 
+// docs/api.md's first example: x x^T = [[5, 11], [11, 25]], plus 1, summed per row.
+TEST(Tensor, TheApiPageExample) {
+  Tensor x = Tensor({1.0, 2.0, 3.0, 4.0}).reshape({2, 2});
+  Tensor y = (x.matmul(x.T()) + 1).relu().sum(1);
+  std::ostringstream s;
+  s << y;
+  EXPECT_EQ(s.str(), "Tensor([18, 38], shape=(2,), dtype=float32, device=CPU)");
+}
+
 // Python's slices, against results worked out by hand (tinygrad's x[a:b:c]).
 TEST(Tensor, SlicesWithStepsAndNegativeBounds) {
   const Tensor x = Tensor::arange(7);

@@ -8,26 +8,6 @@ namespace rg {
 
 namespace {
 
-void affine_walk(const UPtr& u, int64_t mul, AffineIndex& a) {
-  if (u->is_const() && !u->is_invalid() && !u->dtype.is_float()) {
-    a.offset += mul * u->as_int();
-    return;
-  }
-  if (u->op == Op::ADD || u->op == Op::SUB) {
-    affine_walk(u->src[0], mul, a);
-    affine_walk(u->src[1], u->op == Op::SUB ? -mul : mul, a);
-    return;
-  }
-  if (u->op == Op::MUL) {
-    for (int i = 0; i < 2; ++i)
-      if (u->src[i]->is_const() && !u->src[i]->is_invalid() && !u->dtype.is_float()) {
-        affine_walk(u->src[1 - i], mul * u->src[i]->as_int(), a);
-        return;
-      }
-  }
-  if ((a.terms[u.get()] += mul) == 0) a.terms.erase(u.get());
-}
-
 // (gate, buffer, base address) of an access: the accesses of one key differ only by a constant.
 using GroupKey = std::tuple<const UOp*, const UOp*, std::vector<std::pair<const UOp*, int64_t>>>;
 
@@ -63,31 +43,6 @@ bool pieces_hold(const UPtr& ptrcat, int64_t lanes) {
 }
 
 }  // namespace
-
-AffineIndex affine_index(const UPtr& idx) {
-  AffineIndex a;
-  affine_walk(idx, 1, a);
-  return a;
-}
-
-std::optional<int64_t> coefficient_of(const UPtr& idx, const UPtr& r) {
-  const AffineIndex a = affine_index(idx);
-  int64_t c = 0;
-  for (const auto& [term, k] : a.terms) {
-    if (term == r.get()) {
-      c = k;
-      continue;
-    }
-    for (const UPtr& u : toposort(UPtr(term)))
-      if (u == r) return std::nullopt;
-  }
-  return c;
-}
-
-bool affine_aligned(const AffineIndex& a, int64_t w) {
-  if (w <= 0 || a.offset % w != 0) return false;
-  return std::all_of(a.terms.begin(), a.terms.end(), [w](const auto& t) { return t.second % w == 0; });
-}
 
 std::vector<std::pair<int64_t, int>> fold_runs(const std::vector<int64_t>& offsets, const std::vector<int>& widths,
                                                const AffineIndex& base) {
@@ -126,9 +81,10 @@ std::vector<std::vector<size_t>> ptrcat_groups(const std::vector<Access>& access
   std::map<GroupKey, std::map<int64_t, size_t>> groups;  // key -> offset -> its first access
   for (size_t i = 0; i < accesses.size(); ++i) {
     const UPtr& addr = accesses[i].addr;
-    AffineIndex a = affine_index(addr->src[1]);
-    GroupKey key{accesses[i].gate.get(), addr->src[0].get(), {a.terms.begin(), a.terms.end()}};
-    groups[key].emplace(a.offset, i);
+    const std::optional<AffineIndex> a = affine_index(addr->src[1]);
+    if (!a) continue;  // a sum past int64: the access stays scalar
+    GroupKey key{accesses[i].gate.get(), addr->src[0].get(), {a->terms.begin(), a->terms.end()}};
+    groups[key].emplace(a->offset, i);
   }
   std::vector<std::vector<size_t>> runs;
   for (const auto& [key, at] : groups) {
@@ -239,10 +195,11 @@ UPtr ptrcat_pieces(const FoldCtx& ctx, const UPtr& ptrcat) {
     if (!plain_buffer(p) || p->src.size() != first->src.size() || p->src[0] != first->src[0] ||
         (p->src.size() == 3 && p->src[2] != first->src[2]))
       return {};
-    AffineIndex a = affine_index(p->src[1]);
-    if (k == 0) base.terms = a.terms;
-    if (a.terms != base.terms || (k > 0 && a.offset != offsets.back() + 1)) return {};  // not consecutive
-    offsets.push_back(a.offset);
+    const std::optional<AffineIndex> a = affine_index(p->src[1]);
+    if (!a) return {};
+    if (k == 0) base.terms = a->terms;
+    if (a->terms != base.terms || (k > 0 && a->offset != offsets.back() + 1)) return {};  // not consecutive
+    offsets.push_back(a->offset);
   }
   const auto runs = fold_runs(offsets, ctx.widths, base);
   if (runs.empty()) return {};

@@ -25,21 +25,10 @@
 #include <utility>
 #include <vector>
 
+#include "compiler/ir/index.h"
 #include "compiler/ir/uop.h"
 
 namespace rg {
-
-// An integer index as sum(coeff * term) + offset. Terms are the index's sub-expressions that are not
-// ADD, SUB, MUL by a constant or a constant (borrowed from the index: valid while it lives).
-struct AffineIndex {
-  std::map<const UOp*, int64_t> terms;  // coefficient of each term, none 0
-  int64_t offset = 0;
-};
-AffineIndex affine_index(const UPtr& idx);
-// The coefficient of range r in an index (0 when unused); nullopt when r also appears inside a term (r / 4).
-std::optional<int64_t> coefficient_of(const UPtr& idx, const UPtr& r);
-// Is every coefficient and the offset a multiple of w (the index is w-aligned wherever it runs)?
-bool affine_aligned(const AffineIndex& a, int64_t w);
 
 // Greedy fold of sorted distinct offsets of one base address into vector accesses: from each offset,
 // the largest width w of `widths` (descending, > 1) with offsets o..o+w-1 all present and o aligned to

@@ -1,4 +1,4 @@
-// rules/devectorize.rules and its helpers on small hand-built graphs: affine indices, the fold of
+// rules/devectorize.rules and its helpers on small hand-built graphs: the fold of
 // offsets to widths, PTRCAT grouping of loads and stores and its distribution at the fold widths (each
 // rule where it fires and where it must not), vector lanes through ALU ops, and the upcast plan.
 #include "rules/devectorize.h"
@@ -27,22 +27,6 @@ UPtr vec(std::vector<UPtr> lanes) {
   return UOp::make(Op::VECTORIZE, dt, std::move(lanes));
 }
 
-TEST(Devectorize, AffineIndex) {
-  UPtr r = range(8, 0), s = range(3, 1);
-  AffineIndex a = affine_index(r * 4 + s * 12 + idx(3) - r);
-  EXPECT_EQ(a.offset, 3);
-  EXPECT_EQ(a.terms.size(), 2u);
-  EXPECT_EQ(a.terms[r.get()], 3);
-  EXPECT_EQ(a.terms[s.get()], 12);
-  UPtr q = r / 4;  // not affine: a term of its own
-  AffineIndex b = affine_index(q * 8 + idx(4));
-  EXPECT_EQ(b.terms.size(), 1u);
-  EXPECT_EQ(b.terms[q.get()], 8);
-  EXPECT_TRUE(affine_aligned(b, 4));
-  EXPECT_FALSE(affine_aligned(b, 8));
-  EXPECT_TRUE(affine_index(r - r).terms.empty());
-}
-
 TEST(Devectorize, FoldRunsTakeTheLargestAlignedWidth) {
   AffineIndex flat;                                                              // constant addresses
   EXPECT_EQ(fold_runs({0, 1, 2, 3, 4, 5}, kCpu, flat), (Runs{{0, 4}, {4, 2}}));  // seed 004's input
@@ -51,9 +35,9 @@ TEST(Devectorize, FoldRunsTakeTheLargestAlignedWidth) {
   EXPECT_EQ(fold_runs({0, 2, 4}, kCpu, flat), Runs{});
   EXPECT_EQ(fold_runs({0, 1, 2, 3}, {}, flat), Runs{});  // no widths: scalar
   UPtr r = range(8, 0);
-  EXPECT_EQ(fold_runs({0, 1, 2, 3}, kCpu, affine_index(r * 4)), (Runs{{0, 4}}));
-  EXPECT_EQ(fold_runs({0, 1, 2, 3}, kCpu, affine_index(r * 2)), (Runs{{0, 2}, {2, 2}}));
-  EXPECT_EQ(fold_runs({0, 1, 2, 3}, kCpu, affine_index(r)), Runs{});  // r: any alignment
+  EXPECT_EQ(fold_runs({0, 1, 2, 3}, kCpu, *affine_index(r * 4)), (Runs{{0, 4}}));
+  EXPECT_EQ(fold_runs({0, 1, 2, 3}, kCpu, *affine_index(r * 2)), (Runs{{0, 2}, {2, 2}}));
+  EXPECT_EQ(fold_runs({0, 1, 2, 3}, kCpu, *affine_index(r)), Runs{});  // r: any alignment
 }
 
 // --- grouping (seed 003's phase 1) ---

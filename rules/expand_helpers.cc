@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <optional>
 
-#include "rules/devectorize_helpers.h"
+#include "compiler/ir/index.h"
 #include "rules/invalid_helpers.h"
 
 namespace rg {
@@ -28,8 +28,7 @@ UnrollPlan plan_unrolls(const UPtr& kernel, int64_t limit) {
     if (t == AxisType::Loop || t == AxisType::Reduce) candidates.push_back(u);
     if (is_expanded_axis(u)) product *= std::max<int64_t>(u->src[0]->as_int(), 0);
   }
-  std::sort(candidates.begin(), candidates.end(),
-            [](const UPtr& a, const UPtr& b) { return range_key(a) > range_key(b); });
+  sort_ranges(candidates, RangeOrder::InnermostFirst);
   for (const UPtr& r : candidates) {
     const int64_t bound = std::max<int64_t>(r->src[0]->as_int(), 0);
     if (bound > limit || product * bound > limit) continue;
@@ -58,8 +57,7 @@ UpcastPlan plan_upcast(const UPtr& kernel, int64_t width, int64_t unroll_limit) 
     if (u->op == Op::INDEX && u->src[0]->op == Op::PARAM) addresses.push_back(u);
   }
   if (stores.empty()) return plan;
-  std::sort(candidates.begin(), candidates.end(),
-            [](const UPtr& a, const UPtr& b) { return range_key(a) > range_key(b); });
+  sort_ranges(candidates, RangeOrder::InnermostFirst);
   UnrollPlan unrolls = plan_unrolls(kernel, unroll_limit);
   for (const UPtr& r : candidates) {
     if (unrolls.has(r)) continue;

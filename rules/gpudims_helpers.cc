@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <unordered_set>
 
+#include "compiler/ir/index.h"
 #include "compiler/ir/shape.h"
 
 namespace rg {
@@ -13,8 +14,9 @@ UPtr new_range(const UPtr& like, int64_t bound, int64_t id, AxisType t) {
   return UOp::make(Op::RANGE, like->dtype, {cnst_int(like->src[0]->dtype, bound)}, to_arg(RangeArg{id, t}));
 }
 
-void sort_ranges(std::vector<UPtr>& v) {
-  std::sort(v.begin(), v.end(), [](const UPtr& a, const UPtr& b) { return range_key(a) < range_key(b); });
+// Ranges outermost first, each once.
+void sort_unique(std::vector<UPtr>& v) {
+  sort_ranges(v);
   v.erase(std::unique(v.begin(), v.end()), v.end());
 }
 
@@ -93,7 +95,7 @@ ThreadPlan plan_threads(const UPtr& kernel, const GpuLimits& lim) {
     if (std::all_of(addressed.begin(), addressed.end(), [&](const auto& a) { return a.count(r.get()) > 0; }))
       outputs.push_back(r);
   }
-  sort_ranges(outputs);
+  sort_unique(outputs);
   if (outputs.empty()) return plan;
   int64_t next_id = 0;
   bool block_chosen = false;  // the optimizer chose the block's threads (LOCAL, GROUP): outputs are blocks
@@ -220,8 +222,8 @@ ThreadIndices plan_thread_indices(const UPtr& kernel, const GpuLimits& lim) {
       throw Error("GPU dims: thread range " + render_expr(u) + " needs a constant bound >= 1");
     (grid ? globals : locals).push_back(u);
   }
-  sort_ranges(globals);
-  sort_ranges(locals);
+  sort_unique(globals);
+  sort_unique(locals);
   auto bounds = [](const std::vector<UPtr>& rs) {
     std::vector<int64_t> b;
     for (const UPtr& r : rs) b.push_back(r->src[0]->as_int());

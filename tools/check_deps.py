@@ -8,9 +8,10 @@ meant, so a layer cannot come to depend on one above it by accident. The layers,
 compiler/README.md. Edges marked "to go" are known to be wrong (issue 21 removes them); they are listed
 so that no other edge of their kind joins them.
 
-Usage: check_deps.py [ROOT]. Without ROOT, the repository is found from this script's real path (under
+Usage: check_deps.py [--graph] [ROOT]. Without ROOT, the repository is found from this script's real path (under
 `bazel test`, the runfiles link back into the source tree). Exit 0: the tree keeps the policy; 1: the
-edges it breaks, each with a file that makes it.
+edges it breaks, each with a file that makes it. --graph prints the edges the libraries' sources make
+(tests left out), one `from -> to` a line, sorted, and checks nothing.
 """
 import os
 import re
@@ -82,8 +83,12 @@ def package_of(path, pkgs):
 
 
 def main():
-    root = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+    args = sys.argv[1:]
+    graph = "--graph" in args
+    args = [a for a in args if a != "--graph"]
+    root = args[0] if args else os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
     pkgs = packages(root)
+    edges = set()
     unknown = sorted(p for p in pkgs if p not in ALLOWED)
     errors = [f"{p}/BUILD.bazel: a package the policy does not know (add it to tools/check_deps.py)" for p in unknown]
     tops = {p.split("/")[0] for p in pkgs if p != "."}
@@ -105,8 +110,14 @@ def main():
                     if not m or m.group(1).split("/")[0] not in tops:  # a system or external header
                         continue
                     dst = package_of(m.group(1), pkgs)
+                    if dst != src and not f.endswith("_test.cc"):
+                        edges.add((src, dst))
                     if dst != src and dst not in allowed:
                         errors.append(f"{path}:{n}: {src} may not include {dst} ({m.group(1)})")
+    if graph:
+        for src, dst in sorted(edges):
+            print(f"{src} -> {dst}")
+        return 0
     for e in errors:
         print(e)
     return 1 if errors else 0

@@ -34,7 +34,10 @@ std::optional<LinearForm> linear_form(const UPtr& x) {
   LinearForm f;
   bool overflow = false;
   for_each_term(
-      x, [&](const UPtr& base, int64_t k) { f.terms.push_back({base, k}); },
+      x,
+      [&](const UPtr& base, int64_t k) {
+        f.terms.push_back({base, k});
+      },
       [&](int64_t v) { overflow |= __builtin_add_overflow(f.constant, v, &f.constant); });
   if (overflow) return std::nullopt;
   return f;

@@ -44,9 +44,9 @@ TEST(Index, SplitTermTakesAConstantOnTheRight) {
   UPtr r = range(8, 0);
   EXPECT_EQ(split_term(r * 4), Term(r, 4));
   EXPECT_EQ(split_term(r), Term(r, 1));
-  EXPECT_EQ(split_term(idx(4) * r), Term(idx(4) * r, 1));  // not canonical: one term
+  EXPECT_EQ(split_term(idx(4) * r), Term(idx(4) * r, 1));            // not canonical: one term
   EXPECT_EQ(split_term(idx(3) * idx(4)), Term(idx(3) * idx(4), 1));  // a base is never a constant
-  EXPECT_EQ(split_term((r + 1) * 4), Term(r + 1, 4));  // a product of a sum is one term
+  EXPECT_EQ(split_term((r + 1) * 4), Term(r + 1, 4));                // a product of a sum is one term
 }
 
 TEST(Index, LinearFormKeepsTheTermsInOrder) {

@@ -11,20 +11,6 @@ namespace {
 // (gate, buffer, base address) of an access: the accesses of one key differ only by a constant.
 using GroupKey = std::tuple<const UOp*, const UOp*, std::vector<std::pair<const UOp*, int64_t>>>;
 
-// A scalar address INDEX(PARAM, index[, gate]) into a global buffer of scalars, else null.
-const UOp* plain_buffer(const UPtr& addr) {
-  if (addr->op != Op::INDEX || addr->src.size() < 2 || addr->src[0]->op != Op::PARAM || addr->dtype.count != 1)
-    return nullptr;
-  if (addr->src.size() > 3 || (addr->src.size() == 3 && !addr->src[2]->dtype.is_bool())) return nullptr;
-  if (addr->src[0]->dtype.space != AddrSpace::Global || addr->src[0]->dtype.count != 1) return nullptr;
-  return addr->src[0].get();
-}
-
-DType vector_ptr(const UPtr& buf, int w) {
-  DType d = buf->dtype;
-  return DType{d.scalar, static_cast<uint16_t>(w), true, d.space, -1};
-}
-
 // Lanes first..first+w-1 of vector v: one lane, or a VECTORIZE of them (VECTORIZE's own lanes when it is one).
 UPtr lanes_of(const UPtr& v, int64_t first, int w) {
   std::vector<UPtr> lanes;
@@ -73,6 +59,19 @@ bool foldable_dtype(DType dt) {
          dt.scalar != Scalar::BFloat16 && dt.scalar != Scalar::Void;
 }
 
+const UOp* plain_buffer(const UPtr& addr) {
+  if (addr->op != Op::INDEX || addr->src.size() < 2 || addr->src[0]->op != Op::PARAM || addr->dtype.count != 1)
+    return nullptr;
+  if (addr->src.size() > 3 || (addr->src.size() == 3 && !addr->src[2]->dtype.is_bool())) return nullptr;
+  if (addr->src[0]->dtype.space != AddrSpace::Global || addr->src[0]->dtype.count != 1) return nullptr;
+  return addr->src[0].get();
+}
+
+DType vector_ptr(const UPtr& buf, int w) {
+  DType d = buf->dtype;
+  return DType{d.scalar, static_cast<uint16_t>(w), true, d.space, -1};
+}
+
 bool FoldCtx::foldable(DType dt) const {
   return foldable_dtype(dt) && std::find(dtypes.begin(), dtypes.end(), dt.scalar) != dtypes.end();
 }
@@ -106,36 +105,6 @@ std::vector<std::vector<size_t>> ptrcat_groups(const std::vector<Access>& access
   }
   std::sort(runs.begin(), runs.end(), [](const auto& a, const auto& b) { return a[0] < b[0]; });
   return runs;
-}
-
-void plan_ptrcats(const UPtr& kernel, FoldCtx& ctx) {
-  std::vector<UPtr> loads;
-  std::vector<Access> accesses;
-  for (const UPtr& u : toposort(kernel)) {
-    if (u->op != Op::LOAD || (u->src.size() != 1 && u->src.size() != 3) || !ctx.foldable(u->dtype)) continue;
-    const UPtr& addr = u->src[0];
-    const UOp* buf = plain_buffer(addr);
-    if (!buf || addr->src.size() != 2 || buf->dtype.scalar != u->dtype.scalar) continue;
-    loads.push_back(u);
-    accesses.push_back({addr, u->src.size() == 3 ? u->src[2] : UPtr()});
-  }
-  for (const std::vector<size_t>& run : ptrcat_groups(accesses, ctx.widths)) {
-    const int n = static_cast<int>(run.size());
-    const UPtr& first = loads[run[0]];
-    std::vector<UPtr> addrs, alts;
-    for (size_t i : run) {
-      addrs.push_back(loads[i]->src[0]);
-      if (first->src.size() == 3) alts.push_back(loads[i]->src[1]);
-    }
-    std::vector<UPtr> src{UOp::make(Op::PTRCAT, vector_ptr(first->src[0]->src[0], n), std::move(addrs))};
-    if (first->src.size() == 3) {
-      src.push_back(UOp::make(Op::VECTORIZE, first->dtype.vec(n), std::move(alts)));
-      src.push_back(first->src[2]);
-    }
-    UPtr vload = UOp::make(Op::LOAD, first->dtype.vec(n), std::move(src));
-    for (int k = 0; k < n; ++k)
-      ctx.lanes[loads[run[k]]] = UOp::make(Op::GEP, first->dtype, {vload}, std::vector<int64_t>{k});
-  }
 }
 
 UPtr lane_of_ptrcat(const FoldCtx& ctx, const UPtr& load) { return ctx.lanes.at(load); }

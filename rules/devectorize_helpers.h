@@ -62,11 +62,12 @@ struct FoldCtx {
 // Is dt a scalar of vector_scalars() (the types a vector accumulator may hold)?
 bool foldable_dtype(DType dt);
 
-// --- grouping (phase 1) ---
-// Plans group_loads over a kernel: the scalar loads of PARAM buffers (of a type ctx folds, gated or not)
-// grouped by ptrcat_groups; each load of a run becomes GEP(LOAD(PTRCAT(the run's INDEXes)), its lane), a
-// gated run's LOAD with the run's gate and a VECTORIZE of the lanes' alternatives.
-void plan_ptrcats(const UPtr& kernel, FoldCtx& ctx);
+// A scalar address INDEX(PARAM, index[, bool gate]) into a global buffer of scalars: its PARAM; else null.
+const UOp* plain_buffer(const UPtr& addr);
+// The pointer to w lanes of buf's scalars, in buf's address space.
+DType vector_ptr(const UPtr& buf, int w);
+
+// --- grouping (phase 1; plan_ptrcats in compiler/codegen/ptrcat.h fills FoldCtx::lanes) ---
 // The GEP a planned load becomes.
 UPtr lane_of_ptrcat(const FoldCtx& ctx, const UPtr& load);
 // NOOP/SINK whose sibling scalar stores of a run (ptrcat_groups; an address stored twice stays) become one

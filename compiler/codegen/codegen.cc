@@ -5,8 +5,11 @@
 #include <unordered_map>
 
 #include "compiler/codegen/collapse.h"
+#include "compiler/codegen/gpu_dims.h"
 #include "compiler/codegen/index_dtype.h"
 #include "compiler/codegen/linearize.h"
+#include "compiler/codegen/ptrcat.h"
+#include "compiler/codegen/unroll.h"
 #include "compiler/ir/index.h"
 #include "compiler/opt/heuristics.h"
 #include "rules/codegen.h"

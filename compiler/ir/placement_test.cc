@@ -58,7 +58,7 @@ TEST(Placement, TheDeviceOfAGraph) {
   UPtr a = buffer(1, 4, "CPU:1");
   EXPECT_EQ(graph_device(a), "CPU:1");
   EXPECT_EQ(graph_device(a + a), "CPU:1");
-  EXPECT_EQ(graph_device(copy(a, "LLVM")), "LLVM");                            // a copy computes on its target
+  EXPECT_EQ(graph_device(copy(a, "LLVM")), "LLVM");  // a copy computes on its target
   EXPECT_EQ(graph_device(copy(a, "LLVM") + copy(a, "LLVM")), "LLVM");
   EXPECT_EQ(graph_device(cnst(dtypes::float32, 1) + copy(a, "LLVM")), "LLVM");  // the first source with one
   EXPECT_EQ(graph_device(cnst(dtypes::float32, 1)), "");                        // constants: none

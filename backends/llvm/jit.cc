@@ -6,7 +6,6 @@
 #include <unordered_map>
 #include <utility>
 
-#include "backends/cstyle/kernel_cache.h"
 #include "compiler/ir/uop.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
@@ -24,6 +23,7 @@
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
+#include "runtime/kernel_cache.h"
 
 namespace rg {
 

@@ -1,13 +1,12 @@
 // GPU dims' plans (gpu_dims.h): the thread heuristic, the split of an axis into blocks, which ranges are
 // output axes, the grouping and splitting of dimensions to a device's limits, the SPECIAL index arithmetic
 // (checked by evaluating it for every thread), the thread indices of a kernel and their errors.
-#include "compiler/codegen/gpu_dims.h"
-
 #include <gtest/gtest.h>
 
 #include <map>
 #include <set>
 
+#include "compiler/codegen/gpu_dims.h"
 #include "compiler/ir/kernel_builders.h"
 #include "compiler/ir/rewrite.h"
 #include "rules/symbolic.h"

@@ -19,8 +19,8 @@ UnrollPlan plan_unrolls(const UPtr& kernel, int64_t limit);
 
 // Chooses the axis to upcast by `width` (rules/README: the CPU heuristic): the Loop range with a constant
 // bound n > width, with the largest range_key, such that every store's address has coefficient 1 on it and
-// every other memory address coefficient 0 or 1 (coefficient_of, compiler/ir/index.h), and that plan_unrolls(kernel, unroll_limit)
-// does not already unroll fully (small kernels stay loop-free). n % width != 0 gives a tail. Nothing when
+// every other memory address coefficient 0 or 1 (coefficient_of, compiler/ir/index.h), and that plan_unrolls(kernel,
+// unroll_limit) does not already unroll fully (small kernels stay loop-free). n % width != 0 gives a tail. Nothing when
 // width < 2 or no range qualifies.
 UpcastPlan plan_upcast(const UPtr& kernel, int64_t width, int64_t unroll_limit);
 

@@ -1,5 +1,5 @@
 // What a GPU launch allows: set by a GPU backend (cuda_limits()), read by codegen's GPU dims
-// (rules/gpudims_helpers.h), which turn a kernel's output ranges into thread indices within them.
+// (compiler/codegen/gpu_dims.h), which turn a kernel's output ranges into thread indices within them.
 #pragma once
 
 #include <array>

@@ -22,13 +22,7 @@ __int128 floordiv_wide(int64_t a, int64_t b) {
   return q - (r != 0 && (r < 0) != (b < 0));
 }
 
-Term split_term(const UPtr& t) {
-  if (t->op == Op::MUL && !t->src[0]->is_const()) {
-    const UPtr& k = t->src[1];
-    if (k->is_const() && !k->is_invalid() && k->dtype.is_int()) return {t->src[0], k->as_int()};
-  }
-  return {t, 1};
-}
+Term split_term(const UPtr& t) { return detail::scales_base(t) ? Term{t->src[0], t->src[1]->as_int()} : Term{t, 1}; }
 
 std::optional<LinearForm> linear_form(const UPtr& x) {
   LinearForm f;

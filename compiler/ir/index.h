@@ -64,6 +64,15 @@ void sort_ranges(std::vector<UPtr>& ranges, RangeOrder order = RangeOrder::Outer
 
 // ----- implementation
 
+namespace detail {
+// Is t MUL(base, #k): a term base * k (split_term's test, inline for the walk)?
+inline bool scales_base(const UPtr& t) {
+  if (t->op != Op::MUL || t->src[0]->is_const()) return false;
+  const UPtr& k = t->src[1];
+  return k->is_const() && !k->is_invalid() && k->dtype.is_int();
+}
+}  // namespace detail
+
 template <class TermFn, class ConstFn>
 void for_each_term(const UPtr& x, TermFn&& term, ConstFn&& constant) {
   thread_local std::vector<const UPtr*> stack;
@@ -77,9 +86,10 @@ void for_each_term(const UPtr& x, TermFn&& term, ConstFn&& constant) {
       stack.push_back(&n->src[0]);
     } else if (n->is_const() && !n->is_invalid() && n->dtype.is_int()) {
       constant(n->as_int());
+    } else if (detail::scales_base(n)) {
+      term(n->src[0], n->src[1]->as_int());
     } else {
-      const Term t = split_term(n);
-      term(t.first, t.second);
+      term(n, int64_t(1));
     }
   }
 }

@@ -40,6 +40,18 @@ TEST(Devectorize, FoldRunsTakeTheLargestAlignedWidth) {
   EXPECT_EQ(fold_runs({0, 1, 2, 3}, kCpu, *affine_index(r)), Runs{});  // r: any alignment
 }
 
+TEST(Devectorize, PlainBufferAndVectorPointer) {
+  UPtr in = param(1, dtypes::float32, 8), r = range(8, 0);
+  EXPECT_EQ(plain_buffer(address(in, r)), in.get());
+  EXPECT_EQ(plain_buffer(UOp::make(Op::INDEX, in->dtype, {in, r, r < idx(4)})), in.get());  // behind a bool gate
+  EXPECT_EQ(plain_buffer(UOp::make(Op::INDEX, dtypes::float32.vec(4).ptr_to(-1), {in, r})), nullptr);  // a vector
+  UPtr local = UOp::make(Op::DEFINE_LOCAL, dtypes::float32.ptr_to(8, AddrSpace::Local), {}, int64_t(0));
+  EXPECT_EQ(plain_buffer(address(local, r)), nullptr);  // not a PARAM
+  EXPECT_EQ(plain_buffer(load_at(in, r)), nullptr);     // not an INDEX
+  EXPECT_EQ(vector_ptr(in, 4), dtypes::float32.vec(4).ptr_to(-1));
+  EXPECT_EQ(vector_ptr(local, 2), dtypes::float32.vec(2).ptr_to(-1, AddrSpace::Local));
+}
+
 // --- grouping (seed 003's phase 1) ---
 // The rules that fired while f ran, by name, with their counts.
 template <typename F>

@@ -1,6 +1,8 @@
 #include "rules/devectorize_helpers.h"
 
 #include <algorithm>
+#include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 

@@ -20,8 +20,6 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
-#include <optional>
 #include <utility>
 #include <vector>
 

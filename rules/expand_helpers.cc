@@ -1,7 +1,6 @@
 #include "rules/expand_helpers.h"
 
 #include <algorithm>
-#include <optional>
 
 #include "rules/invalid_helpers.h"
 

@@ -5,6 +5,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "compiler/ir/index.h"
 #include "compiler/ir/loops.h"
 #include "rules/invalid_helpers.h"
 
@@ -34,7 +35,7 @@ UPtr accumulate(ReduceCtx& ctx, const UPtr& red, Update update) {
     if (auto it = ctx.enclosing.find(r.get()); it != ctx.enclosing.end())
       for (const UPtr& o : it->second)
         if (!skip.count(o.get())) outer.push_back(o);
-  std::sort(outer.begin(), outer.end(), [](const UPtr& a, const UPtr& b) { return range_key(a) < range_key(b); });
+  sort_ranges(outer);
   outer.erase(std::unique(outer.begin(), outer.end()), outer.end());
 
   const DType ptr = red->dtype.ptr_to(1, AddrSpace::Reg);
@@ -121,7 +122,7 @@ UPtr group_reduce(GroupCtx& ctx, const UPtr& red) {
     else if (t != AxisType::Global)
       fail("lies inside loop " + render_expr(u) + " (its shared buffer would be rewritten while threads read it)");
   }
-  std::sort(locals.begin(), locals.end(), [](const UPtr& a, const UPtr& b) { return range_key(a) < range_key(b); });
+  sort_ranges(locals);
   for (const UPtr& r : groups)
     if (!has_const_bound(r)) fail("needs constant bounds");
 
@@ -160,7 +161,7 @@ UPtr index_into_non_pointer(const UPtr& index) {
 UPtr split_end(const UPtr& end) {
   if (end->src.size() <= 2) return {};
   std::vector<UPtr> ranges(end->src.begin() + 1, end->src.end());
-  std::sort(ranges.begin(), ranges.end(), [](const UPtr& a, const UPtr& b) { return range_key(a) > range_key(b); });
+  sort_ranges(ranges, RangeOrder::InnermostFirst);
   UPtr cur = end->src[0];
   for (const UPtr& r : ranges) cur = UOp::make(Op::END, end->dtype, {cur, r});
   return cur;

@@ -1,6 +1,8 @@
 #include "rules/devectorize_helpers.h"
 
 #include <algorithm>
+#include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -8,42 +10,8 @@ namespace rg {
 
 namespace {
 
-void affine_walk(const UPtr& u, int64_t mul, AffineIndex& a) {
-  if (u->is_const() && !u->is_invalid() && !u->dtype.is_float()) {
-    a.offset += mul * u->as_int();
-    return;
-  }
-  if (u->op == Op::ADD || u->op == Op::SUB) {
-    affine_walk(u->src[0], mul, a);
-    affine_walk(u->src[1], u->op == Op::SUB ? -mul : mul, a);
-    return;
-  }
-  if (u->op == Op::MUL) {
-    for (int i = 0; i < 2; ++i)
-      if (u->src[i]->is_const() && !u->src[i]->is_invalid() && !u->dtype.is_float()) {
-        affine_walk(u->src[1 - i], mul * u->src[i]->as_int(), a);
-        return;
-      }
-  }
-  if ((a.terms[u.get()] += mul) == 0) a.terms.erase(u.get());
-}
-
 // (gate, buffer, base address) of an access: the accesses of one key differ only by a constant.
 using GroupKey = std::tuple<const UOp*, const UOp*, std::vector<std::pair<const UOp*, int64_t>>>;
-
-// A scalar address INDEX(PARAM, index[, gate]) into a global buffer of scalars, else null.
-const UOp* plain_buffer(const UPtr& addr) {
-  if (addr->op != Op::INDEX || addr->src.size() < 2 || addr->src[0]->op != Op::PARAM || addr->dtype.count != 1)
-    return nullptr;
-  if (addr->src.size() > 3 || (addr->src.size() == 3 && !addr->src[2]->dtype.is_bool())) return nullptr;
-  if (addr->src[0]->dtype.space != AddrSpace::Global || addr->src[0]->dtype.count != 1) return nullptr;
-  return addr->src[0].get();
-}
-
-DType vector_ptr(const UPtr& buf, int w) {
-  DType d = buf->dtype;
-  return DType{d.scalar, static_cast<uint16_t>(w), true, d.space, -1};
-}
 
 // Lanes first..first+w-1 of vector v: one lane, or a VECTORIZE of them (VECTORIZE's own lanes when it is one).
 UPtr lanes_of(const UPtr& v, int64_t first, int w) {
@@ -63,31 +31,6 @@ bool pieces_hold(const UPtr& ptrcat, int64_t lanes) {
 }
 
 }  // namespace
-
-AffineIndex affine_index(const UPtr& idx) {
-  AffineIndex a;
-  affine_walk(idx, 1, a);
-  return a;
-}
-
-std::optional<int64_t> coefficient_of(const UPtr& idx, const UPtr& r) {
-  const AffineIndex a = affine_index(idx);
-  int64_t c = 0;
-  for (const auto& [term, k] : a.terms) {
-    if (term == r.get()) {
-      c = k;
-      continue;
-    }
-    for (const UPtr& u : toposort(UPtr(term)))
-      if (u == r) return std::nullopt;
-  }
-  return c;
-}
-
-bool affine_aligned(const AffineIndex& a, int64_t w) {
-  if (w <= 0 || a.offset % w != 0) return false;
-  return std::all_of(a.terms.begin(), a.terms.end(), [w](const auto& t) { return t.second % w == 0; });
-}
 
 std::vector<std::pair<int64_t, int>> fold_runs(const std::vector<int64_t>& offsets, const std::vector<int>& widths,
                                                const AffineIndex& base) {
@@ -118,6 +61,19 @@ bool foldable_dtype(DType dt) {
          dt.scalar != Scalar::BFloat16 && dt.scalar != Scalar::Void;
 }
 
+const UOp* plain_buffer(const UPtr& addr) {
+  if (addr->op != Op::INDEX || addr->src.size() < 2 || addr->src[0]->op != Op::PARAM || addr->dtype.count != 1)
+    return nullptr;
+  if (addr->src.size() > 3 || (addr->src.size() == 3 && !addr->src[2]->dtype.is_bool())) return nullptr;
+  if (addr->src[0]->dtype.space != AddrSpace::Global || addr->src[0]->dtype.count != 1) return nullptr;
+  return addr->src[0].get();
+}
+
+DType vector_ptr(const UPtr& buf, int w) {
+  DType d = buf->dtype;
+  return DType{d.scalar, static_cast<uint16_t>(w), true, d.space, -1};
+}
+
 bool FoldCtx::foldable(DType dt) const {
   return foldable_dtype(dt) && std::find(dtypes.begin(), dtypes.end(), dt.scalar) != dtypes.end();
 }
@@ -126,9 +82,10 @@ std::vector<std::vector<size_t>> ptrcat_groups(const std::vector<Access>& access
   std::map<GroupKey, std::map<int64_t, size_t>> groups;  // key -> offset -> its first access
   for (size_t i = 0; i < accesses.size(); ++i) {
     const UPtr& addr = accesses[i].addr;
-    AffineIndex a = affine_index(addr->src[1]);
-    GroupKey key{accesses[i].gate.get(), addr->src[0].get(), {a.terms.begin(), a.terms.end()}};
-    groups[key].emplace(a.offset, i);
+    const std::optional<AffineIndex> a = affine_index(addr->src[1]);
+    if (!a) continue;  // a sum past int64: the access stays scalar
+    GroupKey key{accesses[i].gate.get(), addr->src[0].get(), {a->terms.begin(), a->terms.end()}};
+    groups[key].emplace(a->offset, i);
   }
   std::vector<std::vector<size_t>> runs;
   for (const auto& [key, at] : groups) {
@@ -150,36 +107,6 @@ std::vector<std::vector<size_t>> ptrcat_groups(const std::vector<Access>& access
   }
   std::sort(runs.begin(), runs.end(), [](const auto& a, const auto& b) { return a[0] < b[0]; });
   return runs;
-}
-
-void plan_ptrcats(const UPtr& kernel, FoldCtx& ctx) {
-  std::vector<UPtr> loads;
-  std::vector<Access> accesses;
-  for (const UPtr& u : toposort(kernel)) {
-    if (u->op != Op::LOAD || (u->src.size() != 1 && u->src.size() != 3) || !ctx.foldable(u->dtype)) continue;
-    const UPtr& addr = u->src[0];
-    const UOp* buf = plain_buffer(addr);
-    if (!buf || addr->src.size() != 2 || buf->dtype.scalar != u->dtype.scalar) continue;
-    loads.push_back(u);
-    accesses.push_back({addr, u->src.size() == 3 ? u->src[2] : UPtr()});
-  }
-  for (const std::vector<size_t>& run : ptrcat_groups(accesses, ctx.widths)) {
-    const int n = static_cast<int>(run.size());
-    const UPtr& first = loads[run[0]];
-    std::vector<UPtr> addrs, alts;
-    for (size_t i : run) {
-      addrs.push_back(loads[i]->src[0]);
-      if (first->src.size() == 3) alts.push_back(loads[i]->src[1]);
-    }
-    std::vector<UPtr> src{UOp::make(Op::PTRCAT, vector_ptr(first->src[0]->src[0], n), std::move(addrs))};
-    if (first->src.size() == 3) {
-      src.push_back(UOp::make(Op::VECTORIZE, first->dtype.vec(n), std::move(alts)));
-      src.push_back(first->src[2]);
-    }
-    UPtr vload = UOp::make(Op::LOAD, first->dtype.vec(n), std::move(src));
-    for (int k = 0; k < n; ++k)
-      ctx.lanes[loads[run[k]]] = UOp::make(Op::GEP, first->dtype, {vload}, std::vector<int64_t>{k});
-  }
 }
 
 UPtr lane_of_ptrcat(const FoldCtx& ctx, const UPtr& load) { return ctx.lanes.at(load); }
@@ -239,10 +166,11 @@ UPtr ptrcat_pieces(const FoldCtx& ctx, const UPtr& ptrcat) {
     if (!plain_buffer(p) || p->src.size() != first->src.size() || p->src[0] != first->src[0] ||
         (p->src.size() == 3 && p->src[2] != first->src[2]))
       return {};
-    AffineIndex a = affine_index(p->src[1]);
-    if (k == 0) base.terms = a.terms;
-    if (a.terms != base.terms || (k > 0 && a.offset != offsets.back() + 1)) return {};  // not consecutive
-    offsets.push_back(a.offset);
+    const std::optional<AffineIndex> a = affine_index(p->src[1]);
+    if (!a) return {};
+    if (k == 0) base.terms = a->terms;
+    if (a->terms != base.terms || (k > 0 && a->offset != offsets.back() + 1)) return {};  // not consecutive
+    offsets.push_back(a->offset);
   }
   const auto runs = fold_runs(offsets, ctx.widths, base);
   if (runs.empty()) return {};

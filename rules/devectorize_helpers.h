@@ -20,26 +20,13 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
-#include <optional>
 #include <utility>
 #include <vector>
 
+#include "compiler/ir/index.h"
 #include "compiler/ir/uop.h"
 
 namespace rg {
-
-// An integer index as sum(coeff * term) + offset. Terms are the index's sub-expressions that are not
-// ADD, SUB, MUL by a constant or a constant (borrowed from the index: valid while it lives).
-struct AffineIndex {
-  std::map<const UOp*, int64_t> terms;  // coefficient of each term, none 0
-  int64_t offset = 0;
-};
-AffineIndex affine_index(const UPtr& idx);
-// The coefficient of range r in an index (0 when unused); nullopt when r also appears inside a term (r / 4).
-std::optional<int64_t> coefficient_of(const UPtr& idx, const UPtr& r);
-// Is every coefficient and the offset a multiple of w (the index is w-aligned wherever it runs)?
-bool affine_aligned(const AffineIndex& a, int64_t w);
 
 // Greedy fold of sorted distinct offsets of one base address into vector accesses: from each offset,
 // the largest width w of `widths` (descending, > 1) with offsets o..o+w-1 all present and o aligned to
@@ -73,11 +60,12 @@ struct FoldCtx {
 // Is dt a scalar of vector_scalars() (the types a vector accumulator may hold)?
 bool foldable_dtype(DType dt);
 
-// --- grouping (phase 1) ---
-// Plans group_loads over a kernel: the scalar loads of PARAM buffers (of a type ctx folds, gated or not)
-// grouped by ptrcat_groups; each load of a run becomes GEP(LOAD(PTRCAT(the run's INDEXes)), its lane), a
-// gated run's LOAD with the run's gate and a VECTORIZE of the lanes' alternatives.
-void plan_ptrcats(const UPtr& kernel, FoldCtx& ctx);
+// A scalar address INDEX(PARAM, index[, bool gate]) into a global buffer of scalars: its PARAM; else null.
+const UOp* plain_buffer(const UPtr& addr);
+// The pointer to w lanes of buf's scalars, in buf's address space.
+DType vector_ptr(const UPtr& buf, int w);
+
+// --- grouping (phase 1; plan_ptrcats in compiler/codegen/ptrcat.h fills FoldCtx::lanes) ---
 // The GEP a planned load becomes.
 UPtr lane_of_ptrcat(const FoldCtx& ctx, const UPtr& load);
 // NOOP/SINK whose sibling scalar stores of a run (ptrcat_groups; an address stored twice stays) become one

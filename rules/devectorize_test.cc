@@ -1,6 +1,6 @@
-// rules/devectorize.rules and its helpers on small hand-built graphs: affine indices, the fold of
+// rules/devectorize.rules and its helpers on small hand-built graphs: the fold of
 // offsets to widths, PTRCAT grouping of loads and stores and its distribution at the fold widths (each
-// rule where it fires and where it must not), vector lanes through ALU ops, and the upcast plan.
+// rule where it fires and where it must not), vector lanes through ALU ops.
 #include "rules/devectorize.h"
 
 #include <gtest/gtest.h>
@@ -8,10 +8,10 @@
 #include <map>
 #include <string>
 
+#include "compiler/codegen/ptrcat.h"
 #include "compiler/ir/kernel_builders.h"
 #include "compiler/ir/rewrite.h"
 #include "rules/devectorize_helpers.h"
-#include "rules/expand_helpers.h"
 
 namespace rg {
 namespace {
@@ -27,22 +27,6 @@ UPtr vec(std::vector<UPtr> lanes) {
   return UOp::make(Op::VECTORIZE, dt, std::move(lanes));
 }
 
-TEST(Devectorize, AffineIndex) {
-  UPtr r = range(8, 0), s = range(3, 1);
-  AffineIndex a = affine_index(r * 4 + s * 12 + idx(3) - r);
-  EXPECT_EQ(a.offset, 3);
-  EXPECT_EQ(a.terms.size(), 2u);
-  EXPECT_EQ(a.terms[r.get()], 3);
-  EXPECT_EQ(a.terms[s.get()], 12);
-  UPtr q = r / 4;  // not affine: a term of its own
-  AffineIndex b = affine_index(q * 8 + idx(4));
-  EXPECT_EQ(b.terms.size(), 1u);
-  EXPECT_EQ(b.terms[q.get()], 8);
-  EXPECT_TRUE(affine_aligned(b, 4));
-  EXPECT_FALSE(affine_aligned(b, 8));
-  EXPECT_TRUE(affine_index(r - r).terms.empty());
-}
-
 TEST(Devectorize, FoldRunsTakeTheLargestAlignedWidth) {
   AffineIndex flat;                                                              // constant addresses
   EXPECT_EQ(fold_runs({0, 1, 2, 3, 4, 5}, kCpu, flat), (Runs{{0, 4}, {4, 2}}));  // seed 004's input
@@ -51,9 +35,21 @@ TEST(Devectorize, FoldRunsTakeTheLargestAlignedWidth) {
   EXPECT_EQ(fold_runs({0, 2, 4}, kCpu, flat), Runs{});
   EXPECT_EQ(fold_runs({0, 1, 2, 3}, {}, flat), Runs{});  // no widths: scalar
   UPtr r = range(8, 0);
-  EXPECT_EQ(fold_runs({0, 1, 2, 3}, kCpu, affine_index(r * 4)), (Runs{{0, 4}}));
-  EXPECT_EQ(fold_runs({0, 1, 2, 3}, kCpu, affine_index(r * 2)), (Runs{{0, 2}, {2, 2}}));
-  EXPECT_EQ(fold_runs({0, 1, 2, 3}, kCpu, affine_index(r)), Runs{});  // r: any alignment
+  EXPECT_EQ(fold_runs({0, 1, 2, 3}, kCpu, *affine_index(r * 4)), (Runs{{0, 4}}));
+  EXPECT_EQ(fold_runs({0, 1, 2, 3}, kCpu, *affine_index(r * 2)), (Runs{{0, 2}, {2, 2}}));
+  EXPECT_EQ(fold_runs({0, 1, 2, 3}, kCpu, *affine_index(r)), Runs{});  // r: any alignment
+}
+
+TEST(Devectorize, PlainBufferAndVectorPointer) {
+  UPtr in = param(1, dtypes::float32, 8), r = range(8, 0);
+  EXPECT_EQ(plain_buffer(address(in, r)), in.get());
+  EXPECT_EQ(plain_buffer(UOp::make(Op::INDEX, in->dtype, {in, r, r < idx(4)})), in.get());  // behind a bool gate
+  EXPECT_EQ(plain_buffer(UOp::make(Op::INDEX, dtypes::float32.vec(4).ptr_to(-1), {in, r})), nullptr);  // a vector
+  UPtr local = UOp::make(Op::DEFINE_LOCAL, dtypes::float32.ptr_to(8, AddrSpace::Local), {}, int64_t(0));
+  EXPECT_EQ(plain_buffer(address(local, r)), nullptr);  // not a PARAM
+  EXPECT_EQ(plain_buffer(load_at(in, r)), nullptr);     // not an INDEX
+  EXPECT_EQ(vector_ptr(in, 4), dtypes::float32.vec(4).ptr_to(-1));
+  EXPECT_EQ(vector_ptr(local, 2), dtypes::float32.vec(2).ptr_to(-1, AddrSpace::Local));
 }
 
 // --- grouping (seed 003's phase 1) ---
@@ -372,79 +368,6 @@ TEST(Devectorize, GepPushedThroughAluOps) {
   UPtr lt = UOp::make(Op::CMPLT, dtypes::bool_.vec(4), {a, b});
   UPtr g = UOp::make(Op::GEP, dtypes::bool_, {lt}, std::vector<int64_t>{1});
   EXPECT_EQ(graph_rewrite(g, rules::scalar_lanes), g);
-}
-
-// out[i] = in(i) over n, with `in_index(i)` the load's address.
-UPtr copy_kernel(int64_t n, const std::function<UPtr(const UPtr&)>& in_index, const UPtr& r) {
-  UPtr out = param(0, dtypes::float32, n), in = param(1, dtypes::float32, 4 * n);
-  UPtr value = UOp::make(Op::INDEX, dtypes::float32, {in, in_index(r)});
-  UPtr store = UOp::make(Op::STORE, dtypes::void_, {UOp::make(Op::INDEX, out->dtype, {out, r}), value});
-  return UOp::make(Op::SINK, dtypes::void_, {UOp::make(Op::END, dtypes::void_, {store, r})});
-}
-
-TEST(Devectorize, UpcastPlan) {
-  UPtr r = range(1024, 3);
-  UpcastPlan p = plan_upcast(copy_kernel(
-                                 1024, [](const UPtr& i) { return i; }, r),
-                             4, 32);
-  ASSERT_EQ(p.axis, r);
-  EXPECT_EQ(p.outer, UOp::make(Op::RANGE, dtypes::index, {idx(256)}, to_arg(RangeArg{3, AxisType::Loop})));
-  EXPECT_EQ(p.lanes, range(4, 4, AxisType::Upcast));
-  EXPECT_EQ(p.value, p.outer * 4 + p.lanes);
-  EXPECT_FALSE(p.has_tail());
-  // A broadcast load (coefficient 0) is fine; a strided, a divided or a small axis is not split.
-  EXPECT_TRUE(plan_upcast(copy_kernel(
-                              1024, [](const UPtr&) { return idx(7); }, r),
-                          4, 32)
-                  .axis);
-  EXPECT_FALSE(plan_upcast(copy_kernel(
-                               1024, [](const UPtr& i) { return i * 2; }, r),
-                           4, 32)
-                   .axis);
-  EXPECT_FALSE(plan_upcast(copy_kernel(
-                               1024, [](const UPtr& i) { return i / 2; }, r),
-                           4, 32)
-                   .axis);
-  EXPECT_FALSE(plan_upcast(copy_kernel(
-                               16, [](const UPtr& i) { return i; }, range(16, 0)),
-                           4, 32)
-                   .axis);  // unrolled
-  EXPECT_FALSE(plan_upcast(copy_kernel(
-                               1024, [](const UPtr& i) { return i; }, r),
-                           1, 32)
-                   .axis);
-  // The END closing the axis closes both new ranges.
-  EXPECT_EQ(upcast_end(p, UOp::make(Op::END, dtypes::void_, {idx(0), p.value})),
-            UOp::make(Op::END, dtypes::void_, {idx(0), p.outer, p.lanes}));
-  EXPECT_FALSE(upcast_tail(p, UOp::make(Op::END, dtypes::void_, {idx(0), p.value})));
-}
-
-UPtr sum_of(const UPtr& x, const UPtr& r) { return reduce(Op::ADD, x, {r}); }
-
-TEST(Devectorize, UpcastPlanWithATail) {
-  // 1027 = 256 * 4 + 3: the vector loop over 256, and a tail of 3 (ids after the kernel's: lanes 1, tail 2).
-  UPtr r = range(1027, 0);
-  UpcastPlan p = plan_upcast(copy_kernel(
-                                 1027, [](const UPtr& i) { return i; }, r),
-                             4, 32);
-  ASSERT_EQ(p.axis, r);
-  EXPECT_EQ(p.outer, UOp::make(Op::RANGE, dtypes::index, {idx(256)}, to_arg(RangeArg{0, AxisType::Loop})));
-  EXPECT_EQ(p.lanes, range(4, 1, AxisType::Upcast));
-  ASSERT_TRUE(p.has_tail());
-  EXPECT_EQ(p.tail, range(3, 2, AxisType::Upcast));
-  // The tail's body: outer at 256, lanes the tail; a range closed inside (a reduction's) gets a fresh id,
-  // the same one for every END that closes the axis, and the END's other ranges stay.
-  UPtr j = range(8, 0, AxisType::Reduce), k = range(5, 7);
-  UPtr in = param(1, dtypes::float32, 8 * 1027);
-  auto value = [&](const UPtr& i) { return UOp::make(Op::INDEX, dtypes::float32, {in, i}); };
-  UPtr body = sum_of(value(j * 1027 + p.value), j);
-  UPtr t = upcast_tail(p, end(body, {k, p.value}));
-  UPtr j2 = UOp::make(Op::RANGE, dtypes::index, {idx(8)}, to_arg(RangeArg{3, AxisType::Reduce}));
-  UPtr tail_index = substitute(p.value, {{p.outer, idx(256)}, {p.lanes, p.tail}});
-  EXPECT_EQ(t, end(sum_of(value(j2 * 1027 + tail_index), j2), {k, p.tail}));
-  UPtr one = cnst(dtypes::float32, 1);
-  EXPECT_EQ(upcast_tail(p, end(body + one, {p.value}))->src[0], t->src[0] + one);
-  EXPECT_EQ(p.next_id, 4);
 }
 
 }  // namespace

@@ -11,13 +11,6 @@ namespace rg {
 
 namespace {
 
-using Term = std::pair<UPtr, int64_t>;  // base, coefficient
-
-Term as_term(const UPtr& t) {
-  if (t->op == Op::MUL && t->src[1]->is_const() && !t->src[0]->is_const()) return {t->src[0], t->src[1]->as_int()};
-  return {t, 1};
-}
-
 bool is_index_add(const UPtr& n) { return n->op == Op::ADD && n->dtype.is_index(); }
 
 bool const_divisor(const UPtr& n, int64_t& c) {
@@ -25,10 +18,6 @@ bool const_divisor(const UPtr& n, int64_t& c) {
   c = n->src[1]->as_int();
   return true;
 }
-
-// Floor quotient and remainder of a by b != 0 (the remainder takes b's sign).
-int64_t floor_div_of(int64_t a, int64_t b) { return a / b - (a % b != 0 && (a < 0) != (b < 0)); }
-int64_t floor_mod_of(int64_t a, int64_t b) { return a - b * floor_div_of(a, b); }
 
 UPtr idx(int64_t v) { return cnst_int(dtypes::index, v); }
 
@@ -54,29 +43,6 @@ bool sum_bounds(const std::vector<Term>& terms, int64_t constant, int64_t& lo, i
   lo = int64_t(l);
   hi = int64_t(h);
   return true;
-}
-
-// Calls term(base, coefficient) for each term of the sum x and constant(value) for each constant, without
-// building a LinearForm (these helpers run on every division: most decline after one look).
-template <class Term, class Const>
-void each_term(const UPtr& x, Term&& term, Const&& constant) {
-  thread_local std::vector<const UOp*> stack;
-  const size_t base = stack.size();  // reentrant: a nested walk keeps the outer one's entries
-  stack.push_back(x.get());
-  while (stack.size() > base) {
-    const UOp* n = stack.back();
-    stack.pop_back();
-    if (n->op == Op::ADD && n->dtype.is_index()) {
-      stack.push_back(n->src[1].get());
-      stack.push_back(n->src[0].get());
-    } else if (n->op == Op::CONST) {
-      constant(n->as_int());
-    } else if (n->op == Op::MUL && n->src[1]->is_const() && !n->src[0]->is_const()) {
-      term(*n->src[0], n->src[1]->as_int());
-    } else {
-      term(*n, int64_t(1));
-    }
-  }
 }
 
 // a + b with b's terms added one by one: a sum stays a left-leaning chain, where like terms meet
@@ -166,7 +132,7 @@ UPtr pair_terms(const Term& a, const Term& b) {
 }
 
 bool divmod_base(const UPtr& n) {
-  Op o = as_term(n).first->op;
+  Op o = split_term(n).first->op;
   return o == Op::DIV || o == Op::MOD || o == Op::FLOORDIV || o == Op::FLOORMOD;
 }
 
@@ -180,7 +146,7 @@ UPtr replace_pairing(const UPtr& n, const Term& y, int& budget) {
     if (UPtr r = replace_pairing(n->src[0], y, budget)) return r + n->src[1];
     return {};
   }
-  const Term t = as_term(n);
+  const Term t = split_term(n);
   if (UPtr r = pair_terms(t, y)) return r;
   if (!is_index_add(t.first) || t.second == 1) return {};
   // Inside S*m: each term u of S with its coefficient times m.
@@ -199,7 +165,7 @@ UPtr replace_pairing(const UPtr& n, const Term& y, int& budget) {
       }
       return {};
     }
-    Term u = as_term(s);
+    Term u = split_term(s);
     __int128 um = __int128(u.second) * m;
     if (um < INT64_MIN || um > INT64_MAX) return {};
     rest = UPtr();  // the whole of s pairs: nothing of it is left
@@ -241,24 +207,6 @@ bool own_remainder(int64_t lo, int64_t hi, int64_t c) { return c > 0 ? lo >= 0 &
 
 }  // namespace
 
-std::optional<LinearForm> linear_form(const UPtr& x) {
-  LinearForm f;
-  std::vector<const UPtr*> stack = {&x};
-  while (!stack.empty()) {
-    const UPtr& n = *stack.back();
-    stack.pop_back();
-    if (is_index_add(n)) {
-      stack.push_back(&n->src[1]);
-      stack.push_back(&n->src[0]);
-    } else if (n->is_const()) {
-      if (__builtin_add_overflow(f.constant, n->as_int(), &f.constant)) return std::nullopt;
-    } else {
-      f.terms.push_back(as_term(n));
-    }
-  }
-  return f;
-}
-
 bool congruent_mod(const UPtr& a, const UPtr& b, int64_t c) {
   std::optional<LinearForm> fa = linear_form(a), fb = linear_form(b);
   if (!fa || !fb || c < 1) return false;
@@ -281,7 +229,7 @@ UPtr recombine_divmod(const UPtr& x, const UPtr& y) {
   if (!x->dtype.is_index() || is_index_add(y) || y->is_const() || !divmod_base(y)) return {};
   // A quotient's term pairs only with a coefficient c*k, |c| >= 2; a term with coefficient 1 or -1 pairs only
   // as a remainder (cheap to rule out: most sums of quotients have none).
-  const Term t = as_term(y);
+  const Term t = split_term(y);
   const Op o = t.first->op;
   if ((o == Op::DIV || o == Op::FLOORDIV) && (t.second == 1 || t.second == -1)) return {};
   int budget = kLikeTermReach;
@@ -292,8 +240,8 @@ bool shares_factor(const UPtr& x, const UPtr& c) {
   const int64_t d = c->as_int() == INT64_MIN ? 0 : std::abs(c->as_int());
   bool shares = false;
   if (d < 2) return false;
-  each_term(
-      x, [&](const UOp&, int64_t k) { shares |= k != INT64_MIN && std::gcd(k, d) > 1; }, [](int64_t) {});
+  for_each_term(
+      x, [&](const UPtr&, int64_t k) { shares |= k != INT64_MIN && std::gcd(k, d) > 1; }, [](int64_t) {});
   return shares;
 }
 
@@ -311,8 +259,8 @@ UPtr divide_common_factor(const UPtr& root) {
     const int64_t g = gs[i];
     if (i > 0 && g == gs[i - 1]) continue;
     Split a, r;
-    a.constant = floor_div_of(f->constant, g);
-    r.constant = floor_mod_of(f->constant, g);
+    a.constant = floordiv(f->constant, g);
+    r.constant = floormod(f->constant, g);
     for (const auto& [b, k] : f->terms) (k % g == 0 ? a.terms.push_back({b, k / g}) : r.terms.push_back({b, k}));
     int64_t lo, hi;
     if (a.terms.empty() || !sum_bounds(r.terms, r.constant, lo, hi) || lo < 0 || hi >= g) continue;
@@ -335,14 +283,14 @@ UPtr divmod_by_remainder(const UPtr& root) {
   __int128 lo = 0, hi = 0, constant = 0;
   bool same = true, any = false;
   auto reduced = [c](int64_t k) {
-    int64_t r = floor_mod_of(k, c);
+    int64_t r = floormod(k, c);
     return r > c / 2 ? r - c : r;
   };
-  each_term(
+  for_each_term(
       root->src[0],
-      [&](const UOp& b, int64_t k) {
+      [&](const UPtr& b, int64_t k) {
         int64_t r = reduced(k);
-        __int128 p = __int128(b.vmin) * r, q = __int128(b.vmax) * r;
+        __int128 p = __int128(b->vmin) * r, q = __int128(b->vmax) * r;
         lo += std::min(p, q);
         hi += std::max(p, q);
         same &= r == k;
@@ -350,14 +298,14 @@ UPtr divmod_by_remainder(const UPtr& root) {
       },
       [&](int64_t v) { constant += v; });
   if (!any || constant < INT64_MIN || constant > INT64_MAX) return {};
-  const int64_t r0 = floor_mod_of(int64_t(constant), c);
+  const int64_t r0 = floormod(int64_t(constant), c);
   same &= r0 == constant;
   if (same || lo + r0 < 0 || hi + r0 >= c) return {};
   std::optional<LinearForm> f = linear_form(root->src[0]);
   if (!f) return {};
   Split rem, quo;
   rem.constant = r0;
-  quo.constant = floor_div_of(f->constant, c);
+  quo.constant = floordiv(f->constant, c);
   for (const auto& [b, k] : f->terms) {
     int64_t r = reduced(k);
     if (r != 0) rem.terms.push_back({b, r});
@@ -373,8 +321,8 @@ bool has_multiple_of(const UPtr& root) {
   if (!applies_any_sign(root, c)) return false;
   bool any = false;
   __int128 constant = 0;
-  each_term(
-      root->src[0], [&](const UOp&, int64_t k) { any |= k % c == 0; }, [&](int64_t v) { constant += v; });
+  for_each_term(
+      root->src[0], [&](const UPtr&, int64_t k) { any |= k % c == 0; }, [&](int64_t v) { constant += v; });
   if (constant < INT64_MIN || constant > INT64_MAX) return false;
   return any || (constant != 0 && !own_remainder(int64_t(constant), int64_t(constant), c));
 }
@@ -386,8 +334,8 @@ UPtr divmod_drop_multiples(const UPtr& root) {
   if (!f) return {};
   const bool is_mod = root->op == Op::MOD || root->op == Op::FLOORMOD;
   Split stay, quo;
-  stay.constant = floor_mod_of(f->constant, c);
-  quo.constant = floor_div_of(f->constant, c);
+  stay.constant = floormod(f->constant, c);
+  quo.constant = floordiv(f->constant, c);
   for (const auto& [b, k] : f->terms) (k % c == 0 ? quo.terms.push_back({b, k / c}) : stay.terms.push_back({b, k}));
   int64_t lo, hi;
   if (!sum_bounds(stay.terms, stay.constant, lo, hi)) return {};
@@ -416,14 +364,14 @@ UPtr divmod_split_coefficients(const UPtr& root) {
   int64_t c;
   if (!applies(root, c) || !nonneg(root->src[0])) return {};
   bool any = false;
-  each_term(
-      root->src[0], [&](const UOp&, int64_t k) { any |= k >= c; }, [](int64_t) {});
+  for_each_term(
+      root->src[0], [&](const UPtr&, int64_t k) { any |= k >= c; }, [](int64_t) {});
   if (!any) return {};  // the constant alone is divmod_drop_multiples' to split
   std::optional<LinearForm> f = linear_form(root->src[0]);
   if (!f) return {};
   Split rem, quo;
-  rem.constant = floor_mod_of(f->constant, c);
-  quo.constant = floor_div_of(f->constant, c);
+  rem.constant = floormod(f->constant, c);
+  quo.constant = floordiv(f->constant, c);
   for (const auto& [b, k] : f->terms) {
     if (k < c) {  // a negative coefficient stays whole (its split would add a term for nothing)
       rem.terms.push_back({b, k});

@@ -7,17 +7,10 @@
 #include <utility>
 #include <vector>
 
+#include "compiler/ir/index.h"
 #include "compiler/ir/uop.h"
 
 namespace rg {
-
-// An index sum as terms base*coefficient plus a constant: a*8 + b + 3 is {(a, 8), (b, 1)} and 3.
-struct LinearForm {
-  std::vector<std::pair<UPtr, int64_t>> terms;
-  int64_t constant = 0;
-};
-// The form of x; nullopt when a coefficient or the constant leaves int64.
-std::optional<LinearForm> linear_form(const UPtr& x);
 
 // a - b is a sum of multiples of c (each coefficient and the constant), so a and b are congruent
 // modulo c for every value of their terms.

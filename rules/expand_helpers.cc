@@ -1,9 +1,7 @@
 #include "rules/expand_helpers.h"
 
 #include <algorithm>
-#include <optional>
 
-#include "rules/devectorize_helpers.h"
 #include "rules/invalid_helpers.h"
 
 namespace rg {
@@ -17,72 +15,8 @@ void split_ranges(const UPtr& u, std::vector<UPtr>& expanded, std::vector<UPtr>&
 
 }  // namespace
 
-UnrollPlan plan_unrolls(const UPtr& kernel, int64_t limit) {
-  UnrollPlan plan;
-  if (limit <= 0) return plan;
-  std::vector<UPtr> candidates;
-  int64_t product = 1;
-  for (const UPtr& u : toposort(kernel)) {
-    if (!has_const_bound(u)) continue;
-    const AxisType t = u->range_arg().type;
-    if (t == AxisType::Loop || t == AxisType::Reduce) candidates.push_back(u);
-    if (is_expanded_axis(u)) product *= std::max<int64_t>(u->src[0]->as_int(), 0);
-  }
-  std::sort(candidates.begin(), candidates.end(),
-            [](const UPtr& a, const UPtr& b) { return range_key(a) > range_key(b); });
-  for (const UPtr& r : candidates) {
-    const int64_t bound = std::max<int64_t>(r->src[0]->as_int(), 0);
-    if (bound > limit || product * bound > limit) continue;
-    product *= bound;
-    plan.chosen.insert(r);
-  }
-  return plan;
-}
-
 bool UpcastPlan::closes(USpan ranges) const {
   return axis && std::any_of(ranges.begin(), ranges.end(), [&](const UPtr& r) { return r == value; });
-}
-
-UpcastPlan plan_upcast(const UPtr& kernel, int64_t width, int64_t unroll_limit) {
-  UpcastPlan plan;
-  if (width < 2) return plan;
-  std::vector<UPtr> topo = toposort(kernel), candidates, stores, addresses;
-  int64_t next_id = 0;
-  for (const UPtr& u : topo) {
-    if (u->op == Op::RANGE) {
-      next_id = std::max(next_id, u->range_arg().axis + 1);
-      if (u->range_arg().type == AxisType::Loop && has_const_bound(u) && u->src[0]->as_int() > width)
-        candidates.push_back(u);
-    }
-    if (u->op == Op::STORE) stores.push_back(u->src[0]);
-    if (u->op == Op::INDEX && u->src[0]->op == Op::PARAM) addresses.push_back(u);
-  }
-  if (stores.empty()) return plan;
-  std::sort(candidates.begin(), candidates.end(),
-            [](const UPtr& a, const UPtr& b) { return range_key(a) > range_key(b); });
-  UnrollPlan unrolls = plan_unrolls(kernel, unroll_limit);
-  for (const UPtr& r : candidates) {
-    if (unrolls.has(r)) continue;
-    bool ok = true;
-    for (const UPtr& s : stores) {
-      auto c = s->op == Op::INDEX && s->src.size() == 2 ? coefficient_of(s->src[1], r) : std::nullopt;
-      ok &= c == 1;
-    }
-    for (const UPtr& a : addresses) {
-      auto c = a->src.size() == 2 ? coefficient_of(a->src[1], r) : std::nullopt;
-      ok &= c == 0 || c == 1;
-    }
-    if (!ok) continue;
-    plan.axis = r;
-    const int64_t n = r->src[0]->as_int();
-    plan.outer = range_like(r, {.bound = n / width});
-    plan.lanes = range(width, next_id++, AxisType::Upcast);
-    plan.value = plan.outer * width + plan.lanes;
-    if (n % width != 0) plan.tail = range(n % width, next_id++, AxisType::Upcast);
-    plan.next_id = next_id;
-    return plan;
-  }
-  return plan;
 }
 
 UPtr upcast_value(const UpcastPlan& plan) { return plan.value; }

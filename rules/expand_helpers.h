@@ -18,19 +18,15 @@
 
 namespace rg {
 
-// The ranges of one kernel chosen for full unrolling (context of the choose_unrolls rule set).
+// The ranges of one kernel chosen for full unrolling (context of the choose_unrolls rule set; plan_unrolls in
+// compiler/codegen/unroll.h).
 struct UnrollPlan {
   std::unordered_set<UPtr, UPtrHash> chosen;
   bool has(const UPtr& r) const { return chosen.count(r) > 0; }
 };
 
-// Chooses the ranges of a kernel to unroll fully: ranges of type Loop or Reduce with a
-// constant bound, innermost first (by range_key, reduce ranges before output ranges), each
-// taken while the product of the bounds taken so far (counting ranges already typed UPCAST or
-// UNROLL) stays within `limit`. A limit of 0 or less chooses nothing.
-UnrollPlan plan_unrolls(const UPtr& kernel, int64_t limit);
-
-// The innermost contiguous output axis split into vector lanes (context of the upcast rule set): a
+// The innermost contiguous output axis split into vector lanes (context of the upcast rule set; plan_upcast in
+// compiler/codegen/unroll.h): a
 // Loop range r of constant bound n becomes `outer * width + lanes`, outer a Loop of n / width (r's
 // axis id) and lanes an Upcast of width (a new axis id), which the expander turns into lanes. When
 // width does not divide n, the last n % width elements run once more as a tail: a copy of the body with
@@ -47,12 +43,6 @@ struct UpcastPlan {
   bool has_tail() const { return static_cast<bool>(tail); }
 };
 
-// Chooses the axis to upcast by `width` (rules/README: the CPU heuristic): the Loop range with a constant
-// bound n > width, with the largest range_key, such that every store's address has coefficient 1 on it and
-// every other memory address coefficient 0 or 1 (AffineIndex), and that plan_unrolls(kernel, unroll_limit)
-// does not already unroll fully (small kernels stay loop-free). n % width != 0 gives a tail. Nothing when
-// width < 2 or no range qualifies.
-UpcastPlan plan_upcast(const UPtr& kernel, int64_t width, int64_t unroll_limit);
 // The index that replaces the split range.
 UPtr upcast_value(const UpcastPlan& plan);
 // END(x, ..., value, ...) closing the split range: END(x, ..., outer, lanes, ...).

@@ -1,4 +1,4 @@
-// rules/expand.rules and its helpers: which ranges are unrolled, and what the
+// rules/expand.rules and its helpers: how chosen ranges are retyped, and what the
 // copies, chains and replicated stores are. Values are checked after symbolic
 // folding against numbers worked out by hand.
 #include "rules/expand.h"
@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "compiler/codegen/unroll.h"
 #include "compiler/ir/kernel_builders.h"
 #include "compiler/ir/rewrite.h"
 #include "rules/expand_helpers.h"
@@ -19,38 +20,6 @@ namespace {
 using namespace testk;
 
 UPtr folded(const UPtr& x) { return graph_rewrite(x, rules::symbolic); }
-
-std::vector<int64_t> chosen_bounds(const UnrollPlan& p) {
-  std::vector<int64_t> b;
-  for (const UPtr& r : p.chosen) b.push_back(r->src[0]->as_int() * 10 + (r->range_arg().type == AxisType::Reduce));
-  std::sort(b.begin(), b.end());
-  return b;
-}
-
-TEST(PlanUnrolls, WithinTheLimitInnermostFirst) {
-  // bound*10 + 1 for a reduce range.
-  EXPECT_EQ(chosen_bounds(plan_unrolls(row_sum(5, 4), 32)), (std::vector<int64_t>{41, 50}));  // 20 <= 32
-  EXPECT_EQ(chosen_bounds(plan_unrolls(row_sum(64, 64), 32)), (std::vector<int64_t>{}));
-  EXPECT_EQ(chosen_bounds(plan_unrolls(row_sum(64, 4), 32)), (std::vector<int64_t>{41}));
-  EXPECT_EQ(chosen_bounds(plan_unrolls(row_sum(4, 64), 32)), (std::vector<int64_t>{40}));
-  EXPECT_EQ(chosen_bounds(plan_unrolls(row_sum(8, 8), 32)), (std::vector<int64_t>{81}));  // 64 > 32: the reduce only
-  EXPECT_EQ(chosen_bounds(plan_unrolls(row_sum(8, 4), 32)), (std::vector<int64_t>{41, 80}));  // exactly 32
-  EXPECT_EQ(chosen_bounds(plan_unrolls(row_sum(5, 4), 0)), (std::vector<int64_t>{}));         // off
-  EXPECT_EQ(chosen_bounds(plan_unrolls(row_sum(5, 4), 4)), (std::vector<int64_t>{41}));
-}
-
-TEST(PlanUnrolls, SymbolicBoundsAndExistingUpcastsCount) {
-  UPtr out = param(0, dtypes::float32, 100);
-  UPtr n = var("n", 1, 10);
-  UPtr rv = UOp::make(Op::RANGE, dtypes::index, {n}, to_arg(RangeArg{0, AxisType::Loop}));
-  UPtr up = range(8, 1, AxisType::Upcast), r2 = range(4, 2, AxisType::Loop), r3 = range(5, 3, AxisType::Loop);
-  UPtr k = sink(end(store(out, rv * 160 + up * 20 + r2 * 5 + r3, cnst(dtypes::float32, 1)), {rv, up, r2, r3}));
-  // 8 already upcast. Innermost first: r3 (8*5 = 40) does not fit in 32, r2 (8*4 = 32) does; within 40, r3 fits
-  // and then r2 (160) does not. The symbolic range is never chosen.
-  EXPECT_EQ(chosen_bounds(plan_unrolls(k, 32)), (std::vector<int64_t>{40}));
-  EXPECT_EQ(chosen_bounds(plan_unrolls(k, 40)), (std::vector<int64_t>{50}));
-  EXPECT_EQ(chosen_bounds(plan_unrolls(k, 160)), (std::vector<int64_t>{40, 50}));
-}
 
 TEST(UnrolledAxis, ReduceBecomesUnrollOthersUpcast) {
   UPtr r = unrolled_axis(range(4, 3, AxisType::Reduce));

@@ -2,6 +2,7 @@
 
 #include <unordered_map>
 
+#include "compiler/ir/placement.h"
 #include "compiler/ir/shape.h"
 
 namespace rg {
@@ -110,11 +111,11 @@ UPtr prod_others(const UPtr& r) {
 }
 
 UPtr copy_back(const UPtr& g, const UPtr& copy) {
-  const std::string from = graph_device_of(copy->src[0]), to = copy->src[1]->arg_str();
+  const std::string from = graph_device(copy->src[0]), to = copy->src[1]->arg_str();
   auto copy_to = [&](const UPtr& v, const std::string& d) {
     return mk(Op::COPY, v->dtype, {v, mk(Op::DEVICE, dtypes::void_, {}, d)});
   };
-  const std::vector<std::string> from_all = tuple_members(from), to_all = tuple_members(to);
+  const std::vector<std::string> from_all = device_tuple(from), to_all = device_tuple(to);
   if (from.empty()) return {};
   if (const int64_t n = copy_scatter(copy->arg); n > 0) {  // a scatter: device k's g is piece k of the source's
     const UPtr& src = copy->src[0];
@@ -150,31 +151,6 @@ UPtr copy_back(const UPtr& g, const UPtr& copy) {
     return mk(Op::WHERE, g->dtype, {cond, back, full_like(g, g->dtype, 0)});
   }
   return {};
-}
-
-std::string graph_device_of(const UPtr& x) {
-  std::unordered_map<const UOp*, std::string> dev;
-  for (const UPtr& u : toposort(x)) {
-    std::string d;
-    if (u->op == Op::BUFFER) d = u->src[0]->arg_str();
-    if (u->op == Op::COPY) d = u->src[1]->arg_str();
-    for (size_t i = 0; d.empty() && i < u->src.size(); ++i) d = dev[u->src[i].get()];
-    dev[u.get()] = d;
-  }
-  return dev[x.get()];
-}
-
-std::vector<std::string> tuple_members(const std::string& device) {
-  if (device.size() < 2 || device.front() != '(' || device.back() != ')') return {device};
-  std::vector<std::string> out;
-  const std::string inner = device.substr(1, device.size() - 2);
-  for (size_t at = 0; at <= inner.size();) {
-    size_t comma = inner.find(", ", at);
-    if (comma == std::string::npos) comma = inner.size();
-    out.push_back(inner.substr(at, comma - at));
-    at = comma + 2;
-  }
-  return out;
 }
 
 }  // namespace rg

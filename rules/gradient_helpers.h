@@ -39,9 +39,4 @@ UPtr prod_others(const UPtr& r);
 // brought back and placed at its piece of the source's leading axis. Null (no rule) for other copies.
 UPtr copy_back(const UPtr& g, const UPtr& copy);
 
-// The device a tensor graph is computed on: its first BUFFER's or COPY's target; "" for constants.
-std::string graph_device_of(const UPtr& x);
-// The devices of a tuple name, "(CPU, CPU:1)" → {"CPU", "CPU:1"}; a plain name gives itself alone.
-std::vector<std::string> tuple_members(const std::string& device);
-
 }  // namespace rg

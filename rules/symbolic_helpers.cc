@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "compiler/ir/index.h"
+
 namespace rg {
 
 bool holds_invalid(const UPtr& x) {
@@ -21,18 +23,6 @@ bool holds_invalid(const UPtr& x) {
 }
 
 namespace {
-int64_t floor_of(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
-// Exact for every int64 pair with b != 0 (INT64_MIN / -1 included).
-__int128 floor_of_wide(int64_t a, int64_t b) {
-  __int128 q = __int128(a) / b, r = __int128(a) % b;
-  return q - (r != 0 && ((r < 0) != (b < 0)));
-}
-// A term of a sum as base * coefficient: b*k for a constant k, otherwise t*1.
-std::pair<const UPtr*, int64_t> split_term(const UPtr& t) {
-  if (t->op == Op::MUL && t->src[1]->is_const()) return {&t->src[0], t->src[1]->as_int()};
-  return {&t, 1};
-}
-
 // n with its term of base `base` replaced by base*(k + c); null if none is met within `budget` terms.
 UPtr merge_into(const UPtr& n, const UPtr& base, int64_t c, int& budget) {
   if (--budget < 0) return {};
@@ -41,9 +31,9 @@ UPtr merge_into(const UPtr& n, const UPtr& base, int64_t c, int& budget) {
     if (UPtr r = merge_into(n->src[0], base, c, budget)) return r + n->src[1];
     return {};
   }
-  auto [b, k] = split_term(n);
+  const auto [b, k] = split_term(n);
   int64_t sum;
-  if (n->is_const() || *b != base || __builtin_add_overflow(k, c, &sum)) return {};
+  if (n->is_const() || b != base || __builtin_add_overflow(k, c, &sum)) return {};
   return base * cnst_int(base->dtype, sum);
 }
 }  // namespace
@@ -58,9 +48,9 @@ bool all_ones(const UPtr& c) {
 UPtr merge_like_term(const UPtr& x, const UPtr& y) {
   if (y->is_const() || x->op != Op::ADD) return {};
   if (y->op != Op::ADD) {
-    auto [base, c] = split_term(y);
+    const auto [base, c] = split_term(y);
     int budget = kLikeTermReach;
-    return merge_into(x, *base, c, budget);
+    return merge_into(x, base, c, budget);
   }
   // y is a sum too (a rule put one in place of a term): its terms merge one by one, the others follow x's.
   std::vector<UPtr> terms;
@@ -75,9 +65,9 @@ UPtr merge_like_term(const UPtr& x, const UPtr& y) {
   UPtr sum = x;
   std::vector<UPtr> rest;
   for (auto it = terms.rbegin(); it != terms.rend(); ++it) {
-    auto [base, c] = split_term(*it);
+    const auto [base, c] = split_term(*it);
     int budget = kLikeTermReach;
-    UPtr merged = (*it)->is_const() ? UPtr() : merge_into(sum, *base, c, budget);
+    UPtr merged = (*it)->is_const() ? UPtr() : merge_into(sum, base, c, budget);
     merged ? void(sum = merged) : rest.push_back(*it);
   }
   if (rest.size() == terms.size()) return {};
@@ -87,16 +77,16 @@ UPtr merge_like_term(const UPtr& x, const UPtr& y) {
 
 bool same_floor_quotient(const UPtr& x, const UPtr& c) {
   int64_t d = c->as_int();
-  return d != 0 && floor_of_wide(x->vmin, d) == floor_of_wide(x->vmax, d);
+  return d != 0 && floordiv_wide(x->vmin, d) == floordiv_wide(x->vmax, d);
 }
 UPtr floor_quotient(const UPtr& x, const UPtr& c) {
-  __int128 q = floor_of_wide(x->vmin, c->as_int());
+  __int128 q = floordiv_wide(x->vmin, c->as_int());
   if (q < x->dtype.min_int() || q > x->dtype.max_int()) return {};  // past the dtype: decline
   return cnst_int(x->dtype, static_cast<int64_t>(q));
 }
 
-UPtr floor_div(const UPtr& d, const UPtr& c) { return cnst_int(d->dtype, floor_of(d->as_int(), c->as_int())); }
-UPtr ceil_div(const UPtr& d, const UPtr& c) { return cnst_int(d->dtype, -floor_of(-d->as_int(), c->as_int())); }
+UPtr floor_div(const UPtr& d, const UPtr& c) { return cnst_int(d->dtype, floordiv(d->as_int(), c->as_int())); }
+UPtr ceil_div(const UPtr& d, const UPtr& c) { return cnst_int(d->dtype, -floordiv(-d->as_int(), c->as_int())); }
 
 UPtr division_by_zero(const UPtr& e) { throw Error("index arithmetic divides by zero: " + render_expr(e)); }
 

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <string>
 
+#include "compiler/ir/index.h"
 #include "compiler/ir/rewrite.h"
 #include "rules/divmod_helpers.h"
 #include "rules/symbolic.h"
@@ -71,10 +72,10 @@ UPtr congruent_form(const UPtr& x, int64_t c) {
   std::optional<LinearForm> f = linear_form(x);
   if (!f) return {};
   auto reduced = [c](int64_t k) {
-    const int64_t r = ((k % c) + c) % c;
+    const int64_t r = floormod(k, c);
     return r > c / 2 ? r - c : r;
   };
-  UPtr out = cnst_int(dtypes::index, ((f->constant % c) + c) % c);
+  UPtr out = cnst_int(dtypes::index, floormod(f->constant, c));
   for (const auto& [b, k] : f->terms)
     if (int64_t r = reduced(k)) out = r == 1 ? b + out : b * cnst_int(dtypes::index, r) + out;
   return graph_rewrite(out, rules::symbolic);

@@ -17,13 +17,13 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "backends/cstyle/kernel_cache.h"
 #include "compiler/codegen/codegen.h"
 #include "compiler/ir/env.h"
 #include "compiler/schedule/schedule.h"
 #include "runtime/buffer.h"
 #include "runtime/device.h"
 #include "runtime/executor.h"
+#include "runtime/kernel_cache.h"
 #include "runtime/thread_pool.h"
 
 namespace rg {

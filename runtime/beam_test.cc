@@ -174,7 +174,7 @@ TEST(Beam, SecondSearchReadsTheDiskAndCompilesNothing) {
 class SaboteurDevice : public HostDevice {
  public:
   using HostDevice::HostDevice;
-  LowerOptions lower_options() const override { return cpu_optimizing_options(1); }
+  LowerOptions lower_options() const override { return host_lower_options(1); }
   std::string render(const Program& p) const override { return render_c(p); }
   std::shared_ptr<const Runner> compile(const Program& p, const std::string& source) override {
     auto has = [&](OptOp op, int axis) {

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "compiler/ir/placement.h"
 #include "runtime/device.h"
 
 namespace rg {
@@ -177,8 +178,8 @@ Storage& storage(const UPtr& buffer, bool zero, int shard) {
 }  // namespace
 
 const UPtr& buffer_of(const UPtr& realized) {
-  if (realized && realized->op == Op::RESHAPE && realized->src[0]->op == Op::BUFFER) return realized->src[0];
-  return realized;
+  const UPtr& b = base_buffer(realized);
+  return b ? b : realized;
 }
 
 size_t buffer_bytes(const UPtr& buffer) {

@@ -81,33 +81,6 @@ std::string canonical_device(const std::string& name, const std::string& who) {
   return index == 0 ? kind : kind + ":" + std::to_string(index);
 }
 
-bool is_device_tuple(const std::string& name) { return !name.empty() && name.front() == '('; }
-
-std::vector<std::string> device_tuple(const std::string& name) {
-  if (!is_device_tuple(name)) return {name};
-  if (name.back() != ')') throw Error("bad device tuple '" + name + "'");
-  std::vector<std::string> out;
-  std::string cur;
-  for (size_t i = 1; i + 1 < name.size(); ++i) {
-    if (name[i] == ',') {
-      out.push_back(cur);
-      cur.clear();
-    } else if (name[i] != ' ') {
-      cur += name[i];
-    }
-  }
-  out.push_back(cur);
-  for (const std::string& d : out)
-    if (d.empty()) throw Error("bad device tuple '" + name + "'");
-  return out;
-}
-
-std::string tuple_name(const std::vector<std::string>& devices) {
-  std::string r = "(";
-  for (size_t i = 0; i < devices.size(); ++i) r += (i ? ", " : "") + devices[i];
-  return r + ")";
-}
-
 namespace {
 
 // The opened device, or nullptr with the reason.

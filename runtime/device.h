@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "compiler/codegen/codegen.h"
+#include "compiler/ir/placement.h"
 
 namespace rg {
 
@@ -87,11 +88,7 @@ std::vector<std::string> device_kinds();
 // name, an unknown kind, or a kind of this project whose backend is not linked into the binary (which
 // names the target to link). Says nothing about availability.
 std::string canonical_device(const std::string& name, const std::string& who = "device");
-// A device tuple, the device of a sharded tensor's buffers: "(CPU, CPU:1)" names one shard per device.
-// device_tuple splits it ({"CPU", "CPU:1"}); a plain name gives itself alone. tuple_name joins names.
-std::vector<std::string> device_tuple(const std::string& name);
-std::string tuple_name(const std::vector<std::string>& devices);
-bool is_device_tuple(const std::string& name);
+// Device tuples ("(CPU, CPU:1)": is_device_tuple, device_tuple, tuple_name) are compiler/ir/placement.h's.
 // Whether the device can be opened here; if not, why (a CUDA name on a machine without a driver).
 bool device_available(const std::string& name, std::string* why_not = nullptr, const std::string& who = "device");
 // The device a tensor is created on when none is named, and where a graph of constants computes (tinygrad's

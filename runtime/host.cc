@@ -2,7 +2,27 @@
 
 #include <sys/mman.h>
 
+#include "compiler/ir/env.h"
+
 namespace rg {
+
+std::vector<int> host_fold_widths() {
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) return {16, 8, 4, 2};
+  if (__builtin_cpu_supports("avx")) return {8, 4, 2};
+  return {4, 2};
+}
+
+LowerOptions host_lower_options(int threads) {
+  LowerOptions o;
+  o.upcast = 0;
+  o.fold_widths = host_fold_widths();
+  o.devectorize = env_count("RG_DEVECTORIZE", 0, 2, 1);
+  o.optimize = true;
+  o.mulacc = true;
+  o.threads = threads;
+  return o;
+}
 
 HostAllocation::HostAllocation(size_t bytes, bool zero) {
   if (bytes >= kMappedBytes) {

@@ -20,8 +20,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "backends/cstyle/kernel_cache.h"
 #include "compiler/ir/uop.h"
+#include "runtime/kernel_cache.h"
 
 extern char** environ;
 

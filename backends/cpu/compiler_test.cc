@@ -10,8 +10,8 @@
 #include <regex>
 #include <string>
 
-#include "backends/cstyle/kernel_cache.h"
 #include "compiler/ir/uop.h"
+#include "runtime/kernel_cache.h"
 #include "runtime/private_kernel_cache.h"
 
 namespace rg {

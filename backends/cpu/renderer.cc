@@ -74,20 +74,4 @@ LowerOptions image_lower_options() {
   return o;
 }
 
-std::vector<int> host_fold_widths() {
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f")) return {16, 8, 4, 2};
-  if (__builtin_cpu_supports("avx")) return {8, 4, 2};
-  return {4, 2};
-}
-
-LowerOptions cpu_optimizing_options(int threads) {
-  LowerOptions o = cpu_lower_options();
-  o.fold_widths = host_fold_widths();
-  o.optimize = true;
-  o.mulacc = true;
-  o.threads = threads;
-  return o;
-}
-
 }  // namespace rg

@@ -15,7 +15,7 @@ class CpuDevice : public HostDevice {
   using HostDevice::HostDevice;
   // RG_IMAGE=1 emulates an image GPU: image buffers (Tensor::image) read and written as texels, float4 folds.
   LowerOptions lower_options() const override {
-    return env_count("RG_IMAGE", 0, 1, 0) ? image_lower_options() : cpu_optimizing_options(thread_count());
+    return env_count("RG_IMAGE", 0, 1, 0) ? image_lower_options() : host_lower_options(thread_count());
   }
   std::string render(const Program& p) const override { return render_c(p); }
   std::shared_ptr<const Runner> compile(const Program& p, const std::string& source) override {

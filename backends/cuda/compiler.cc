@@ -10,9 +10,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "backends/cstyle/kernel_cache.h"
 #include "backends/cuda/nvrtc.h"
 #include "compiler/ir/uop.h"
+#include "runtime/kernel_cache.h"
 
 namespace rg {
 

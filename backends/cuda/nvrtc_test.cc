@@ -9,12 +9,12 @@
 #include <filesystem>
 #include <fstream>
 
-#include "backends/cstyle/kernel_cache.h"
 #include "backends/cuda/compiler.h"
 #include "backends/cuda/renderer.h"
 #include "backends/cuda/test_cases.h"
 #include "compiler/codegen/codegen.h"
 #include "compiler/ir/kernel_builders.h"
+#include "runtime/kernel_cache.h"
 #include "runtime/private_kernel_cache.h"
 
 namespace rg {

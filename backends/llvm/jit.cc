@@ -6,7 +6,6 @@
 #include <unordered_map>
 #include <utility>
 
-#include "backends/cstyle/kernel_cache.h"
 #include "compiler/ir/uop.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
@@ -25,6 +24,7 @@
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
+#include "runtime/kernel_cache.h"
 
 namespace rg {
 

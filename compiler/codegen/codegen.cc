@@ -5,9 +5,13 @@
 #include <unordered_map>
 
 #include "compiler/codegen/collapse.h"
+#include "compiler/codegen/gpu_dims.h"
 #include "compiler/codegen/groups.h"
 #include "compiler/codegen/index_dtype.h"
 #include "compiler/codegen/linearize.h"
+#include "compiler/codegen/ptrcat.h"
+#include "compiler/codegen/unroll.h"
+#include "compiler/ir/index.h"
 #include "compiler/opt/heuristics.h"
 #include "rules/codegen.h"
 #include "rules/codegen_helpers.h"
@@ -36,7 +40,7 @@ std::string kernel_name(const UPtr& kernel) {
     if (u->op == Op::RANGE) ranges.push_back(u);
     reduces |= u->op == Op::REDUCE;
   }
-  std::sort(ranges.begin(), ranges.end(), [](const UPtr& a, const UPtr& b) { return range_key(a) < range_key(b); });
+  sort_ranges(ranges);
   std::string n = reduces ? "r" : "E";
   for (const UPtr& r : ranges)
     n += "_" + (r->src[0]->is_const() ? std::to_string(r->src[0]->as_int()) : std::string("n"));

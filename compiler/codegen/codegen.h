@@ -38,7 +38,7 @@ struct LowerOptions {
   // Vector lanes, for a target with vector registers (the CPU's C: cpu_lower_options() in
   // backends/cpu/renderer.h). upcast: the innermost contiguous output axis is split by this width into
   // lanes when the kernel is not unrolled fully, the n % width last elements as an unrolled tail
-  // (rules/expand_helpers.h plan_upcast; 0 or 1: never; ignored with `gpu`). The rest is the renderer's
+  // (compiler/codegen/unroll.h plan_upcast; 0 or 1: never; ignored with `gpu`). The rest is the renderer's
   // data for its device kind (seed 003's fold lengths; 1 is implied): fold_widths: the vector widths loads
   // and stores fold to, largest first (standard {4, 2}, AMX {16, 8, 4, 2}, images {4}); empty: the program
   // stays scalar. fold_dtypes: the scalar types the target has vectors of. vector_alu: the target computes

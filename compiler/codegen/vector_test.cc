@@ -11,6 +11,7 @@
 #include "backends/cpu/renderer.h"
 #include "compiler/codegen/codegen.h"
 #include "compiler/ir/kernel_builders.h"
+#include "runtime/host.h"
 
 namespace rg {
 namespace {
@@ -349,7 +350,7 @@ TEST(Vector, DevectorizeLevelFromTheEnvironment) {
   EXPECT_EQ(cpu_lower_options().devectorize, 1);
   setenv("RG_DEVECTORIZE", "2", 1);
   EXPECT_EQ(cpu_lower_options().devectorize, 2);
-  EXPECT_EQ(cpu_optimizing_options(1).devectorize, 2);
+  EXPECT_EQ(host_lower_options(1).devectorize, 2);
   setenv("RG_DEVECTORIZE", "3", 1);
   try {
     cpu_lower_options();

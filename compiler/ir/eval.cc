@@ -5,6 +5,8 @@
 #include <cstring>
 #include <limits>
 
+#include "compiler/ir/index.h"
+
 namespace rg {
 
 namespace {
@@ -146,11 +148,9 @@ std::optional<Value> eval_int(Op op, DType dt, const std::vector<Value>& a) {
       if (s(1) == 0) return div ? out(0) : out(u(0));
       if (!uns && s(1) == -1) return div ? out(0 - u(0)) : out(0);
       if (uns) return out(div ? u(0) / u(1) : u(0) % u(1));
-      int64_t q = s(0) / s(1), r = s(0) % s(1);
-      if (op == Op::DIV) return out(q);
-      if (op == Op::MOD) return out(r);
-      bool adjust = r != 0 && ((r < 0) != (s(1) < 0));
-      return op == Op::FLOORDIV ? out(q - adjust) : out(r + (adjust ? s(1) : 0));
+      if (op == Op::DIV) return out(s(0) / s(1));
+      if (op == Op::MOD) return out(s(0) % s(1));
+      return out(op == Op::FLOORDIV ? floordiv(s(0), s(1)) : floormod(s(0), s(1)));
     }
     case Op::MAX:
       return uns ? out(std::max(u(0), u(1))) : out(std::max(s(0), s(1)));

@@ -1,6 +1,6 @@
 // What a GPU launch allows, one description per GPU target (CUDA's, Metal's), read by codegen's GPU dims
-// (rules/gpudims_helpers.h), which turn a kernel's output ranges into thread indices within them, and by the
-// optimizer's GPU heuristics and checks (compiler/opt).
+// (compiler/codegen/gpu_dims.h), which turn a kernel's output ranges into thread indices within them, and by
+// the optimizer's GPU heuristics and checks (compiler/opt).
 #pragma once
 
 #include <array>

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "compiler/ir/eval.h"
+#include "compiler/ir/index.h"
 #include "compiler/ir/shape.h"
 
 namespace rg {
@@ -173,11 +174,6 @@ int64_t sat(__int128 v) {
 }
 
 int64_t cdiv(int64_t a, int64_t b) { return b == -1 ? sat(-__int128(a)) : a / b; }
-// floor(a / b), b != 0, exact (INT64_MIN / -1 leaves int64).
-__int128 fdiv128(int64_t a, int64_t b) {
-  __int128 q = __int128(a) / b, r = __int128(a) % b;
-  return q - (r != 0 && ((r < 0) != (b < 0)));
-}
 
 // C's truncating a / b, b != 0, exact (INT64_MIN / -1 leaves int64).
 __int128 ctrunc128(int64_t a, int64_t b) { return __int128(a) / b; }
@@ -260,15 +256,16 @@ Bounds compute_bounds(Op op, const DType& dt, const std::vector<UPtr>& s, const 
       // floor(a/b) is monotone in a for a fixed b, and in b over a divisor range of one sign.
       // A corner past the dtype (MIN // -1 wraps) leaves the whole range.
       if (lo(1) > 0 || hi(1) < 0) {
-        __int128 c[4] = {fdiv128(lo(0), lo(1)), fdiv128(lo(0), hi(1)), fdiv128(hi(0), lo(1)), fdiv128(hi(0), hi(1))};
+        __int128 c[4] = {floordiv_wide(lo(0), lo(1)), floordiv_wide(lo(0), hi(1)), floordiv_wide(hi(0), lo(1)),
+                         floordiv_wide(hi(0), hi(1))};
         __int128 l = *std::min_element(c, c + 4), h = *std::max_element(c, c + 4);
         if (l >= full.lo && h <= full.hi) b = {int64_t(l), int64_t(h)};
       }
       break;
     case Op::FLOORMOD:
       // A constant divisor and a dividend within one period: a - c*q is increasing in a.
-      if (lo(1) == hi(1) && lo(1) != 0 && fdiv128(lo(0), lo(1)) == fdiv128(hi(0), lo(1))) {
-        __int128 off = lo(1) * fdiv128(lo(0), lo(1));
+      if (lo(1) == hi(1) && lo(1) != 0 && floordiv_wide(lo(0), lo(1)) == floordiv_wide(hi(0), lo(1))) {
+        __int128 off = lo(1) * floordiv_wide(lo(0), lo(1));
         b = {sat(lo(0) - off), sat(hi(0) - off)};
       } else if (lo(1) > 0) {  // floor modulo takes the divisor's sign, and a % b <= a for a >= 0
         b = {0, lo(0) >= 0 ? std::min(hi(0), hi(1) - 1) : hi(1) - 1};
@@ -511,7 +508,7 @@ UPtr on_ranges(const UPtr& u) {
   for (size_t i = 1; i < u->src.size(); ++i)
     for (const UPtr& x : toposort(u->src[i]))
       if (x->op == Op::RANGE) ranges.push_back(x);
-  std::sort(ranges.begin(), ranges.end(), [](const UPtr& a, const UPtr& b) { return range_key(a) < range_key(b); });
+  sort_ranges(ranges);
   ranges.erase(std::unique(ranges.begin(), ranges.end()), ranges.end());
   if (ranges.empty()) return u->src[0];
   ranges.insert(ranges.begin(), u->src[0]);

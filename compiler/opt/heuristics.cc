@@ -4,7 +4,7 @@
 #include <optional>
 #include <unordered_set>
 
-#include "rules/devectorize_helpers.h"
+#include "compiler/ir/index.h"
 
 namespace rg {
 

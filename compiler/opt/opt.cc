@@ -4,6 +4,7 @@
 #include <cctype>
 #include <iterator>
 
+#include "compiler/ir/index.h"
 #include "compiler/ir/rewrite.h"
 #include "rules/opt.h"
 #include "rules/opt_helpers.h"
@@ -139,9 +140,8 @@ KernelAxes kernel_axes(const UPtr& kernel) {
     if (t == AxisType::Loop) k.axes.push_back(u);
     if (t == AxisType::Reduce) reduces.push_back(u);
   }
-  auto by_key = [](const UPtr& a, const UPtr& b) { return range_key(a) < range_key(b); };
-  std::sort(k.axes.begin(), k.axes.end(), by_key);
-  std::sort(reduces.begin(), reduces.end(), by_key);
+  sort_ranges(k.axes);
+  sort_ranges(reduces);
   k.first_reduce = k.axes.size();
   k.axes.insert(k.axes.end(), reduces.begin(), reduces.end());
   return k;

@@ -15,6 +15,7 @@
 #include "compiler/codegen/codegen.h"
 #include "compiler/ir/kernel_builders.h"
 #include "compiler/opt/heuristics.h"
+#include "runtime/host.h"
 
 namespace rg {
 namespace {
@@ -269,7 +270,7 @@ TEST(Opt, RandomActionListsComputeWhatTheReferenceLoopDoes) {
   std::mt19937 rng(7);
   std::vector<Case> cases{matmul_case(rng, 16, 32, 24), matmul_case(rng, 12, 20, 7), matmul_case(rng, 33, 17, 5),
                           row_max_case(rng, 9, 48),     row_max_case(rng, 16, 37),   sum_case(rng, 1000)};
-  LowerOptions vec = cpu_optimizing_options(1), scalar = vec;
+  LowerOptions vec = host_lower_options(1), scalar = vec;
   scalar.fold_widths = {};
   int tried = 0;
   for (const Case& c : cases) {
@@ -314,7 +315,7 @@ bool has_line(const std::string& src, const std::vector<std::string>& parts) {
 
 TEST(Opt, HeuristicKernelsKeepVectorAccumulatorsAndFuseMultiplyAdds) {
   std::mt19937 rng(3);
-  LowerOptions o = cpu_optimizing_options(2);
+  LowerOptions o = host_lower_options(2);
   o.fold_widths = {16, 8, 4, 2};  // as on AVX-512, on every machine (clang splits wider vectors)
   struct Want {
     Case c;

@@ -4,6 +4,8 @@
 #include <functional>
 #include <string>
 
+#include "compiler/ir/placement.h"
+
 namespace rg {
 
 namespace {
@@ -226,10 +228,9 @@ void interpret(const UPtr& linear, HostMemory& mem) {
 }
 
 std::vector<double> read_output(const UPtr& output, const HostMemory& mem) {
-  const UOp* p = output.get();
-  while (p->op == Op::RESHAPE) p = p->src[0].get();
-  if (p->op != Op::BUFFER) throw Error("read_output: not a buffer view: " + lower_name(p->op));
-  return mem.at(UPtr(p));
+  const UPtr& b = base_buffer(output);
+  if (!b) throw Error("read_output: not a buffer view: " + lower_name(output->op));
+  return mem.at(b);
 }
 
 }  // namespace rg

@@ -6,10 +6,10 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "compiler/ir/placement.h"
 #include "compiler/ir/rewrite.h"
 #include "compiler/ir/shape.h"
 #include "compiler/schedule/realize.h"
-#include "rules/buffer_view.h"
 #include "rules/rangeify.h"
 #include "rules/rangeify_helpers.h"
 #include "rules/split_reduce.h"
@@ -46,17 +46,7 @@ UPtr new_image_buffer(int64_t h, int64_t w, const std::string& device) {
 
 namespace {
 
-// The BUFFER `u` views (rules/buffer_view.rules), or null: the rules step down a RESHAPE chain
-// until a BUFFER answers itself or nothing matches.
-UPtr viewed_buffer_node(const UPtr& u) {
-  UPtr p = u;
-  while (UPtr next = rewrite_once(p, rules::buffer_view)) {
-    if (next == p) return p;
-    p = next;
-  }
-  return UPtr();
-}
-const UOp* viewed_buffer(const UPtr& u) { return viewed_buffer_node(u).get(); }  // u keeps it alive
+const UOp* viewed_buffer(const UPtr& u) { return base_buffer(u).get(); }  // u keeps it alive
 
 // Each realized node's buffer (reshaped to its shape), read in place of the node by the values scheduled
 // after it. A realized bare scalar constant (a 0-d root such as a zero gradient) is one node with every
@@ -77,10 +67,11 @@ class Views {
   UMap nodes_, scalars_;
 };
 
+// The device a value's kernel runs on (compiler/ir/placement.h; a value has no COPY: a copy is scheduled on its
+// own); `device_of_constants` for a value that reads no buffer.
 std::string device_of(const UPtr& value, const std::string& device_of_constants) {
-  for (const UPtr& u : toposort(value))
-    if (u->op == Op::BUFFER) return u->src[0]->arg_str();
-  return device_of_constants;
+  const std::string d = graph_device(value);
+  return d.empty() ? device_of_constants : d;
 }
 
 // The tensor graph still reachable after rangeify is an op the rules cannot index.
@@ -257,12 +248,6 @@ void schedule_assign(const UPtr& k, const UPtr& value_graph, Views& view, std::v
   store(value->shape == Shape{n} ? tmp : UOp::make(Op::RESHAPE, tmp->dtype, {tmp}, value->shape), target);
 }
 
-// A realized node with no kernel of its own: a RESHAPE chain over a BUFFER.
-bool is_view(const UOp* u) {
-  while (u->op == Op::RESHAPE) u = u->src[0].get();
-  return u->op == Op::BUFFER;
-}
-
 // The plan's order when it has ASSIGNs: sources first as always, and every kernel that reads a buffer's value
 // from before an assign (the BUFFER itself, or an earlier assign to it) runs before that assign overwrites
 // it. rg::Error when one kernel needs a buffer's value both before and after an assign to it.
@@ -277,7 +262,7 @@ std::vector<UPtr> order_with_assigns(const RealizePlan& plan) {
       const UOp* n = stack.back();
       stack.pop_back();
       if (!seen.insert(n).second) continue;
-      if (n != k.get() && plan.is_realized(n) && !is_view(n)) {
+      if (n != k.get() && plan.is_realized(n) && !viewed_buffer(UPtr(n))) {
         deps[k.get()].push_back(n);
         if (n->op == Op::ASSIGN) reads[k.get()].push_back({viewed_buffer(n->src[0]), n});
         continue;
@@ -359,7 +344,7 @@ ScheduleResult schedule(const std::vector<UPtr>& given, const PassObserver* obse
     }
     UPtr value = view.read(plan.value(k));
     const std::string device = device_of(value, device_of_constants);
-    if (UPtr b = viewed_buffer_node(value); b && b->src[0]->arg_str() == device) {
+    if (const UPtr& b = base_buffer(value); b && b->src[0]->arg_str() == device) {
       // Already a buffer there: nothing to compute. Its view is one reshape of it (a realized tensor's form), not
       // the chain of reshapes the value may be (two reshapes of one realized reduction).
       view.set(k, value->shape == b->shape ? b : UOp::make(Op::RESHAPE, b->dtype, {b}, value->shape));

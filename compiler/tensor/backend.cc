@@ -3,6 +3,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "compiler/ir/placement.h"
 #include "compiler/schedule/schedule.h"
 #include "runtime/buffer.h"
 #include "runtime/device.h"
@@ -30,7 +31,7 @@ UPtr image_buffer(int64_t h, int64_t w, const std::string& device) { return new_
 
 std::string tuple_device(const std::vector<std::string>& devices) { return tuple_name(devices); }
 
-bool is_realized(const UPtr& u) { return u->op == Op::BUFFER || (u->op == Op::RESHAPE && u->src[0]->op == Op::BUFFER); }
+bool is_realized(const UPtr& u) { return static_cast<bool>(base_buffer(u)); }
 
 namespace {
 

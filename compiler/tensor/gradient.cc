@@ -5,6 +5,7 @@
 #include <mutex>
 #include <unordered_set>
 
+#include "compiler/ir/placement.h"
 #include "compiler/ir/rewrite.h"
 #include "compiler/ir/shape.h"
 #include "compiler/tensor/graph_builders.h"
@@ -120,10 +121,12 @@ Tensor Tensor::seed_of(const char* who, const std::optional<Tensor>& given) cons
 }
 
 namespace {
-// What a graph reads a tensor as: a realized tensor is RESHAPE(BUFFER), and a reshape of it is
-// another RESHAPE of the BUFFER (a reshape of a reshape is one reshape), so its readers are the
-// BUFFER's.
-const UPtr& leaf_of(const UPtr& u) { return u->op == Op::RESHAPE && u->src[0]->op == Op::BUFFER ? u->src[0] : u; }
+// What a graph reads a tensor as: a realized tensor is a view of its BUFFER, and so is a reshape of it, so its
+// readers are the BUFFER's.
+const UPtr& leaf_of(const UPtr& u) {
+  const UPtr& b = base_buffer(u);
+  return b ? b : u;
+}
 }  // namespace
 
 // Each parameter's gradient as a Tensor like the parameter: on its device, sharded the same way.
@@ -146,7 +149,7 @@ std::vector<Tensor> Tensor::gradients_for(const std::vector<Tensor>& params, con
       Tensor t = on_devices(g, p.devices(), p.node_->device);
       out.push_back(p.shard_axis() >= 0 ? t.resharded(p.shard_axis()) : t);
     } else {
-      Tensor t(g, graph_device(g));
+      Tensor t(g, canonical_graph_device(g));
       out.push_back(p.node_->device.empty() ? t : t.to(p.node_->device));
     }
   }

@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "compiler/ir/placement.h"
 #include "compiler/ir/shape.h"
 #include "compiler/schedule/allreduce.h"
 #include "compiler/tensor/backend.h"
@@ -115,24 +116,11 @@ inline Pairs check_pads(const Pairs& padding, const Shape& shape, const std::str
   return padding;
 }
 
-// The device of a graph given as a UOp: a BUFFER's, a COPY's target, else the first one among the
-// sources (the Tensor API keeps one device per graph); "" for constants only.
-inline std::string graph_device(const UPtr& root) {
-  std::unordered_map<const UOp*, std::string> dev;
-  for (const UPtr& u : toposort(root)) {
-    std::string d;
-    if (u->op == Op::BUFFER || u->op == Op::COPY) {
-      d = backend::canonical_name(u->src[u->op == Op::COPY ? 1 : 0]->arg_str());
-    } else {
-      for (const UPtr& x : u->src)
-        if (auto it = dev.find(x.get()); it != dev.end() && !it->second.empty()) {
-          d = it->second;
-          break;
-        }
-    }
-    dev[u.get()] = d;
-  }
-  return dev[root.get()];
+// The device of a graph given as a UOp (compiler/ir/placement.h: a BUFFER's, a COPY's target, else the
+// first one among the sources), by its canonical name; "" for constants only.
+inline std::string canonical_graph_device(const UPtr& root) {
+  const std::string d = graph_device(root);
+  return d.empty() ? d : backend::canonical_name(d);
 }
 
 // ---------------------------------------------------------------- sharding helpers (docs/multi_device.md#forms)

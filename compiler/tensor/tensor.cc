@@ -33,7 +33,7 @@ std::string Tensor::common_device(const char* who, const std::vector<const Tenso
 
 // A graph on a device tuple is a sharded or replicated tensor: its devices, its shard axis and, realized, the
 // per-device pieces are all read from the graph (the handle's bookkeeping caches them).
-Tensor::Tensor(UPtr u) : Tensor(u, u ? graph_device(u) : std::string()) {
+Tensor::Tensor(UPtr u) : Tensor(u, u ? canonical_graph_device(u) : std::string()) {
   Node& n = *node_;
   if (!is_device_tuple(n.device)) return;
   n.devices = device_tuple(n.device);

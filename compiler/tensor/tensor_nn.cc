@@ -9,6 +9,7 @@
 #include <numeric>
 #include <optional>
 
+#include "compiler/ir/placement.h"
 #include "compiler/ir/shape.h"
 #include "compiler/tensor/graph_builders.h"
 #include "compiler/tensor/tensor.h"
@@ -198,7 +199,7 @@ std::vector<int64_t> int_values(const Tensor& t) {
 void check_index(const Tensor& idx, int64_t lo, int64_t size, const char* who, const std::string& what) {
   if (!idx.dtype().is_int()) fail(who, "index of dtype " + idx.dtype().name() + " is not an integer tensor");
   const UPtr& u = graph_of(idx);
-  const bool in_buffer = u->op == Op::BUFFER || (u->op == Op::RESHAPE && u->src[0]->op == Op::BUFFER);
+  const bool in_buffer = static_cast<bool>(base_buffer(u));
   if (!in_buffer || !idx.devices().empty() || idx.dtype().is_index()) return;
   for (int64_t v : int_values(idx))
     if (v < lo || v >= size)

@@ -1,4 +1,4 @@
-#include "backends/cstyle/kernel_cache.h"
+#include "runtime/kernel_cache.h"
 
 #include <pwd.h>
 #include <unistd.h>

@@ -1,6 +1,6 @@
 // The kernel cache key: FNV-1a 64 (its published values) and a second, independent hash; the
 // directory of the disk caches.
-#include "backends/cstyle/kernel_cache.h"
+#include "runtime/kernel_cache.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -6,8 +6,8 @@
 // index, its padding gate). This stage regroups them for a target with vector registers, in seed 003's
 // phases run in this direction:
 //   - grouping (phase 1): the scalar accesses of one buffer behind one gate whose addresses differ only by
-//     consecutive constants (ptrcat_groups) become one access through PTRCAT(their INDEXes, by offset):
-//     each load a GEP of one LOAD(PTRCAT), sibling stores (one NOOP or SINK) one STORE(PTRCAT,
+//     consecutive constants (ptrcat_groups, compiler/codegen/ptrcat.h) become one access through PTRCAT(their INDEXes,
+//     by offset): each load a GEP of one LOAD(PTRCAT), sibling stores (one NOOP or SINK) one STORE(PTRCAT,
 //     VECTORIZE(values));
 //   - distribution (phases 3 and 4): a PTRCAT becomes pointers of the target's fold widths (fold_runs:
 //     largest first, each at an offset it divides; the rest stay scalar), a LOAD of it the CAT of its
@@ -35,18 +35,6 @@ namespace rg {
 std::vector<std::pair<int64_t, int>> fold_runs(const std::vector<int64_t>& offsets, const std::vector<int>& widths,
                                                const AffineIndex& base);
 
-// A scalar access as grouping sees it: its address INDEX(buffer, index[, gate]) and the gate it runs under
-// (null: none; a load's gate is the LOAD's, a store's its INDEX's).
-struct Access {
-  UPtr addr, gate;
-};
-// Seed 003's PTRCAT groups: accesses keyed by (gate, buffer, base address: the index's non-constant
-// part), each key's offsets cut into runs of consecutive ones. Returns the runs that fold_runs can cut
-// at least one vector from at `widths` (any other would be distributed back into the scalar accesses it
-// was made of), as indices into `accesses`, by offset; runs ordered by their first access. An address
-// given twice keeps its first access.
-std::vector<std::vector<size_t>> ptrcat_groups(const std::vector<Access>& accesses, const std::vector<int>& widths);
-
 // Context of the devectorize rule sets: the target's fold widths (descending, e.g. {4, 2}; 1 implied), the
 // scalar types it has vectors of and, for group_loads, the GEP each grouped scalar load becomes.
 struct FoldCtx {
@@ -68,11 +56,6 @@ DType vector_ptr(const UPtr& buf, int w);
 // --- grouping (phase 1; plan_ptrcats in compiler/codegen/ptrcat.h fills FoldCtx::lanes) ---
 // The GEP a planned load becomes.
 UPtr lane_of_ptrcat(const FoldCtx& ctx, const UPtr& load);
-// NOOP/SINK whose sibling scalar stores of a run (ptrcat_groups; an address stored twice stays) become one
-// STORE(PTRCAT(their INDEXes), VECTORIZE(their values)) where the first of them stood; null when none groups.
-// The pass group_stores (compiler/codegen/codegen.cc) applies it to every group of a kernel.
-UPtr ptrcat_stores(const FoldCtx& ctx, const UPtr& group);
-
 // --- distribution (phases 3 and 4) ---
 // PTRCAT of consecutive scalar INDEXes as PTRCAT of pieces: fold_runs' vector INDEXes, the rest scalar.
 // Null when nothing folds or it is already in pieces.

@@ -40,7 +40,7 @@ bool is_block_thread(AxisType t) { return t == AxisType::Local || t == AxisType:
 int64_t local_part(int64_t n, const GpuLimits& lim) {
   const int64_t cap = std::max<int64_t>(1, std::min({lim.local_size, lim.local_max[0], lim.max_threads}));
   if (n <= cap) return n;
-  const int64_t lo = std::min<int64_t>(32, cap);
+  const int64_t lo = std::min<int64_t>(lim.simd_width, cap);
   int64_t p = 1;
   while (p * 2 <= cap) p *= 2;
   for (; p >= lo; p /= 2)

@@ -24,7 +24,7 @@ bool is_block_thread(AxisType t);
 
 // Threads per block for the innermost output axis of n iterations. With cap = the smallest of
 // local_size, local_max[0] and max_threads: n itself when n <= cap (one block holds the axis);
-// else the largest power of two in [min(32, cap), cap] that divides n (an exact split); else cap,
+// else the largest power of two in [min(simd_width, cap), cap] that divides n (an exact split); else cap,
 // and the last block's threads past n are guarded.
 int64_t local_part(int64_t n, const GpuLimits& lim);
 

@@ -44,6 +44,12 @@ TEST(LocalPart, OneBlockAnExactPowerOfTwoOrAGuardedBlock) {
   EXPECT_EQ(local_part(4096, small), 512);  // the cap is the smallest of the three limits
   small.local_max[0] = 64;
   EXPECT_EQ(local_part(4096, small), 64);
+  // The smallest exact block is one SIMD group: 4000 = 32 * 125 splits exactly in 32s, not in 64s.
+  GpuLimits wide = cuda;
+  wide.simd_width = 64;
+  EXPECT_EQ(local_part(4000, wide), 256);  // no power of two in [64, 256] divides 4000: guarded blocks
+  wide.simd_width = 16;
+  EXPECT_EQ(local_part(4016, wide), 16);  // 4016 = 16 * 251
 }
 
 TEST(SplitThreadAxis, ExactAndGuarded) {

@@ -1,8 +1,49 @@
 #include "compiler/codegen/ptrcat.h"
 
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <tuple>
 #include <vector>
 
 namespace rg {
+
+namespace {
+// (gate, buffer, base address) of an access: the accesses of one key differ only by a constant.
+using GroupKey = std::tuple<const UOp*, const UOp*, std::vector<std::pair<const UOp*, int64_t>>>;
+
+}  // namespace
+
+std::vector<std::vector<size_t>> ptrcat_groups(const std::vector<Access>& accesses, const std::vector<int>& widths) {
+  std::map<GroupKey, std::map<int64_t, size_t>> groups;  // key -> offset -> its first access
+  for (size_t i = 0; i < accesses.size(); ++i) {
+    const UPtr& addr = accesses[i].addr;
+    const std::optional<AffineIndex> a = affine_index(addr->src[1]);
+    if (!a) continue;  // a sum past int64: the access stays scalar
+    GroupKey key{accesses[i].gate.get(), addr->src[0].get(), {a->terms.begin(), a->terms.end()}};
+    groups[key].emplace(a->offset, i);
+  }
+  std::vector<std::vector<size_t>> runs;
+  for (const auto& [key, at] : groups) {
+    AffineIndex base;
+    base.terms.insert(std::get<2>(key).begin(), std::get<2>(key).end());
+    std::vector<size_t> run;
+    std::vector<int64_t> offsets;
+    auto close = [&] {
+      if (!fold_runs(offsets, widths, base).empty()) runs.push_back(run);
+      run.clear();
+      offsets.clear();
+    };
+    for (const auto& [off, i] : at) {
+      if (!offsets.empty() && off != offsets.back() + 1) close();
+      run.push_back(i);
+      offsets.push_back(off);
+    }
+    close();
+  }
+  std::sort(runs.begin(), runs.end(), [](const auto& a, const auto& b) { return a[0] < b[0]; });
+  return runs;
+}
 
 void plan_ptrcats(const UPtr& kernel, FoldCtx& ctx) {
   std::vector<UPtr> loads;
@@ -32,6 +73,51 @@ void plan_ptrcats(const UPtr& kernel, FoldCtx& ctx) {
     for (int k = 0; k < n; ++k)
       ctx.lanes[loads[run[k]]] = UOp::make(Op::GEP, first->dtype, {vload}, std::vector<int64_t>{k});
   }
+}
+
+UPtr ptrcat_stores(const FoldCtx& ctx, const UPtr& group) {
+  std::map<const UOp*, int> stored;  // how often each address is stored to
+  for (const UPtr& s : group->src)
+    if (s->op == Op::STORE) ++stored[s->src[0].get()];
+  std::vector<Access> accesses;
+  std::vector<size_t> at;  // the source each access is
+  for (size_t i = 0; i < group->src.size(); ++i) {
+    const UPtr& s = group->src[i];
+    if (s->op != Op::STORE || !ctx.foldable(s->src[1]->dtype) || stored[s->src[0].get()] > 1) continue;
+    const UPtr& addr = s->src[0];
+    const UOp* buf = plain_buffer(addr);
+    if (!buf || buf->dtype.scalar != s->src[1]->dtype.scalar) continue;
+    accesses.push_back({addr, addr->src.size() == 3 ? addr->src[2] : UPtr()});
+    at.push_back(i);
+  }
+  const std::vector<std::vector<size_t>> runs = ptrcat_groups(accesses, ctx.widths);
+  if (runs.empty()) return {};
+  std::map<size_t, UPtr> replace;  // a run's first store -> the grouped store; its other stores -> null
+  for (const std::vector<size_t>& run : runs) {
+    std::vector<UPtr> addrs, values;
+    size_t pos = group->src.size();
+    for (size_t a : run) {
+      const UPtr& s = group->src[at[a]];
+      addrs.push_back(s->src[0]);
+      values.push_back(s->src[1]);
+      pos = std::min(pos, at[a]);
+      replace[at[a]] = UPtr();
+    }
+    const int n = static_cast<int>(run.size());
+    const DType ptr = vector_ptr(addrs[0]->src[0], n), dt = values[0]->dtype.vec(n);
+    UPtr ptrcat = UOp::make(Op::PTRCAT, ptr, std::move(addrs));
+    UPtr value = UOp::make(Op::VECTORIZE, dt, std::move(values));
+    replace[pos] = UOp::make(Op::STORE, dtypes::void_, {ptrcat, value});
+  }
+  std::vector<UPtr> src;
+  for (size_t i = 0; i < group->src.size(); ++i) {
+    auto it = replace.find(i);
+    if (it == replace.end())
+      src.push_back(group->src[i]);
+    else if (it->second)
+      src.push_back(it->second);
+  }
+  return UOp::make(group->op, group->dtype, std::move(src), group->arg);
 }
 
 }  // namespace rg

@@ -16,8 +16,8 @@ struct GpuLimits {
   int64_t max_threads = 1024;                                  // threads per block, all dimensions together
   int64_t local_size = 256;                                    // the heuristic's threads per block
   int64_t local_memory = 48 * 1024;                            // bytes of shared memory per block
-  // Threads that run in lockstep (a CUDA warp, a Metal SIMD group). The GPU dims' smallest block of an
-  // axis that needs several (local_part's 32) is one such group on both targets.
+  // Threads that run in lockstep (a CUDA warp, a Metal SIMD group): the GPU dims' smallest block of an axis
+  // that needs several blocks (local_part).
   int64_t simd_width = 32;
   // A kernel small enough to unroll whole (LowerOptions::unroll_limit bounds the product of its loops)
   // runs unrolled as one thread instead of one thread per output: seed 004's Metal capture, launch (1, 1, 1).

@@ -101,8 +101,9 @@ std::optional<Value> eval_float(Op op, DType dt, const std::vector<Value>& a) {
     case Op::FLOORDIV:
       r = std::floor(f(0) / f(1));
       break;
-    case Op::FLOORMOD:
-      r = f(0) - std::floor(f(0) / f(1)) * f(1);
+    case Op::FLOORMOD:  // fmod is exact; the remainder moves by the divisor where their signs differ
+      r = std::fmod(f(0), f(1));
+      r += r != 0 && (r < 0) != (f(1) < 0) ? f(1) : 0.0;  // + 0 as well: a zero remainder is +0, as Python's
       break;
     case Op::MAX:
       r = std::isnan(f(0)) || std::isnan(f(1)) ? NAN : std::max(f(0), f(1));
@@ -185,8 +186,11 @@ std::optional<Value> eval_alu(Op op, DType dt, const std::vector<Value>& args) {
   if (dt.count != 1 || dt.ptr) return std::nullopt;
   if (op == Op::WHERE) return args[0].i ? args[1] : args[2];
   if (dt.is_float()) return eval_float(op, dt, args);
-  if (dt.is_bool() && (op == Op::ADD || op == Op::MUL)) {  // on bools, + is or and * is and
-    return eval_int(op == Op::ADD ? Op::OR : Op::AND, dt, args);
+  if (dt.is_bool()) {  // on bools, + is or, * is and, - is not (tinygrad's, as every renderer spells them)
+    if (op == Op::ADD || op == Op::MUL) return eval_int(op == Op::ADD ? Op::OR : Op::AND, dt, args);
+    if (op == Op::NEG) return Value{!args[0].i, 0};
+    if (op == Op::MULACC) return Value{(args[0].i && args[1].i) || args[2].i, 0};
+    if (op == Op::SHL || op == Op::SHR) return std::nullopt;  // no meaning on a bool
   }
   return eval_int(op, dt, args);
 }

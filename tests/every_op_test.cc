@@ -24,8 +24,8 @@ namespace {
 
 using namespace testk;
 
-const DType kDtypes[] = {dtypes::bool_,  dtypes::int8,   dtypes::uint8,   dtypes::int16,   dtypes::int32,
-                         dtypes::uint32, dtypes::int64,  dtypes::uint64,  dtypes::float32, dtypes::float64};
+const DType kDtypes[] = {dtypes::bool_,  dtypes::int8,  dtypes::uint8,  dtypes::int16,   dtypes::int32,
+                         dtypes::uint32, dtypes::int64, dtypes::uint64, dtypes::float32, dtypes::float64};
 
 // Operands worth trying at dt, as the evaluator holds them.
 std::vector<Value> samples(DType dt) {
@@ -171,8 +171,8 @@ void expect_values(const std::vector<Case>& cs, const Built& b, DType dt, const 
       std::string args;
       for (size_t i = 0; i < c.args[e].size(); ++i)
         args += (i ? ", " : "") + str(operand_dtype(c.op, i, dt), c.args[e][i]);
-      ADD_FAILURE() << where << ": " << name(c.op) << "(" << args << ") at " << dt.name() << " gave "
-                    << str(c.out, got) << ", the evaluator " << str(c.out, c.want[e]);
+      ADD_FAILURE() << where << ": " << name(c.op) << "(" << args << ") at " << dt.name() << " gave " << str(c.out, got)
+                    << ", the evaluator " << str(c.out, c.want[e]);
     }
   }
 }

@@ -34,9 +34,20 @@ namespace fs = std::filesystem;
 // -ffp-contract=on: a multiply-add fuses only within one expression, which the renderer writes for
 // MULACC alone (every other op is a statement of its own), so float results are the C semantics the
 // rules and the reference evaluator assume, and MULACC is fused. -fno-math-errno: sqrt and friends
-// inline to instructions.
-const std::vector<std::string> kFlags = {
-    "-O2", "-march=native", "-shared", "-fPIC", "-ffp-contract=on", "-fno-math-errno", "-x", "c"};
+// inline to instructions. -mprefer-vector-width=512 (x86): the kernel's vector types are the registers
+// codegen chose for this machine; without it clang's -march=native on AVX-512 cores prefers 256 bits and
+// splits every 16-lane vector into two halves (matmul ran at half the LLVM device's speed).
+const std::vector<std::string> kFlags = {"-O2",
+                                         "-march=native",
+#if defined(__x86_64__)
+                                         "-mprefer-vector-width=512",
+#endif
+                                         "-shared",
+                                         "-fPIC",
+                                         "-ffp-contract=on",
+                                         "-fno-math-errno",
+                                         "-x",
+                                         "c"};
 
 bool executable_on_path(const std::string& prog) {
   const char* path = std::getenv("PATH");

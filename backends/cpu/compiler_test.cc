@@ -7,7 +7,9 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <regex>
+#include <sstream>
 #include <string>
 
 #include "compiler/ir/uop.h"
@@ -124,6 +126,34 @@ TEST(CompileC, VeryLongSourcesCompileWithoutTheSchedulers) {
 }
 
 // The compiler's first `--version` line, "Debian clang version 14.0.6": one line with a dotted version.
+// A kernel's 16-lane vectors stay 512-bit registers on an AVX-512 machine: clang's -march=native alone prefers
+// 256 bits there and splits each into two ymm halves. The assembly of a vector multiply-add loop is read.
+TEST(CompileC, SixteenLaneVectorsUseWholeRegisters) {
+  __builtin_cpu_init();
+  if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "no AVX-512 here";
+  if (std::system("clang --version > /dev/null 2>&1") != 0) GTEST_SKIP() << "no clang here";
+  const std::string src =
+      "typedef float f16 __attribute__((ext_vector_type(16), aligned(4)));\n"
+      "void k(float* restrict o, const float* restrict a, const float* restrict b) {\n"
+      "  f16 acc = 0;\n"
+      "  for (int i = 0; i < 256; i++) acc += a[i] * *(const f16*)(b + 16 * i);\n"
+      "  *(f16*)o = acc;\n"
+      "}\n";
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("rg_vw_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string c = (dir / "k.c").string(), s = (dir / "k.s").string();
+  { std::ofstream(c) << src; }
+  std::string cmd = "clang";
+  for (const std::string& f : compile_flags(src))
+    if (f != "-shared" && f != "-fPIC" && f != "-x" && f != "c") cmd += " " + f;
+  ASSERT_EQ(std::system((cmd + " -S -o " + s + " " + c).c_str()), 0) << cmd;
+  std::stringstream asm_text;
+  asm_text << std::ifstream(s).rdbuf();
+  std::filesystem::remove_all(dir);
+  EXPECT_NE(asm_text.str().find("zmm"), std::string::npos) << asm_text.str();
+  EXPECT_EQ(asm_text.str().find("ymm"), std::string::npos) << asm_text.str();
+}
+
 TEST(CompileC, CompilerVersion) {
   const std::string v = c_compiler_version();
   EXPECT_EQ(v.find('\n'), std::string::npos) << v;

@@ -1,6 +1,9 @@
 #include "backends/cpu/renderer.h"
 
+#include <algorithm>
+
 #include "compiler/ir/env.h"
+#include "runtime/host_machine.h"
 
 namespace rg {
 
@@ -75,15 +78,15 @@ LowerOptions image_lower_options() {
 }
 
 std::vector<int> host_fold_widths() {
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f")) return {16, 8, 4, 2};
-  if (__builtin_cpu_supports("avx")) return {8, 4, 2};
-  return {4, 2};
+  std::vector<int> widths;
+  for (int w = std::max(host_machine().vector_lanes, 4); w >= 2; w /= 2) widths.push_back(w);
+  return widths;
 }
 
 LowerOptions cpu_optimizing_options(int threads) {
   LowerOptions o = cpu_lower_options();
   o.fold_widths = host_fold_widths();
+  o.machine = host_machine();
   o.optimize = true;
   o.mulacc = true;
   o.threads = threads;

@@ -27,11 +27,12 @@ LowerOptions cpu_lower_options();
 // over the image's rows of float4s, and the innermost output axis upcast by 4 (whole-texel stores).
 LowerOptions amx_lower_options();
 LowerOptions image_lower_options();
-// The vector widths of this machine's registers, for float32 (kernels compile with -march=native):
-// {16, 8, 4, 2} with AVX-512, {8, 4, 2} with AVX, else {4, 2}.
+// The vector widths of this machine's registers, for float32 (kernels compile with -march=native): its
+// model's lanes halved down to 2 (runtime/host_machine.h): {16, 8, 4, 2} with AVX-512, {8, 4, 2} with AVX,
+// else {4, 2}.
 std::vector<int> host_fold_widths();
 // What the CPU device lowers with: the machine's fold widths, the kernel optimizer's heuristics for
-// `threads` workers, fused multiply-add accumulators.
+// `threads` workers on the host's machine model, fused multiply-add accumulators.
 LowerOptions cpu_optimizing_options(int threads);
 
 // Pieces, exposed for tests.

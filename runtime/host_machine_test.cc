@@ -46,8 +46,7 @@ TEST(HostMachine, Describe) {
   m.features = {"avx", "avx2", "fma", "avx512f"};
   EXPECT_EQ(describe(m),
             "2 cores, AVX-512 (16 lanes f32, 32 registers), 2 FMA units, L1d 48 KiB, L2 2 MiB, L3 480 MiB, line 64 B");
-  EXPECT_EQ(describe(Machine{}),
-            "1 core, scalar (1 lane f32, 16 registers), 1 FMA unit, L1d ?, L2 ?, L3 ?, line 64 B");
+  EXPECT_EQ(describe(Machine{}), "1 core, scalar (1 lane f32, 16 registers), 1 FMA unit, L1d ?, L2 ?, L3 ?, line 64 B");
 }
 
 TEST(HostMachine, CacheSizes) {

@@ -93,7 +93,7 @@ std::vector<Opt> hand_coded_opts(const UPtr& kernel, const OptTarget& t) {
   if (m.vector_lanes > 1 && ax.first_reduce < ax.axes.size()) {
     // The loads inside the reduction (a matmul's A and B; not a per-row value read once per output).
     const std::vector<UPtr> reduced = reduced_loads(ax, acc);
-    // Vector accumulators that leave registers for the loads: 16 of AVX-512's 32, 8 of AVX2's 16.
+    // Half the vector registers as accumulators, the other half for the loads: 16 of AVX-512's 32, 8 of AVX2's 16.
     const int64_t accumulators = m.vector_registers / 2;
     std::optional<int> tile;
     int w = 0;  // the tile's vector width: the machine's, or a narrower one that divides the axis

@@ -14,7 +14,7 @@ struct Machine {
   int vector_lanes = 1;               // float32 lanes of the widest usable vector register (1: scalar)
   int vector_registers = 16;          // registers of that width
   int fma_units = 1;                  // vector fused multiply-adds a core starts per cycle (an estimate)
-  int64_t l1d = 0, l2 = 0, l3 = 0;    // bytes of the data cache at each level that one core uses (0: unknown)
+  int64_t l1d = 0, l2 = 0, l3 = 0;    // bytes of the data caches a core sees at each level (0: unknown; L3 shared)
   int line = 64;                      // cache line bytes
   std::vector<std::string> features;  // instruction set extensions by their cpuid names: "avx2", "avx512f", ...
 

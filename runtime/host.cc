@@ -2,21 +2,24 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
+
 #include "compiler/ir/env.h"
+#include "runtime/host_machine.h"
 
 namespace rg {
 
 std::vector<int> host_fold_widths() {
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f")) return {16, 8, 4, 2};
-  if (__builtin_cpu_supports("avx")) return {8, 4, 2};
-  return {4, 2};
+  std::vector<int> widths;
+  for (int w = std::max(host_machine().vector_lanes, 4); w >= 2; w /= 2) widths.push_back(w);
+  return widths;
 }
 
 LowerOptions host_lower_options(int threads) {
   LowerOptions o;
   o.upcast = 0;
   o.fold_widths = host_fold_widths();
+  o.machine = host_machine();
   o.devectorize = env_count("RG_DEVECTORIZE", 0, 2, 1);
   o.optimize = true;
   o.mulacc = true;

@@ -69,12 +69,14 @@ class HostRunner : public Runner {
   int threads_ = 1, core_id_ = -1;
 };
 
-// The vector widths of this machine's registers, for float32 (host kernels compile for this machine):
-// {16, 8, 4, 2} with AVX-512, {8, 4, 2} with AVX, else {4, 2}.
+// The vector widths of this machine's registers, for float32 (host kernels compile for this machine): its
+// model's lanes halved down to 2 (runtime/host_machine.h): {16, 8, 4, 2} with AVX-512, {8, 4, 2} with AVX,
+// else {4, 2}.
 std::vector<int> host_fold_widths();
 // What the host devices lower with: the machine's fold widths, no upcast (as the CPU's portable C,
 // backends/cpu/renderer.h cpu_lower_options: the compiler widens scalar loops itself), the DEVECTORIZE level
-// RG_DEVECTORIZE gives, the kernel optimizer's heuristics for `threads` workers, fused multiply-add accumulators.
+// RG_DEVECTORIZE gives, the kernel optimizer's heuristics for `threads` workers on the host's machine model, fused
+// multiply-add accumulators.
 LowerOptions host_lower_options(int threads);
 
 // Every index of a host kind is a device of its own, with its own buffers, in the same memory.

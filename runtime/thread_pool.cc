@@ -12,6 +12,7 @@
 
 #include "compiler/ir/env.h"
 #include "compiler/ir/uop.h"
+#include "runtime/host_machine.h"
 
 namespace rg {
 
@@ -111,8 +112,7 @@ Pool& pool() {
 
 int thread_count() {
   if (int n = g_threads.load()) return n;
-  static const int env =
-      env_count("RG_THREADS", 1, kMaxThreads, int(std::max(1u, std::thread::hardware_concurrency())));
+  static const int env = env_count("RG_THREADS", 1, kMaxThreads, std::min(host_machine().cores, kMaxThreads));
   return env;
 }
 

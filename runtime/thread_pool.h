@@ -7,7 +7,7 @@
 namespace rg {
 
 // Workers a kernel may use: set_thread_count's value, else the environment variable RG_THREADS, else
-// the machine's cores. At least 1.
+// the machine model's cores (runtime/host_machine.h: the CPUs this process may run on). At least 1.
 int thread_count();
 // Sets it for kernels compiled from now on (the programs already built keep theirs). n < 1 is an rg::Error.
 void set_thread_count(int n);

@@ -22,6 +22,8 @@ std::string avx512_opts(const Tensor& t, size_t k = 0, size_t kernels = 1) {
   LowerOptions avx512;
   avx512.fold_widths = {16, 8, 4, 2};
   avx512.optimize = true;
+  avx512.machine.vector_lanes = 16;
+  avx512.machine.vector_registers = 32;
   return to_string(lower(s.linear->src.at(k)->src[0], avx512).opts);
 }
 

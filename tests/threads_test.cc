@@ -109,8 +109,10 @@ TEST(Threads, FullSumIsNotThreaded) {
   const std::string e = error_of([&] { apply_opt(k, {OptOp::THREAD, 0, 2}); });
   EXPECT_NE(e.find("THREAD"), std::string::npos) << e;
   EXPECT_NE(e.find("reduced"), std::string::npos) << e;
-  EXPECT_FALSE(has_thread(hand_coded_opts(k, {.vector_width = 1, .threads = 2}), 2));
-  EXPECT_FALSE(has_thread(hand_coded_opts(k, {.vector_width = 8, .threads = 2}), 2));
+  EXPECT_FALSE(has_thread(hand_coded_opts(k, {.threads = 2}), 2));
+  OptTarget avx2{.threads = 2};
+  avx2.machine.vector_lanes = 8;
+  EXPECT_FALSE(has_thread(hand_coded_opts(k, avx2), 2));
 
   // Through the Tensor API with 2 workers, the sum is split in two kernels (rules/split_reduce.rules): 256
   // partial sums of 4096 each, which the workers share, then their sum in one worker; the count of ones exact.
@@ -142,7 +144,7 @@ TEST(Threads, StoreThatDoesNotUseTheAxisIsNotThreaded) {
   const std::string e = error_of([&] { apply_opt(k, {OptOp::THREAD, 0, 2}); });
   EXPECT_NE(e.find("THREAD"), std::string::npos) << e;
   EXPECT_NE(e.find("does not use axis 0"), std::string::npos) << e;
-  EXPECT_FALSE(has_thread(hand_coded_opts(k, {.vector_width = 1, .threads = 2}), 2));
+  EXPECT_FALSE(has_thread(hand_coded_opts(k, {.threads = 2}), 2));
   LowerOptions o;
   o.optimize = true;
   o.threads = 2;

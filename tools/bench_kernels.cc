@@ -11,7 +11,11 @@
 // side runs 3 times and for half a second at least, except a slow kernel, which stops once 5 s are
 // spent (`runs` says how many rulegrad's median is of: a 2048 matmul on scalar kernels runs once). `err` compares
 // rulegrad's result with a reference result once: the largest |rulegrad - reference| over the largest |reference|.
+// The header prints the machine model and OpenBLAS's core: the best for the CPU's features (AVX-512 with bf16:
+// Cooperlake, AVX-512: SkylakeX, AVX2: Haswell), set by running the bench again once with OPENBLAS_CORETYPE;
+// when OpenBLAS runs another (a fallback), an error line says so and its rows print no ratio.
 #include <cblas.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -32,6 +36,7 @@
 #include "runtime/beam.h"
 #include "runtime/buffer.h"
 #include "runtime/executor.h"
+#include "runtime/host_machine.h"
 #include "tools/bench.h"
 
 namespace rg {
@@ -143,12 +148,20 @@ struct Row {
   double rulegrad, reference;  // in `unit`
   const char* unit;
   double err;
-  int runs;  // rulegrad's
+  int runs;               // rulegrad's
+  bool openblas = false;  // the reference calls OpenBLAS
 };
 
+// Whether OpenBLAS runs the core the bench selected: its rows print no ratio against a slower fallback.
+bool g_openblas_core_ok = true;
+
 void print_row(const Row& r) {
-  std::printf("%-18s %12.2f %12.2f  %-8s %8.3f %10.2e %5d\n", r.workload.c_str(), r.rulegrad, r.reference, r.unit,
-              r.rulegrad / r.reference, r.err, r.runs);
+  if (r.openblas && !g_openblas_core_ok)
+    std::printf("%-18s %12.2f %12.2f  %-8s %8s %10.2e %5d\n", r.workload.c_str(), r.rulegrad, r.reference, r.unit, "-",
+                r.err, r.runs);
+  else
+    std::printf("%-18s %12.2f %12.2f  %-8s %8.3f %10.2e %5d\n", r.workload.c_str(), r.rulegrad, r.reference, r.unit,
+                r.rulegrad / r.reference, r.err, r.runs);
   std::fflush(stdout);  // rows arrive one by one: the large matmuls take a while
 }
 
@@ -163,7 +176,8 @@ Row matmul_row(int64_t n, const std::string& device) {
           flop / ref / 1e6,
           "GFLOP/s",
           max_rel_err(r.result, c),
-          r.time.runs};
+          r.time.runs,
+          true};
 }
 
 Row add_row(const std::string& device) {
@@ -216,7 +230,7 @@ Row mlp_row(const std::string& device) {
     sgemm(batch, out, hidden, h.data(), w2.data(), y.data());
     for (int64_t i = 0; i < batch * out; ++i) y[i] += b2[i % out];
   });
-  return {"mlp 64x784x256x10", r.time.ms, ref, "ms", max_rel_err(r.result, y), r.time.runs};
+  return {"mlp 64x784x256x10", r.time.ms, ref, "ms", max_rel_err(r.result, y), r.time.runs, true};
 }
 
 // The first two convolutions of the Fashion-MNIST model: 512 images of cin x side x side, 32 filters of 5x5, no
@@ -252,7 +266,8 @@ Row conv_row(int64_t cin, int64_t side, const std::string& device) {
           flop / ref / 1e6,
           "GFLOP/s",
           max_rel_err(r.result, y),
-          r.time.runs};
+          r.time.runs,
+          true};
 }
 
 // Input gradients of the Fashion-MNIST model's convolutions (what its training spends most on): dX of 512 x cin x
@@ -288,24 +303,40 @@ Row conv_dx_row(int64_t cin, int64_t side, int64_t k, int64_t cout, const std::s
           flop / ref / 1e6,
           "GFLOP/s",
           max_rel_err(r.result, dx),
-          r.time.runs};
+          r.time.runs,
+          true};
 }
 
-const char* const kOverrides[] = {"OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"};
-const char* const kRemoved = "RG_BENCH_OPENBLAS_REMOVED";  // what the first process removed, for the header
+// OpenBLAS's best core for a CPU's features, by the names OPENBLAS_CORETYPE takes; empty: none known (OpenBLAS
+// chooses). OpenBLAS 0.3.21 does not know every CPU with these features (a new Xeon's model number), and then
+// falls back to its SSE3 kernels, 3 to 5 times slower.
+std::string best_openblas_core(const Machine& m) {
+  if (m.has("avx512bf16")) return "Cooperlake";
+  if (m.has("avx512f")) return "SkylakeX";
+  if (m.has("avx2")) return "Haswell";
+  return "";
+}
 
-// OpenBLAS reads these when the library loads, before main, and they can make it pick slower kernels
-// than this machine has: a process started with either runs itself again without them.
-void reexec_without_openblas_overrides(char** argv) {
-  std::string removed;
-  for (const char* v : kOverrides)
-    if (const char* value = getenv(v)) removed += (removed.empty() ? "" : " ") + std::string(v) + "=" + value;
-  if (removed.empty()) return;
-  for (const char* v : kOverrides) unsetenv(v);
-  setenv(kRemoved, removed.c_str(), 1);
+const char* const kRerun = "RG_BENCH_OPENBLAS_RERUN";  // what the first process changed, for the header
+
+// OpenBLAS chooses its kernels when the library loads, before main: from OPENBLAS_CORETYPE, else from the CPU
+// models it knows; OPENBLAS_L2_SIZE overrides its blocking. A process whose environment does not name `core`
+// (or names a core when `core` is empty), or sets OPENBLAS_L2_SIZE, runs itself again once with them right.
+void rerun_with_openblas_core(char** argv, const std::string& core) {
+  if (getenv(kRerun)) return;  // the second process
+  const char* now = getenv("OPENBLAS_CORETYPE");
+  if ((core.empty() ? now == nullptr : now && core == now) && !getenv("OPENBLAS_L2_SIZE")) return;
+  std::string changed = core.empty() ? "OPENBLAS_CORETYPE unset" : "OPENBLAS_CORETYPE=" + core;
+  if (const char* l2 = getenv("OPENBLAS_L2_SIZE")) changed += std::string(", OPENBLAS_L2_SIZE=") + l2 + " unset";
+  if (core.empty())
+    unsetenv("OPENBLAS_CORETYPE");
+  else
+    setenv("OPENBLAS_CORETYPE", core.c_str(), 1);
+  unsetenv("OPENBLAS_L2_SIZE");
+  setenv(kRerun, changed.c_str(), 1);
   execv("/proc/self/exe", argv);
-  std::perror("bench kernels: could not run itself again without OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE");
-  unsetenv(kRemoved);
+  std::perror("bench kernels: could not run itself again with OpenBLAS's core set");
+  unsetenv(kRerun);
 }
 
 int usage() {
@@ -317,7 +348,8 @@ int usage() {
 }  // namespace
 
 int bench_kernels(int argc, char** argv) {
-  reexec_without_openblas_overrides(argv);
+  const std::string core = best_openblas_core(host_machine());
+  rerun_with_openblas_core(argv, core);
   int threads = 1, beam = 0;
   std::string device = "CPU";
   std::vector<int64_t> matmuls;  // only these matmul rows; empty: every row
@@ -356,12 +388,19 @@ int bench_kernels(int argc, char** argv) {
 
   set_beam(beam);
   std::printf("rulegrad device: %s   rulegrad threads: RG_THREADS=%d   BEAM=%d\n", device.c_str(), threads, beam);
-  std::printf("OpenBLAS: core %s, %d threads (%s)\n", openblas_get_corename(), openblas_get_num_threads(),
+  std::printf("machine: %s\n", describe(host_machine()).c_str());
+  const char* running = openblas_get_corename();
+  std::printf("OpenBLAS: core %s (%s), %d threads (%s)\n", running,
+              core.empty() ? "its own choice: no AVX2" : ("selected: " + core).c_str(), openblas_get_num_threads(),
               openblas_get_config());
-  if (const char* removed = getenv(kRemoved)) {
-    std::printf("OpenBLAS: run without %s from the environment\n", removed);
-    unsetenv(kRemoved);
+  if (const char* changed = getenv(kRerun)) {
+    std::printf("OpenBLAS: run again with %s\n", changed);
+    unsetenv(kRerun);
   }
+  g_openblas_core_ok = core.empty() || strcasecmp(running, core.c_str()) == 0;
+  if (!g_openblas_core_ok)
+    std::printf("error: OpenBLAS runs its %s kernels, not the %s selected: its rows print no ratio\n", running,
+                core.c_str());
   std::printf("ratio: rulegrad / reference in the row's unit (GFLOP/s, GB/s: higher is faster; ms: lower is)\n");
   std::printf("%-18s %12s %12s  %-8s %8s %10s %5s\n", "workload", "rulegrad", "reference", "unit", "ratio", "err",
               "runs");

@@ -76,10 +76,15 @@ UPtr optimize(const UPtr& kernel, L& s) {
   if (o.opts) {
     s.applied = *o.opts;
   } else {
-    OptTarget t;
-    t.gpu = o.gpu;
-    if (folds(o) && !o.gpu) t.vector_width = *std::max_element(o.fold_widths.begin(), o.fold_widths.end());
-    if (!o.gpu) t.threads = std::max(1, o.threads);
+    OptTarget t{.gpu = o.gpu};
+    if (!o.gpu) {
+      // The machine's lanes, or fewer where the renderer folds fewer (none: scalar).
+      t.machine = o.machine;
+      t.machine.vector_lanes =
+          folds(o) ? std::min(o.machine.vector_lanes, *std::max_element(o.fold_widths.begin(), o.fold_widths.end()))
+                   : 1;
+      t.threads = std::max(1, o.threads);
+    }
     s.applied = hand_coded_opts(kernel, t);
   }
   s.axes_retyped |= !s.applied.empty();

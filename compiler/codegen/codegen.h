@@ -10,6 +10,7 @@
 #include "compiler/ir/gpu_limits.h"
 #include "compiler/ir/pass.h"
 #include "compiler/ir/uop.h"
+#include "compiler/opt/machine.h"
 #include "compiler/opt/opt.h"
 
 namespace rg {
@@ -58,10 +59,12 @@ struct LowerOptions {
   // scalar). The CPU device reads it from RG_DEVECTORIZE (backends/cpu/renderer.h).
   int devectorize = 1;
   // The kernel optimizer (compiler/opt): these actions when set (BEAM search, tests), else the heuristics'
-  // choice when `optimize` is on, for `threads` CPU workers.
+  // choice when `optimize` is on, for `threads` CPU workers on `machine` (its vector lanes bounded by
+  // fold_widths; the CPU devices give the host's, runtime/host_machine.h).
   std::optional<std::vector<Opt>> opts = std::nullopt;
   bool optimize = false;
   int threads = 1;
+  Machine machine = {};
   // The target fuses multiply-adds: a float sum of products accumulates with MULACC.
   bool mulacc = false;
 };

@@ -89,24 +89,25 @@ std::vector<Opt> hand_coded_opts(const UPtr& kernel, const OptTarget& t) {
   if (t.gpu) return gpu_opts(kernel, ax, acc, *t.gpu);
   auto divides = [&](int axis, int64_t k) { return bound_of(ax.axes[axis]) % k == 0 && bound_of(ax.axes[axis]) >= k; };
 
-  if (t.vector_width > 1 && ax.first_reduce < ax.axes.size()) {
+  const Machine& m = t.machine;
+  if (m.vector_lanes > 1 && ax.first_reduce < ax.axes.size()) {
     // The loads inside the reduction (a matmul's A and B; not a per-row value read once per output).
     const std::vector<UPtr> reduced = reduced_loads(ax, acc);
-    // Vector accumulators that leave registers for the loads: 16 of AVX-512's 32, 8 of AVX2's 16.
-    const int64_t accumulators = t.vector_width >= 16 ? 16 : 8;
+    // Half the vector registers as accumulators, the other half for the loads: 16 of AVX-512's 32, 8 of AVX2's 16.
+    const int64_t accumulators = m.vector_registers / 2;
     std::optional<int> tile;
     int w = 0;  // the tile's vector width: the machine's, or a narrower one that divides the axis
     auto columns = [&](size_t i) {
       return all_strides(acc.stores, ax.axes[i], 1) && any_stride(reduced, ax.axes[i], 1);
     };
-    for (int width = t.vector_width; width >= 4 && !tile; width /= 2)
+    for (int width = m.vector_lanes; width >= 4 && !tile; width /= 2)
       for (size_t i = 0; i < ax.first_reduce; ++i)
         if (divides(int(i), width) && columns(i)) tile = int(i), w = width;
     // Columns no width divides (a small convolution's 6): padded to one vector of 8 or more lanes when at most a
     // quarter of them idle. One vector only: its lanes' gates are constants, while in a loop over padded vectors
     // every load stays gated (20 columns as 3 vectors of 8 ran 4x slower than 5 of 4); and narrower padded
     // vectors lose to their gates (a window's 3 columns stay scalar).
-    for (int width = t.vector_width; width >= 8 && !tile; width /= 2)
+    for (int width = m.vector_lanes; width >= 8 && !tile; width /= 2)
       for (size_t i = 0; i < ax.first_reduce && !tile; ++i) {
         const int64_t n = bound_of(ax.axes[i]);
         if (n < width && 4 * n >= 3 * width && columns(i)) {
@@ -128,7 +129,7 @@ std::vector<Opt> hand_coded_opts(const UPtr& kernel, const OptTarget& t) {
       std::optional<int> other;
       for (bool need_broadcast : {true, false})
         for (size_t i = 0; i < ax.first_reduce && !other; ++i)
-          for (int64_t r : {accumulators / (doubled ? 2 : 1), int64_t(8), int64_t(4)})
+          for (int64_t r = accumulators / (doubled ? 2 : 1); r >= 4; r /= 2)
             if (int(i) != *tile && divides(int(i), r) && any_stride(acc.loads, ax.axes[i], 0) &&
                 (!need_broadcast || broadcast_rows(i))) {
               opts.push_back({OptOp::UPCAST, int(i), r});
@@ -137,13 +138,15 @@ std::vector<Opt> hand_coded_opts(const UPtr& kernel, const OptTarget& t) {
             }
       if (doubled) opts.push_back({OptOp::UPCAST, *tile, 2});
       // The tile's columns outside its rows: a panel of the operand read along the columns stays in
-      // cache while the loop over rows reuses it.
-      if (other && *other < *tile) opts.push_back({OptOp::SWAP, *other, *tile});
+      // cache while the loop over rows reuses it, when it fits in L2 (unknown: assumed to).
+      int64_t panel = int64_t(sizeof(float)) * w * (doubled ? 2 : 1);
+      for (size_t r = ax.first_reduce; r < ax.axes.size(); ++r) panel *= std::max<int64_t>(bound_of(ax.axes[r]), 1);
+      if (other && *other < *tile && (m.l2 == 0 || panel <= m.l2)) opts.push_back({OptOp::SWAP, *other, *tile});
     } else {
       // A vector accumulator on a reduce axis every load inside the reduction walks contiguously (narrower
       // when the machine's width does not divide it) ...
       bool lanes = false;
-      for (int width = t.vector_width; width >= 4 && !lanes; width /= 2)
+      for (int width = m.vector_lanes; width >= 4 && !lanes; width /= 2)
         for (size_t i = ax.first_reduce; i < ax.axes.size() && !lanes; ++i)
           if (divides(int(i), width) && all_strides(reduced, ax.axes[i], 1)) {
             opts.push_back({OptOp::UPCAST, int(i), width});

@@ -5,22 +5,25 @@
 #include <optional>
 #include <vector>
 
+#include "compiler/opt/machine.h"
 #include "compiler/opt/opt.h"
 
 namespace rg {
 
 struct OptTarget {
-  int vector_width = 1;                         // lanes of the widest vector the target keeps in a register (1: scalar)
+  Machine machine = {};                         // a CPU target: its vector lanes and registers, caches
   int threads = 1;                              // CPU workers a large kernel may use
   std::optional<GpuLimits> gpu = std::nullopt;  // a GPU target: its launch limits
 };
 
 // For a kernel that reduces:
-//  - a register tile: the output axis the store walks contiguously, and some load inside the reduction
-//    too, is upcast by the vector width, then an output axis some load does not use (the other operand
-//    of a matmul) by 8 (4 below 16 lanes, or when 8 does not divide), the first once more by 2 when it
-//    divides: 8 x 2 vector accumulators; then the tile's column axis becomes the outer loop (SWAP), so
-//    the loop over rows reuses a cached panel of the operand read along the columns;
+//  - a register tile of half the machine's vector registers as accumulators (the other half holds loads):
+//    the output axis the store walks contiguously, and some load inside the reduction too, is upcast by
+//    the vector lanes, then an output axis some load does not use (the other operand of a matmul) by as
+//    many rows as the accumulators allow (halved down to 4 until it divides), the first once more by 2
+//    when it divides: 8 x 2 vector accumulators of AVX-512's 32 registers, 4 x 2 of AVX2's 16; then,
+//    when the panel of the operand read along the columns (the reduction times the tile's columns) fits
+//    in L2, the tile's column axis becomes the outer loop (SWAP), so the loop over rows reuses it;
 //  - else a vector accumulator: the reduce axis every load inside the reduction walks contiguously
 //    upcast by the vector width.
 // Then, with several workers, a kernel of at least kThreadWork iterations threads its outermost output

@@ -156,12 +156,27 @@ TEST(Opt, IllegalActionsAreErrorsNamingTheActionAndTheAxes) {
   EXPECT_NE(error_of(two, {OptOp::THREAD, 0, 2}).find("does not use axis 0"), std::string::npos);
 }
 
+// A machine model for the heuristics: `lanes` float32 lanes in each of `registers` vector registers, and
+// the development machine's caches unless `l2` says otherwise.
+Machine machine(int lanes, int registers, int64_t l2 = int64_t(2) << 20) {
+  Machine m;
+  m.cores = 2;
+  m.vector_lanes = lanes;
+  m.vector_registers = registers;
+  m.fma_units = 2;
+  m.l1d = 48 << 10;
+  m.l2 = l2;
+  m.l3 = int64_t(480) << 20;
+  return m;
+}
+const Machine kAvx512 = machine(16, 32), kAvx2 = machine(8, 16), kScalar = machine(1, 16);
+
 TEST(Opt, HeuristicsTileMatmulsAndVectorizeSums) {
-  const OptTarget avx512{16, 1};
+  const OptTarget avx512{kAvx512, 1};
   EXPECT_EQ(to_string(hand_coded_opts(matmul(64, 64, 64), avx512)),
             "UPCAST(1, 16) UPCAST(0, 8) UPCAST(1, 2) SWAP(0, 1)");
   EXPECT_EQ(to_string(hand_coded_opts(matmul(12, 16, 64), avx512)), "UPCAST(1, 16) UPCAST(0, 4) SWAP(0, 1)");
-  EXPECT_EQ(to_string(hand_coded_opts(matmul(64, 64, 64), OptTarget{8, 1})),
+  EXPECT_EQ(to_string(hand_coded_opts(matmul(64, 64, 64), OptTarget{kAvx2, 1})),
             "UPCAST(1, 8) UPCAST(0, 4) UPCAST(1, 2) SWAP(0, 1)");
   EXPECT_EQ(to_string(hand_coded_opts(sum(4096), avx512)), "UPCAST(0, 16)");
   EXPECT_EQ(to_string(hand_coded_opts(row_sum(8, 64), avx512)), "UPCAST(1, 16)");  // rows are contiguous
@@ -172,13 +187,38 @@ TEST(Opt, HeuristicsTileMatmulsAndVectorizeSums) {
     UPtr k = sink(end(store(out, i, reduce(Op::ADD, load(in, i * 64 + j) - load(m, i), {j})), {i}));
     EXPECT_EQ(to_string(hand_coded_opts(k, avx512)), "UPCAST(1, 16)");
   }
-  EXPECT_EQ(to_string(hand_coded_opts(elementwise_add(4096), avx512)), "(none)");        // clang vectorizes the loop
-  EXPECT_EQ(to_string(hand_coded_opts(matmul(64, 64, 64), OptTarget{1, 1})), "(none)");  // scalar target
-  EXPECT_EQ(to_string(hand_coded_opts(matmul(256, 256, 256), OptTarget{16, 2})),
+  EXPECT_EQ(to_string(hand_coded_opts(elementwise_add(4096), avx512)), "(none)");  // clang vectorizes the loop
+  EXPECT_EQ(to_string(hand_coded_opts(matmul(64, 64, 64), OptTarget{kScalar, 1})), "(none)");  // scalar target
+  EXPECT_EQ(to_string(hand_coded_opts(matmul(256, 256, 256), OptTarget{kAvx512, 2})),
             "UPCAST(1, 16) UPCAST(0, 8) UPCAST(1, 2) SWAP(0, 1) THREAD(0, 2)");
-  EXPECT_EQ(to_string(hand_coded_opts(elementwise_add(1 << 20), OptTarget{16, 2})), "THREAD(0, 2)");
-  EXPECT_EQ(to_string(hand_coded_opts(elementwise_add(1 << 10), OptTarget{16, 2})), "(none)");  // too small
-  EXPECT_EQ(to_string(hand_coded_opts(sum(1 << 20), OptTarget{16, 2})), "UPCAST(0, 16)");       // no output axis
+  EXPECT_EQ(to_string(hand_coded_opts(elementwise_add(1 << 20), OptTarget{kAvx512, 2})), "THREAD(0, 2)");
+  EXPECT_EQ(to_string(hand_coded_opts(elementwise_add(1 << 10), OptTarget{kAvx512, 2})), "(none)");  // too small
+  EXPECT_EQ(to_string(hand_coded_opts(sum(1 << 20), OptTarget{kAvx512, 2})), "UPCAST(0, 16)");       // no output axis
+}
+
+// The register tile and the loop order come from the model: half its registers as accumulators (8 rows of 2
+// vectors with 32, 4 with 16), its lanes per vector, and the SWAP that reuses B's panel (1024 x 32 floats:
+// 128 KiB) only when it fits in L2.
+TEST(Opt, HeuristicsFollowTheMachineModel) {
+  const UPtr k = matmul(1024, 1024, 1024);
+  EXPECT_EQ(to_string(hand_coded_opts(k, OptTarget{kAvx512, 1})), "UPCAST(1, 16) UPCAST(0, 8) UPCAST(1, 2) SWAP(0, 1)");
+  EXPECT_EQ(to_string(hand_coded_opts(k, OptTarget{machine(16, 16), 1})),
+            "UPCAST(1, 16) UPCAST(0, 4) UPCAST(1, 2) SWAP(0, 1)");
+  EXPECT_EQ(to_string(hand_coded_opts(k, OptTarget{machine(16, 32, 64 << 10), 1})),
+            "UPCAST(1, 16) UPCAST(0, 8) UPCAST(1, 2)");
+  // A small machine: 8 lanes, 16 registers, 32 KiB of L2 (B's panel of 1024 x 16 floats is 64 KiB).
+  EXPECT_EQ(to_string(hand_coded_opts(k, OptTarget{machine(8, 16, 32 << 10), 1})),
+            "UPCAST(1, 8) UPCAST(0, 4) UPCAST(1, 2)");
+  // Through lower(): the model of LowerOptions, its lanes bounded by the fold widths.
+  LowerOptions o = cpu_lower_options();
+  o.optimize = true;
+  o.machine = kAvx512;
+  o.fold_widths = {16, 8, 4, 2};
+  EXPECT_EQ(to_string(lower(matmul(64, 64, 64), o).opts), "UPCAST(1, 16) UPCAST(0, 8) UPCAST(1, 2) SWAP(0, 1)");
+  o.fold_widths = {8, 4, 2};
+  EXPECT_EQ(to_string(lower(matmul(64, 64, 64), o).opts), "UPCAST(1, 8) UPCAST(0, 8) UPCAST(1, 2) SWAP(0, 1)");
+  o.machine = machine(8, 16, 32 << 10);
+  EXPECT_EQ(to_string(lower(k, o).opts), "UPCAST(1, 8) UPCAST(0, 4) UPCAST(1, 2)");
 }
 
 // --- compiled: optimized kernels against reference loops ---

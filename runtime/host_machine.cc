@@ -44,7 +44,7 @@ int64_t read_number(const std::filesystem::path& file) {
 #if defined(__x86_64__) || defined(__i386__)
 // cpuid's deterministic cache parameters: leaf 4 on Intel, 0x8000001D on AMD (the same layout).
 void read_cpuid_caches(Machine& m) {
-  const unsigned leaf = __get_cpuid_max(0x80000000, nullptr) >= 0x8000001D ? 0x8000001D : 4;
+  const unsigned leaf = unsigned(__get_cpuid_max(0x80000000, nullptr)) >= 0x8000001Du ? 0x8000001Du : 4u;
   for (unsigned i = 0; i < 16; ++i) {
     unsigned a, b, c, d;
     if (!__get_cpuid_count(leaf, i, &a, &b, &c, &d) || (a & 31) == 0) break;

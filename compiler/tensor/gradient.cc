@@ -110,8 +110,7 @@ Tensor Tensor::seed_of(const char* who, const std::optional<Tensor>& given) cons
   Tensor seed = given ? given->cast(dtype()) : scalar_like(1.0);
   if (!multi()) return seed;
   std::vector<std::string> devs;
-  int64_t axis;
-  seed = align(who, {&seed, this}, size_t(ndim()), &devs, &axis)[0];
+  seed = align(who, {&seed, this}, size_t(ndim()), &devs)[0];
   if (shard_axis() >= 0) return seed;
   if (!seed.multi()) seed = seed.replicate(devs);  // a constant: computed where _device_num is bound
   // MSTACK's form: device 0 sees the seed, the others 0.

@@ -207,8 +207,10 @@ Tensor Tensor::replicate(const std::vector<std::string>& devices) const {
 }
 
 std::vector<Tensor> Tensor::align(const char* who, const std::vector<const Tensor*>& tensors, size_t rank,
-                                  std::vector<std::string>* devices, int64_t* axis) {
+                                  std::vector<std::string>* devices, int64_t* shard_axis) {
   devices->clear();
+  int64_t own = -1;
+  int64_t* axis = shard_axis ? shard_axis : &own;
   *axis = -1;
   const Tensor* first = nullptr;
   for (const Tensor* t : tensors) {

@@ -428,10 +428,10 @@ class Tensor {
   Tensor like(UPtr u) const { return on_devices(std::move(u), node_->devices, node_->device, {this}); }
   bool multi() const { return !node_->devices.empty(); }
   // Operands of an op between tensors brought onto common devices: an unsharded tensor meeting a
-  // sharded one is copied to each of its devices. *devices/*axis get the result's (axis counted in an
-  // output of `rank` axes). rg::Error naming `who` for different device tuples or shard axes.
+  // sharded one is copied to each of its devices. *devices (and *shard_axis when asked) get the result's (the
+  // axis counted in an output of `rank` axes). rg::Error naming `who` for different device tuples or shard axes.
   static std::vector<Tensor> align(const char* who, const std::vector<const Tensor*>& tensors, size_t rank,
-                                   std::vector<std::string>* devices, int64_t* axis);
+                                   std::vector<std::string>* devices, int64_t* shard_axis = nullptr);
   Tensor replicate(const std::vector<std::string>& devices) const;
   // A sharded tensor whole on every device of its tuple; a replicated one sharded on `axis` again if it divides.
   Tensor allgather() const;
@@ -490,22 +490,13 @@ Tensor operator~(const Tensor& a);                   // bitwise_not
 // Shape, dtype, device and values (`Tensor([[1, 2], [3, 4]], shape=(2, 2), dtype=int32, device=CPU)`),
 // realizing it; past 1000 elements each axis shows its first and last 3 entries around `...`.
 std::ostream& operator<<(std::ostream& out, const Tensor& t);
-#define RG_SCALAR_OPS(OP)                                \
+// The operators that take a scalar on either side (defined in tensor_ops.cc from the same list).
+#define RG_FOR_EACH_SCALAR_OP(X) X(+) X(-) X(*) X(/) X(<) X(<=) X(>) X(>=) X(==) X(!=) X(%) X(^)
+#define RG_DECLARE_SCALAR_OP(OP)                         \
   Tensor operator OP(const Tensor& a, Tensor::Number b); \
   Tensor operator OP(Tensor::Number a, const Tensor& b);
-RG_SCALAR_OPS(+)
-RG_SCALAR_OPS(-)
-RG_SCALAR_OPS(*)
-RG_SCALAR_OPS(/)
-RG_SCALAR_OPS(<)
-RG_SCALAR_OPS(<=)
-RG_SCALAR_OPS(>)
-RG_SCALAR_OPS(>=)
-RG_SCALAR_OPS(==)
-RG_SCALAR_OPS(!=)
-RG_SCALAR_OPS(%)
-RG_SCALAR_OPS(^)
-#undef RG_SCALAR_OPS
+RG_FOR_EACH_SCALAR_OP(RG_DECLARE_SCALAR_OP)
+#undef RG_DECLARE_SCALAR_OP
 
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
 inline Tensor where(const Tensor& cond, const Tensor& a, Tensor::Number b) { return cond.where(a, b); }

@@ -343,8 +343,7 @@ Tensor Tensor::binary(Op op, const Tensor& o, const char* who) const {
   Shape s = broadcast_shape(shape(), o.shape(), who);
   DType dt = least_upper_dtype(dtype(), o.dtype());
   std::vector<std::string> devs;
-  int64_t axis;
-  std::vector<Tensor> t = align(who, {this, &o}, s.size(), &devs, &axis);
+  std::vector<Tensor> t = align(who, {this, &o}, s.size(), &devs);
   const std::string dev = common_device(who, {&t[0], &t[1]});
   UPtr a = broadcast_u(cast_u(t[0].uop(), dt), s), b = broadcast_u(cast_u(t[1].uop(), dt), s);
   return on_devices(mk(op, is(op, kComparison) ? dtypes::bool_ : dt, {a, b}), devs, dev, {&t[0], &t[1]});
@@ -383,8 +382,7 @@ Tensor Tensor::minimum(const Tensor& o) const {
   Shape s = broadcast_shape(shape(), o.shape(), "minimum");
   DType dt = least_upper_dtype(dtype(), o.dtype());
   std::vector<std::string> devs;
-  int64_t axis;
-  std::vector<Tensor> t = align("minimum", {this, &o}, s.size(), &devs, &axis);
+  std::vector<Tensor> t = align("minimum", {this, &o}, s.size(), &devs);
   const std::string dev = common_device("minimum", {&t[0], &t[1]});
   UPtr a = broadcast_u(cast_u(t[0].uop(), dt), s), b = broadcast_u(cast_u(t[1].uop(), dt), s);
   return on_devices(inverse_u(mk(Op::MAX, dt, {inverse_u(a), inverse_u(b)})), devs, dev, {&t[0], &t[1]});
@@ -394,8 +392,7 @@ Tensor Tensor::where(const Tensor& a, const Tensor& b) const {
   Shape s = broadcast_shape(broadcast_shape(shape(), a.shape(), "where"), b.shape(), "where");
   DType dt = least_upper_dtype(a.dtype(), b.dtype());
   std::vector<std::string> devs;
-  int64_t axis;
-  std::vector<Tensor> t = align("where", {this, &a, &b}, s.size(), &devs, &axis);
+  std::vector<Tensor> t = align("where", {this, &a, &b}, s.size(), &devs);
   const std::string dev = common_device("where", {&t[0], &t[1], &t[2]});
   UPtr c = broadcast_u(cast_u(t[0].uop(), dtypes::bool_), s);
   return on_devices(
@@ -478,22 +475,11 @@ Tensor operator>(const Tensor& a, const Tensor& b) { return a.gt(b); }
 Tensor operator>=(const Tensor& a, const Tensor& b) { return a.ge(b); }
 Tensor operator==(const Tensor& a, const Tensor& b) { return a.eq(b); }
 Tensor operator!=(const Tensor& a, const Tensor& b) { return a.ne(b); }
-#define RG_SCALAR_OPS(OP)                                                                               \
+#define RG_DEFINE_SCALAR_OP(OP)                                                                         \
   Tensor operator OP(const Tensor& a, Tensor::Number b) { return a OP TensorGraph::scalar_like(a, b); } \
   Tensor operator OP(Tensor::Number a, const Tensor& b) { return TensorGraph::scalar_like(b, a) OP b; }
-RG_SCALAR_OPS(+)
-RG_SCALAR_OPS(-)
-RG_SCALAR_OPS(*)
-RG_SCALAR_OPS(/)
-RG_SCALAR_OPS(<)
-RG_SCALAR_OPS(<=)
-RG_SCALAR_OPS(>)
-RG_SCALAR_OPS(>=)
-RG_SCALAR_OPS(==)
-RG_SCALAR_OPS(!=)
-RG_SCALAR_OPS(%)
-RG_SCALAR_OPS(^)
-#undef RG_SCALAR_OPS
+RG_FOR_EACH_SCALAR_OP(RG_DEFINE_SCALAR_OP)
+#undef RG_DEFINE_SCALAR_OP
 
 // ---------------------------------------------------------------- reduce
 

@@ -145,7 +145,7 @@ void Tensor::realize_all(std::vector<Tensor*> tensors) {
     if (n.devices.empty()) {
       n.uop = out[i];
       // A graph of constants is now a buffer on the device it was computed on (the default device then).
-      if (n.device.empty()) n.device = (out[i]->op == Op::BUFFER ? out[i] : out[i]->src[0])->src[0]->arg_str();
+      if (n.device.empty()) n.device = base_buffer(out[i])->src[0]->arg_str();
       continue;
     }
     n.data = out[i];

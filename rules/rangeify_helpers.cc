@@ -156,17 +156,6 @@ std::vector<UPtr> pad_indices(const Shape& in, const Pairs& pads, const std::vec
 }
 
 // Outer axes first, so a split reads as r0*3+r1.
-UPtr flat_index(const Shape& shape, const std::vector<UPtr>& idx) {
-  std::vector<int64_t> stride(shape.size(), 1);
-  for (size_t d = shape.size(); d-- > 1;) stride[d - 1] = stride[d] * shape[d];
-  UPtr flat;
-  for (size_t d = 0; d < shape.size(); ++d) {
-    if (shape[d] == 1) continue;
-    UPtr term = stride[d] == 1 ? idx[d] : idx[d] * ic(stride[d]);
-    flat = flat ? flat + term : term;
-  }
-  return flat ? flat : ic(0);
-}
 
 UPtr index_reshape(const UPtr& m, USpan idx) {
   check_rank(m, idx.size());

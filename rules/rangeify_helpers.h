@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "compiler/ir/index.h"  // flat_index
 #include "compiler/ir/uop.h"
 
 namespace rg {
@@ -38,8 +39,6 @@ std::vector<UPtr> flip_indices(const Shape& in, const std::vector<int64_t>& flag
 // `offsets` (one per axis, or none) move the windows: (before + o, after - o), so `before` is symbolic.
 std::vector<UPtr> pad_indices(const Shape& in, const Pairs& pads, const std::vector<UPtr>& idx, UPtr* valid,
                               const std::vector<UPtr>& offsets = {});
-// Flat (row-major) offset of idx in shape.
-UPtr flat_index(const Shape& shape, const std::vector<UPtr>& idx);
 
 // --- helpers called from rules ---
 UPtr index_reshape(const UPtr& m, USpan idx);

@@ -9,7 +9,10 @@
 #include <unordered_set>
 
 #include "compiler/ir/debug.h"
+#include "compiler/ir/env.h"
+#include "compiler/ir/placement.h"
 #include "compiler/ir/shape.h"
+#include "compiler/opt/pack.h"
 #include "compiler/schedule/schedule.h"
 #include "runtime/beam.h"
 #include "runtime/buffer.h"
@@ -380,10 +383,43 @@ void debug_schedule_of(const UPtr& linear, double ms) {
 }
 }  // namespace
 
+UPtr pack_operands(const UPtr& linear) {
+  static const bool on = env_count("RG_PACK", 0, 1, 1) == 1;
+  if (!on) return linear;
+  std::vector<UPtr> calls;
+  for (const UPtr& call : linear->src) {
+    const UPtr& out = call->src.size() > 1 ? call->src[1] : call->src[0];
+    const std::string device = out->op == Op::BUFFER ? out->src[0]->arg_str() : "";
+    std::optional<LowerOptions> o;
+    if (call->src[0]->op == Op::SINK && !device.empty() && !is_device_tuple(device))
+      o = get_device(device).lower_options();
+    if (!o || o->gpu || !o->optimize || o->opts) {
+      calls.push_back(call);
+      continue;
+    }
+    const Machine machine = opt_target(*o).machine;
+    UPtr kernel = call->src[0];
+    std::vector<UPtr> buffers(call->src.begin() + 1, call->src.end());
+    while (std::optional<PackedOperand> p = pack_operand(kernel, machine)) {
+      UPtr copy = new_buffer(p->dtype, p->elements, device);
+      calls.push_back(UOp::make(Op::CALL, dtypes::void_, {p->pack, copy, buffers[p->slot]}));
+      kernel = p->kernel;
+      if (p->copy_slot == buffers.size())
+        buffers.push_back(copy);
+      else
+        buffers[p->copy_slot] = copy;
+    }
+    buffers.insert(buffers.begin(), kernel);
+    calls.push_back(UOp::make(Op::CALL, dtypes::void_, std::move(buffers)));
+  }
+  return UOp::make(Op::LINEAR, dtypes::void_, std::move(calls));
+}
+
 std::vector<UPtr> realize(const std::vector<UPtr>& roots) {
   Timings t;
   auto t0 = Clock::now();
   ScheduleResult s = schedule(roots, nullptr, default_device());
+  s.linear = pack_operands(s.linear);
   t.schedule_ms = ms_since(t0);
   if (debug_level() >= kDebugSchedule) debug_schedule_of(s.linear, t.schedule_ms);
   run_linear_timed(s.linear, s.var_values, t);

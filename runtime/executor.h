@@ -50,7 +50,12 @@ inline constexpr const char* kDeviceNumVar = "_device_num";
 // position. `var_values` binds DEFINE_VARs by name (kernels reading an unbound variable are an rg::Error).
 void run_linear(const UPtr& linear, const std::vector<std::pair<std::string, int64_t>>& var_values = {});
 
-// Schedules the roots and runs the schedule; per root, a RESHAPE(BUFFER) holding its value.
+// The schedule with layout kernels (compiler/opt/pack.h) for the operands its host kernels re-read with large
+// strides: each packed operand is copied by a CALL of its layout kernel, into a new buffer on the kernel's device,
+// before the kernel that reads it. Host devices that optimize only; RG_PACK=0 turns it off.
+UPtr pack_operands(const UPtr& linear);
+
+// Schedules the roots (with pack_operands) and runs the schedule; per root, a RESHAPE(BUFFER) holding its value.
 std::vector<UPtr> realize(const std::vector<UPtr>& roots);
 
 // --- capture and replay (what the JIT, compiler/tensor/jit.h, is built on) ---

@@ -96,6 +96,7 @@ struct Replay {
 };
 Replay replay(const Tensor& t) {
   ScheduleResult s = schedule({graph_of(t)});
+  s.linear = pack_operands(s.linear);  // as realize() does
   run_linear(s.linear);
   Replay r;
   r.result.resize(size_t(t.numel()));

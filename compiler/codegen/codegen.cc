@@ -70,22 +70,29 @@ const When<L> kCpuThreads{"CPU kernels with a THREAD action", [](const L& s) {
                                                               [](const Opt& o) { return o.op == OptOp::THREAD; });
                           }};
 
+}  // namespace
+
+OptTarget opt_target(const LowerOptions& o) {
+  OptTarget t{.gpu = o.gpu};
+  if (!o.gpu) {
+    // The machine's lanes, or fewer where the renderer folds fewer (none: scalar).
+    t.machine = o.machine;
+    t.machine.vector_lanes =
+        folds(o) ? std::min(o.machine.vector_lanes, *std::max_element(o.fold_widths.begin(), o.fold_widths.end())) : 1;
+    t.threads = std::max(1, o.threads);
+  }
+  return t;
+}
+
+namespace {
+
 // The optimizer's actions: the given ones, else the heuristics' for this target.
 UPtr optimize(const UPtr& kernel, L& s) {
   const LowerOptions& o = s.opts;
   if (o.opts) {
     s.applied = *o.opts;
   } else {
-    OptTarget t{.gpu = o.gpu};
-    if (!o.gpu) {
-      // The machine's lanes, or fewer where the renderer folds fewer (none: scalar).
-      t.machine = o.machine;
-      t.machine.vector_lanes =
-          folds(o) ? std::min(o.machine.vector_lanes, *std::max_element(o.fold_widths.begin(), o.fold_widths.end()))
-                   : 1;
-      t.threads = std::max(1, o.threads);
-    }
-    s.applied = hand_coded_opts(kernel, t);
+    s.applied = hand_coded_opts(kernel, opt_target(o));
   }
   s.axes_retyped |= !s.applied.empty();
   return apply_opts(kernel, s.applied, o.gpu);

@@ -10,6 +10,7 @@
 #include "compiler/ir/gpu_limits.h"
 #include "compiler/ir/pass.h"
 #include "compiler/ir/uop.h"
+#include "compiler/opt/heuristics.h"
 #include "compiler/opt/machine.h"
 #include "compiler/opt/opt.h"
 
@@ -68,6 +69,10 @@ struct LowerOptions {
   // The target fuses multiply-adds: a float sum of products accumulates with MULACC.
   bool mulacc = false;
 };
+
+// What the kernel optimizer chooses for under these options: the GPU, or the machine with its vector lanes
+// bounded by the widths the renderer folds (1 without any) and `threads` workers.
+OptTarget opt_target(const LowerOptions& o);
 
 // The state of one kernel's lowering, read by the passes' conditions and plans.
 struct Lowering {

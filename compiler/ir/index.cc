@@ -65,6 +65,41 @@ std::optional<int64_t> coefficient_of(const UPtr& x, const UPtr& r) {
   return c;
 }
 
+std::optional<int64_t> coefficient_within(const UPtr& x, const UPtr& r, int64_t w) {
+  const std::optional<AffineIndex> a = affine_index(x);
+  if (!a || w <= 0) return std::nullopt;
+  int64_t c = 0;
+  for (const auto& [term, k] : a->terms) {
+    if (term == r.get()) {
+      c += k;
+      continue;
+    }
+    // r / m and r % m for a multiple m of w: within the block, the quotient stays and the remainder walks with r.
+    const bool divmod =
+        term->op == Op::DIV || term->op == Op::FLOORDIV || term->op == Op::MOD || term->op == Op::FLOORMOD;
+    if (divmod && term->src[0] == r && term->src[1]->is_const() && !term->src[1]->is_invalid() &&
+        term->src[1]->as_int() > 0 && term->src[1]->as_int() % w == 0) {
+      if (term->op == Op::MOD || term->op == Op::FLOORMOD) c += k;
+      continue;
+    }
+    for (const UPtr& u : toposort(UPtr(term)))
+      if (u == r) return std::nullopt;
+  }
+  return c;
+}
+
+UPtr flat_index(const Shape& shape, const std::vector<UPtr>& idx) {
+  std::vector<int64_t> stride(shape.size(), 1);
+  for (size_t d = shape.size(); d-- > 1;) stride[d - 1] = stride[d] * shape[d];
+  UPtr flat;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) continue;
+    UPtr term = stride[d] == 1 ? idx[d] : idx[d] * cnst_int(dtypes::index, stride[d]);
+    flat = flat ? flat + term : term;
+  }
+  return flat ? flat : cnst_int(dtypes::index, 0);
+}
+
 bool affine_aligned(const AffineIndex& a, int64_t w) {
   if (w <= 0 || a.offset % w != 0) return false;
   return std::all_of(a.terms.begin(), a.terms.end(), [w](const auto& t) { return t.second % w == 0; });

@@ -54,8 +54,16 @@ std::optional<AffineIndex> affine_index(const UPtr& x);
 // The coefficient of range r in index x (0 when unused); nullopt when r also appears inside a term (r / 4)
 // or x has no affine form.
 std::optional<int64_t> coefficient_of(const UPtr& x, const UPtr& r);
+// The coefficient of range r in index x while r runs through one aligned block of w values (r = w*o + u, u
+// in [0, w): the coefficient of u): besides r itself, r / m adds 0 and r % m adds its coefficient for every m
+// that w divides. A packed panel's ((r/32)*K + k)*32 + r%32 walks r with coefficient 1 in blocks of 32 (or of
+// 16, 8, ...). nullopt when r appears otherwise (r / 3, r * r) or x has no affine form.
+std::optional<int64_t> coefficient_within(const UPtr& x, const UPtr& r, int64_t w);
 // Is every coefficient and the offset a multiple of w > 0 (the index is w-aligned wherever it runs)?
 bool affine_aligned(const AffineIndex& a, int64_t w);
+
+// The row-major flat offset of idx in shape (dims of 1 add nothing): the schedule's store index.
+UPtr flat_index(const Shape& shape, const std::vector<UPtr>& idx);
 
 // --- ranges in nesting order ---
 // RANGEs by range_key (compiler/ir/uop.h): outermost first, or innermost first.

@@ -100,6 +100,27 @@ TEST(Index, CoefficientOfARange) {
   EXPECT_EQ(coefficient_of(r + idx(INT64_MAX) + idx(1), r), std::nullopt);
 }
 
+TEST(Index, CoefficientWithinABlock) {
+  UPtr j = range(64, 0), k = range(100, 1);
+  // A packed panel of 32 columns: ((j/32)*100 + k)*32 + j%32, as symbolic leaves it.
+  UPtr panel = (j / 32) * 3200 + k * 32 + j % 32;
+  EXPECT_EQ(coefficient_within(panel, j, 32), 1);
+  EXPECT_EQ(coefficient_within(panel, j, 16), 1);             // a block of 16 lies inside one of 32
+  EXPECT_EQ(coefficient_within(panel, j, 64), std::nullopt);  // a block of 64 crosses a panel: j/32 changes
+  EXPECT_EQ(coefficient_within(panel, k, 32), 32);
+  EXPECT_EQ(coefficient_within(j * 5 + k, j, 16), 5);  // a plain term: coefficient_of's answer
+  EXPECT_EQ(coefficient_within(k * 2, j, 16), 0);
+  EXPECT_EQ(coefficient_within(j / 3 + k, j, 16), std::nullopt);
+  EXPECT_EQ(coefficient_within(j * j, j, 16), std::nullopt);
+  EXPECT_EQ(coefficient_within(panel, j, 0), std::nullopt);
+}
+
+TEST(Index, FlatIndexIsRowMajor) {
+  UPtr a = range(2, 0), b = range(3, 1);
+  EXPECT_EQ(flat_index({2, 1, 3}, {a, idx(0), b}), a * 3 + b);  // a dim of 1 adds nothing
+  EXPECT_EQ(flat_index({1}, {idx(0)}), idx(0));
+}
+
 TEST(Index, SortRangesByNestingOrder) {
   UPtr red = range(4, 0, AxisType::Reduce), l1 = range(4, 1), l2 = range(4, 2), g = range(4, 3, AxisType::Global);
   std::vector<UPtr> v = {red, l2, g, l1};

@@ -97,12 +97,16 @@ std::vector<Opt> hand_coded_opts(const UPtr& kernel, const OptTarget& t) {
     const int64_t accumulators = m.vector_registers / 2;
     std::optional<int> tile;
     int w = 0;  // the tile's vector width: the machine's, or a narrower one that divides the axis
-    auto columns = [&](size_t i) {
-      return all_strides(acc.stores, ax.axes[i], 1) && any_stride(reduced, ax.axes[i], 1);
+    // Does axis i walk the store and some load inside the reduction contiguously, in blocks of `width` (a
+    // packed panel's index is contiguous only within its panels: pack.h)?
+    auto columns = [&](size_t i, int64_t width) {
+      auto walks = [&](const UPtr& a) { return coefficient_within(a->src[1], ax.axes[i], width) == 1; };
+      return !acc.stores.empty() && std::all_of(acc.stores.begin(), acc.stores.end(), walks) &&
+             std::any_of(reduced.begin(), reduced.end(), walks);
     };
     for (int width = m.vector_lanes; width >= 4 && !tile; width /= 2)
       for (size_t i = 0; i < ax.first_reduce; ++i)
-        if (divides(int(i), width) && columns(i)) tile = int(i), w = width;
+        if (divides(int(i), width) && columns(i, width)) tile = int(i), w = width;
     // Columns no width divides (a small convolution's 6): padded to one vector of 8 or more lanes when at most a
     // quarter of them idle. One vector only: its lanes' gates are constants, while in a loop over padded vectors
     // every load stays gated (20 columns as 3 vectors of 8 ran 4x slower than 5 of 4); and narrower padded
@@ -110,7 +114,7 @@ std::vector<Opt> hand_coded_opts(const UPtr& kernel, const OptTarget& t) {
     for (int width = m.vector_lanes; width >= 8 && !tile; width /= 2)
       for (size_t i = 0; i < ax.first_reduce && !tile; ++i) {
         const int64_t n = bound_of(ax.axes[i]);
-        if (n < width && 4 * n >= 3 * width && columns(i)) {
+        if (n < width && 4 * n >= 3 * width && columns(i, width)) {
           opts.push_back({OptOp::PADTO, int(i), width});
           tile = int(i), w = width;
         }
@@ -120,7 +124,7 @@ std::vector<Opt> hand_coded_opts(const UPtr& kernel, const OptTarget& t) {
       // Rows of the tile: as many as the accumulators allow (two vectors per row when the columns allow). Best an axis
       // whose operand does not vary along the columns (a matmul's A, a convolution's weights): one broadcast per row
       // and step, the other operand's vector load shared by all rows.
-      const bool doubled = bound_of(ax.axes[*tile]) % (2 * w) == 0;
+      const bool doubled = bound_of(ax.axes[*tile]) % (2 * w) == 0 && columns(size_t(*tile), 2 * w);
       auto broadcast_rows = [&](size_t i) {
         for (const UPtr& l : acc.loads)
           if (stride(l, ax.axes[i]) != 0 && stride(l, ax.axes[*tile]) != 0) return false;

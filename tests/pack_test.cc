@@ -66,8 +66,7 @@ void check(int64_t n, int64_t k, int64_t m, int64_t batch = 1) {
   for (int64_t z = 0; z < batch; ++z)
     for (int64_t i = 0; i < n; ++i)
       for (int64_t j = 0; j < m; ++j)
-        for (int64_t p = 0; p < k; ++p)
-          want[(z * n + i) * m + j] += a[(z * n + i) * k + p] * b[(z * k + p) * m + j];
+        for (int64_t p = 0; p < k; ++p) want[(z * n + i) * m + j] += a[(z * n + i) * k + p] * b[(z * k + p) * m + j];
   Shape sa = batch > 1 ? Shape{batch, n, k} : Shape{n, k}, sb = batch > 1 ? Shape{batch, k, m} : Shape{k, m};
   Tensor c = Tensor::from_vector(a, sa).matmul(Tensor::from_vector(b, sb));
   EXPECT_EQ(c.to_vector<float>(), want) << batch << " x " << n << "x" << k << " @ " << k << "x" << m;
@@ -91,8 +90,8 @@ TEST(Pack, PackedMatmulsComputeTheProduct) {
          b = Tensor::from_vector(std::vector<float>(300 * 320), {300, 320});
   EXPECT_EQ(layout_kernels(a.matmul(b)), 1u);
   check(96, 300, 320);
-  check(96, 301, 320);  // a reduction no vector divides
-  check(67, 300, 320);  // rows no register tile divides
+  check(96, 301, 320);    // a reduction no vector divides
+  check(67, 300, 320);    // rows no register tile divides
   check(80, 260, 64, 3);  // batched: the copy keeps the batch axis outermost
 }
 

@@ -5,8 +5,8 @@
 // rulegrad's kernels against a reference measured in the same process, on fixed pseudo-random inputs:
 // matmul (OpenBLAS's cblas_sgemm), an add (memcpy of the same bytes), a sum (a C loop with 16
 // accumulators), a row softmax, a small MLP forward (C++ loops and cblas_sgemm), two convolutions (im2col and
-// cblas_sgemm) and their input gradients (cblas_sgemm and col2im). rulegrad's time is
-// the median kernel time (last_timings().run_ms) of one schedule run again and again on the same
+// cblas_sgemm), their input gradients (cblas_sgemm and col2im) and weight gradients (im2col and cblas_sgemm).
+// rulegrad's time is the median kernel time (last_timings().run_ms) of one schedule run again and again on the same
 // buffers after a first run that builds the programs; the reference's is the median of its calls. Each
 // side runs 3 times and for half a second at least, except a slow kernel, which stops once 5 s are
 // spent (`runs` says how many rulegrad's median is of: a 2048 matmul on scalar kernels runs once). `err` compares
@@ -308,6 +308,43 @@ Row conv_dx_row(int64_t cin, int64_t side, int64_t k, int64_t cout, const std::s
           true};
 }
 
+// Weight gradients of the same convolutions: dW of cout filters of cin x k x k over 512 images of cin x side x side,
+// given dY. The reference is im2col and sgemm per image, accumulated (dY cout x o*o times columns^T o*o x cin*k*k).
+Row conv_dw_row(int64_t cin, int64_t side, int64_t k, int64_t cout, const std::string& device) {
+  const int64_t batch = 512, o = side - k + 1, kk = cin * k * k;
+  Floats x = random_floats(batch * cin * side * side, 17), dy = random_floats(batch * cout * o * o, 18);
+  Floats cols(kk * o * o), dw(cout * kk);
+  Tensor tx = Tensor::from_vector(x, {batch, cin, side, side}, device).realize();
+  Tensor tw = Tensor::from_vector(Floats(cout * kk, 0.0f), {cout, cin, k, k}, device).realize();
+  Tensor tdy = Tensor::from_vector(dy, {batch, cout, o, o}, device).realize();
+  tw.requires_grad(true);
+  Replay r = replay(gradient((tx.conv2d(tw) * tdy).sum(), {tw})[0]);
+  const double ref = reference_ms([&] {
+    for (int64_t n = 0; n < batch; ++n) {
+      for (int64_t c = 0; c < cin; ++c) {
+        const float* img = x.data() + (n * cin + c) * side * side;
+        for (int64_t ky = 0; ky < k; ++ky)
+          for (int64_t kx = 0; kx < k; ++kx)
+            for (int64_t oy = 0; oy < o; ++oy)
+              for (int64_t ox = 0; ox < o; ++ox)
+                cols[(((c * k + ky) * k + kx) * o + oy) * o + ox] = img[(oy + ky) * side + ox + kx];
+      }
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(cout), int(kk), int(o * o), 1.0f,
+                  dy.data() + n * cout * o * o, int(o * o), cols.data(), int(o * o), n == 0 ? 0.0f : 1.0f, dw.data(),
+                  int(kk));
+    }
+  });
+  const double flop = 2.0 * double(batch * cout * o * o * kk);
+  return {"conv dW 512x" + std::to_string(cin) + "x" + std::to_string(side) + " " + std::to_string(k) + "x" +
+              std::to_string(k),
+          flop / r.time.ms / 1e6,
+          flop / ref / 1e6,
+          "GFLOP/s",
+          max_rel_err(r.result, dw),
+          r.time.runs,
+          true};
+}
+
 // OpenBLAS's best core for a CPU's features, by the names OPENBLAS_CORETYPE takes; empty: none known (OpenBLAS
 // chooses). OpenBLAS 0.3.21 does not know every CPU with these features (a new Xeon's model number), and then
 // falls back to its SSE3 kernels, 3 to 5 times slower.
@@ -409,7 +446,9 @@ int bench_kernels(int argc, char** argv) {
     print_row(conv_row(1, 28, device));
     print_row(conv_row(32, 24, device));
     print_row(conv_dx_row(32, 24, 5, 32, device));
+    print_row(conv_dw_row(32, 24, 5, 32, device));
     print_row(conv_dx_row(64, 8, 3, 64, device));
+    print_row(conv_dw_row(64, 8, 3, 64, device));
     free_buffer_pool();
     return 0;
   }
@@ -418,7 +457,7 @@ int bench_kernels(int argc, char** argv) {
     free_buffer_pool();
     return 0;
   }
-  for (int64_t n : {256, 512, 1024, 2048}) print_row(matmul_row(n, device));
+  for (int64_t n : {256, 512, 1024, 2048, 4096}) print_row(matmul_row(n, device));
   print_row(add_row(device));
   print_row(sum_row(device));
   print_row(softmax_row(device));
@@ -426,7 +465,9 @@ int bench_kernels(int argc, char** argv) {
   print_row(conv_row(1, 28, device));
   print_row(conv_row(32, 24, device));
   print_row(conv_dx_row(32, 24, 5, 32, device));
+  print_row(conv_dw_row(32, 24, 5, 32, device));
   print_row(conv_dx_row(64, 8, 3, 64, device));
+  print_row(conv_dw_row(64, 8, 3, 64, device));
   free_buffer_pool();
   return 0;
 }

@@ -16,7 +16,7 @@ namespace {
 int64_t bound_of(const UPtr& r) { return r->src[0]->as_int(); }
 
 struct Candidate {
-  UPtr load, index;  // the load and its simplified index
+  UPtr load, index;          // the load and its simplified index
   std::vector<UPtr> others;  // the index's ranges besides j and k, outermost first
   UPtr j, k;
 };
@@ -126,8 +126,12 @@ std::optional<PackedOperand> pack_operand(const UPtr& kernel, const Machine& m) 
     const int64_t copy_slot = shared ? slots : operand->arg_int();
     const UPtr packed = UOp::make(Op::PARAM, dst->dtype, {}, copy_slot);
     const UPtr read = UOp::make(Op::INDEX, load->dtype, {packed, flat_index(bounds, idx)});
-    return PackedOperand{substitute(kernel, UMap{{load, read}}), pack, size_t(operand->arg_int()), size_t(copy_slot),
-                         elements, load->dtype};
+    return PackedOperand{substitute(kernel, UMap{{load, read}}),
+                         pack,
+                         size_t(operand->arg_int()),
+                         size_t(copy_slot),
+                         elements,
+                         load->dtype};
   }
   return std::nullopt;
 }

@@ -9,8 +9,8 @@
 #include <cstdint>
 #include <optional>
 
-#include "compiler/opt/machine.h"
 #include "compiler/ir/uop.h"
+#include "compiler/opt/machine.h"
 
 namespace rg {
 
@@ -21,10 +21,10 @@ namespace rg {
 //    write of the operand, against that many reads from panels).
 // The copy's layout is (the load's other ranges, j / w, k, j % w), row-major.
 struct PackedOperand {
-  UPtr kernel;            // the kernel, reading the copy at that load through slot `copy_slot`
-  UPtr pack;              // the layout kernel: stores the copy (PARAM0, `elements` of `dtype`) from slot 1, the operand
-  size_t slot = 0;        // the operand's slot in the kernel
-  size_t copy_slot = 0;   // `slot` when no other load of the kernel reads the operand, else a new last slot
+  UPtr kernel;           // the kernel, reading the copy at that load through slot `copy_slot`
+  UPtr pack;             // the layout kernel: stores the copy (PARAM0, `elements` of `dtype`) from slot 1, the operand
+  size_t slot = 0;       // the operand's slot in the kernel
+  size_t copy_slot = 0;  // `slot` when no other load of the kernel reads the operand, else a new last slot
   int64_t elements = 0;
   DType dtype;
 };

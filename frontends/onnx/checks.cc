@@ -25,7 +25,8 @@ void ints_at_least(const ::onnx::NodeProto& n, const std::string& name, int64_t 
 }
 void int_at_least(const ::onnx::NodeProto& n, const std::string& name, int64_t least, const std::string& who) {
   const auto* a = find_attr(n, name);
-  if (a && a->i() < least) fail(who, name + " " + std::to_string(a->i()) + " must be at least " + std::to_string(least));
+  if (a && a->i() < least)
+    fail(who, name + " " + std::to_string(a->i()) + " must be at least " + std::to_string(least));
 }
 
 const ::onnx::GraphProto* graph_of(const ::onnx::NodeProto& n, const std::string& name) {
@@ -42,7 +43,8 @@ void check_loop(const ::onnx::NodeProto& n, const std::string& who) {
   if (!body) return;  // an error when it runs: the op names the missing graph
   if (n.input_size() < 2) fail(who, "needs the trip count and condition inputs (empty names where absent)");
   const int64_t carried = n.input_size() - 2;
-  const std::string needs = "the condition and " + count(carried, "carried value" + std::string(carried == 1 ? "" : "s"));
+  const std::string needs =
+      "the condition and " + count(carried, "carried value" + std::string(carried == 1 ? "" : "s"));
   if (body->input_size() != 2 + carried)
     fail(who, "the body has " + count(body->input_size(), "inputs") + "; it needs the iteration, " + needs);
   if (body->output_size() < 1 + carried)
@@ -66,8 +68,8 @@ void check_scan(const ::onnx::NodeProto& n, int64_t opset, const std::string& wh
     fail(who, "the body has " + count(body->input_size(), "inputs") + "; it needs " + count(states, "states") +
                   " and " + count(m, "scan inputs"));
   if (body->output_size() < states)
-    fail(who, "the body has " + count(body->output_size(), "outputs") + "; it needs " + count(states, "states") +
-                  " first");
+    fail(who,
+         "the body has " + count(body->output_size(), "outputs") + "; it needs " + count(states, "states") + " first");
 }
 
 }  // namespace
@@ -76,8 +78,9 @@ void check_opsets(const std::map<std::string, int64_t>& opsets) {
   for (const auto& [domain, version] : opsets) {
     const std::string name = domain.empty() ? "the default domain" : "domain '" + domain + "'";
     if (version < 1 || (domain.empty() && version > kNewestOpset))
-      throw Error("onnx: the model imports opset " + std::to_string(version) + " of " + name +
-                  (domain.empty() ? "; rulegrad reads opsets 1 to " + std::to_string(kNewestOpset) : "; opsets start at 1"));
+      throw Error(
+          "onnx: the model imports opset " + std::to_string(version) + " of " + name +
+          (domain.empty() ? "; rulegrad reads opsets 1 to " + std::to_string(kNewestOpset) : "; opsets start at 1"));
   }
 }
 

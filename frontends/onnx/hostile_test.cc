@@ -154,7 +154,9 @@ struct Hostile {
   std::string name;
   std::function<void(Case&)> build;
   Expect expect;
+  std::string device = default_device();
 };
+void PrintTo(const Hostile& h, std::ostream* os) { *os << h.name << " on " << h.device; }
 
 // ---------------------------------------------------------------- the cases
 
@@ -1131,8 +1133,13 @@ std::string run_case(const Hostile& h, std::map<std::string, std::vector<double>
   const fs::path path = c.model_dir / "model.onnx";
   write_file(path, c.raw_bytes ? *c.raw_bytes : c.m.SerializeAsString());
   try {
-    Model m = load(path.string());
+    Model m = load(path.string(), h.device);
+    for (auto& [name, v] : c.inputs)
+      if (v.kind == Value::Kind::Tensor) v.tensor = v.tensor->to(h.device);
     std::map<std::string, Value> out = m.run(c.inputs);
+    for (auto& [name, v] : out)
+      if (v.kind == Value::Kind::Tensor && v.tensor->device() != h.device)
+        return "output '" + name + "' is on " + v.tensor->device() + ", not " + h.device;
     for (auto& [name, v] : out) {
       if (v.kind != Value::Kind::Tensor) continue;
       HostTensor t = to_host(*v.tensor);
@@ -1166,6 +1173,19 @@ TEST_P(HostileModel, GivesItsOneOutcome) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Issue27, HostileModel, ::testing::ValuesIn(cases()),
+                         [](const ::testing::TestParamInfo<Hostile>& i) { return i.param.name; });
+
+// Integer division compiles to each device's own code: the same values on the LLVM device.
+std::vector<Hostile> division_cases_on_llvm() {
+  std::vector<Hostile> v;
+  for (Hostile h : cases())
+    if (h.name.rfind("Int", 0) == 0 || h.name.rfind("ConstantInt", 0) == 0) {
+      h.device = "LLVM";
+      v.push_back(h);
+    }
+  return v;
+}
+INSTANTIATE_TEST_SUITE_P(Issue27OnLlvm, HostileModel, ::testing::ValuesIn(division_cases_on_llvm()),
                          [](const ::testing::TestParamInfo<Hostile>& i) { return i.param.name; });
 
 }  // namespace

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# tools/libfuzz.sh [SECONDS]: builds the readers' libFuzzer binaries with --config=libfuzzer (clang; the readers'
-# sources instrumented for coverage, under AddressSanitizer and UndefinedBehaviorSanitizer) and runs each for
-# SECONDS (default 20) from a seed corpus of valid files: the seeds of the readers' fuzz tests
-# (//frontends/onnx:reader_fuzz_test, //nn/state:safetensors_fuzz_test, //nn/datasets:idx_fuzz_test, which
-# write them with --seeds_to=DIR). Prints one line per fuzzer (runs, execs/s, coverage) and exits non-zero when a
+# tools/libfuzz.sh [SECONDS] [ONNX_SECONDS]: builds the readers' libFuzzer binaries with --config=libfuzzer (clang;
+# the readers' sources instrumented for coverage, under AddressSanitizer and UndefinedBehaviorSanitizer) and runs
+# each for SECONDS (default 20; the ONNX reader for ONNX_SECONDS, default 60) from a seed corpus of valid files:
+# the seeds of the readers' fuzz tests (//frontends/onnx:reader_fuzz_test, with every model of the ONNX
+# conformance suite; //nn/state:safetensors_fuzz_test, //nn/datasets:idx_fuzz_test; each writes them with
+# --seeds_to=DIR). Prints one line per fuzzer (runs, execs/s, coverage) and exits non-zero when a
 # build fails or a fuzzer finds a crash, a sanitizer report, a leak, a timeout or an input over the memory limit;
 # the failing input is kept and a command to reproduce it printed. .ci/run calls it before its summary.
 #
@@ -12,7 +13,9 @@
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 seconds=${1:-20}
+onnx_seconds=${2:-60}
 fuzzers=(//frontends/onnx:reader_fuzzer //nn/state:safetensors_fuzzer //nn/datasets:idx_fuzzer)
+fuzz_seconds=("$onnx_seconds" "$seconds" "$seconds")
 seed_tests=(//frontends/onnx:reader_fuzz_test //nn/state:safetensors_fuzz_test //nn/datasets:idx_fuzz_test)
 
 work="$(mktemp -d -t libfuzz.XXXXXX)"
@@ -60,14 +63,14 @@ for i in "${!fuzzers[@]}"; do
   [[ -f $pkg/${name%_fuzzer}.dict ]] && dict=(-dict="$PWD/$pkg/${name%_fuzzer}.dict")
   # New inputs go to corpus/, the seeds are read only; -timeout: seconds for one input; -rss_limit_mb: the
   # process' memory; a crash's input is written to $dir/crash-<sha1> (libFuzzer's artifact prefix).
-  "$bin/$pkg/$name" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+  "$bin/$pkg/$name" -max_total_time="${fuzz_seconds[$i]}" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
     -artifact_prefix="$dir/" "${dict[@]}" "$dir/corpus" "$work/seeds/$i" >"$dir/log" 2>&1
   status=$?
   done_line=$(grep -E '^#[0-9]+[[:space:]]+DONE' "$dir/log" | tail -1)
   runs=$(final_stat "$dir/log" number_of_executed_units)
   cov=$(grep -oE 'cov: [0-9]+' <<<"$done_line" | grep -oE '[0-9]+')
   if ((status == 0)); then
-    echo "libfuzz: $name: ${runs:-?} inputs in $seconds s ($(final_stat "$dir/log" average_exec_per_sec) execs/s), coverage ${cov:-?}," \
+    echo "libfuzz: $name: ${runs:-?} inputs in ${fuzz_seconds[$i]} s ($(final_stat "$dir/log" average_exec_per_sec) execs/s), coverage ${cov:-?}," \
       "peak RSS $(final_stat "$dir/log" peak_rss_mb) MB: ok"
   else
     rc=1

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "compiler/ir/shape.h"
+#include "frontends/onnx/checks.h"
 #include "frontends/onnx/onnx.h"
 #include "frontends/onnx/ops.h"
 #include "frontends/onnx/tensor_proto.h"
@@ -39,6 +40,7 @@ class Runner {
 
  private:
   const Model::Impl& m_;
+  mutable std::map<const ::onnx::GraphProto*, std::map<std::string, Value>> subgraph_initializers_;
 };
 
 namespace {
@@ -89,6 +91,7 @@ void check_graph(const ::onnx::GraphProto& g, std::set<std::string> known,
       throw Error("onnx: " + node_name(n) + ": domain '" + n.domain() + "' is not imported by the model");
     if (!table.count(d + ":" + n.op_type()))
       throw Error("onnx: " + node_name(n) + ": unsupported op" + (d.empty() ? "" : " of domain '" + d + "'"));
+    check_node(n, opsets.at(d), node_name(n));
     for (const auto& in : n.input())
       if (!in.empty() && !known.count(in))
         throw Error("onnx: " + node_name(n) + ": input '" + in +
@@ -116,8 +119,12 @@ std::vector<Value> Runner::run(const ::onnx::GraphProto& g, const Scope* outer, 
                   std::to_string(positional->size()));
     for (size_t i = 0; i < positional->size(); ++i) s.values[g.input(int(i)).name()] = (*positional)[i];
   }
-  if (outer)  // a subgraph's own initializers; the main graph's are decoded once at load
-    for (const auto& t : g.initializer()) s.values[t.name()] = to_value(decode(t, m_.dir), m_.device);
+  if (outer) {  // a subgraph's own initializers, decoded once a run (a Loop body's every iteration reads them)
+    auto [it, fresh] = subgraph_initializers_.try_emplace(&g);
+    if (fresh)
+      for (const auto& t : g.initializer()) it->second[t.name()] = to_value(decode(t, m_.dir), m_.device);
+    for (const auto& [name, v] : it->second) s.values[name] = v;
+  }
   const OpTable& table = op_table();
   for (const auto& n : g.node()) {
     const std::string d = domain_of(n);
@@ -302,6 +309,7 @@ Model load_bytes(const std::string& bytes, const std::string& dir, const std::st
   if (!m->opsets.count("")) {
     if (m->proto.opset_import_size() == 0) m->opsets[""] = 1;  // IR version 1 files import nothing
   }
+  check_opsets(m->opsets);
   const auto& g = m->proto.graph();
   check_graph(g, {}, m->opsets);
   for (const auto& t : g.initializer()) m->initializers[t.name()] = to_value(decode(t, dir), device);

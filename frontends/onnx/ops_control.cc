@@ -1,5 +1,6 @@
 // Sequences, optionals and control flow (If, Loop, Scan), and the op table that gathers every op.
 #include "compiler/ir/shape.h"
+#include "frontends/onnx/checks.h"
 #include "frontends/onnx/ops.h"
 
 namespace rg::onnx {
@@ -75,6 +76,7 @@ Outs op_SplitToSequence(OpContext& c) {
   } else {
     std::vector<int64_t> sp = c.ints_in(1);
     if (c.t(1).ndim() == 0) {
+      if (sp.at(0) < 1) c.fail("split " + std::to_string(sp[0]) + " must be positive");
       for (int64_t at = 0; at < d; at += sp[0]) sizes.push_back(std::min(sp[0], d - at));
     } else {
       sizes = sp;
@@ -138,25 +140,47 @@ Outs op_If(OpContext& c) {
 }
 
 // Loop: the body maps (iteration, condition, carried...) to (condition, carried..., scan outputs...); scan
-// outputs are stacked on a new first axis. The trip count and conditions are read on the host.
+// outputs are stacked on a new first axis. The trip count and conditions are read on the host; the body's arity
+// was checked when the model loaded (checks.h). The carried state is realized every kRealizeEvery iterations:
+// a body that adds lazily would otherwise build a graph as deep as the trip count.
 Outs op_Loop(OpContext& c) {
   const auto& body = graph_attr(c, "body");
-  int64_t max_trip = c.has(0) ? c.ints_in(0).at(0) : INT64_MAX;
+  int64_t max_trip = INT64_MAX;
+  if (c.has(0)) {
+    std::vector<int64_t> trip = c.ints_in(0);
+    if (trip.size() != 1) c.fail("input 0 must hold one value, has " + std::to_string(trip.size()));
+    max_trip = trip[0];
+  }
   bool cond = c.has(1) ? c.scalar_in(1) != 0 : true;
   std::vector<Value> carried(c.in.begin() + 2, c.in.end());
   const size_t n_carried = carried.size();
   const size_t n_scan = size_t(body.output_size()) - 1 - n_carried;
   std::vector<std::vector<Value>> scans(n_scan);
+  const T still_true = T::from_vector(std::vector<bool>{true}, Shape{}, c.device);  // the body's condition input
+  std::optional<T> numbers;  // the iteration numbers of kRealizeEvery iterations from `block`
+  int64_t block = 0;
   for (int64_t i = 0; i < max_trip && cond; ++i) {
-    std::vector<Value> in{T::from_vector(std::vector<int64_t>{i}, Shape{}, c.device),
-                          T::from_vector(std::vector<bool>{cond}, Shape{}, c.device)};
+    if (i == kMaxIterations) c.fail("more than " + std::to_string(kMaxIterations) + " iterations");
+    // The iteration number from a buffer, not a constant: kernels that read it stay the same kernel. One
+    // buffer per block of iterations, as a host write per iteration is most of a small body's time.
+    if (i % kRealizeEvery == 0) {
+      block = i;
+      std::vector<int64_t> v(static_cast<size_t>(kRealizeEvery));
+      for (int64_t k = 0; k < kRealizeEvery; ++k) v[size_t(k)] = i + k;
+      numbers = T::from_vector(v, Shape{kRealizeEvery}, c.device);
+    }
+    std::vector<Value> in{numbers->shrink({{i - block, i - block + 1}}).reshape({}), still_true};
     in.insert(in.end(), carried.begin(), carried.end());
     std::vector<Value> out = c.run_graph(body, in);
     if (out.size() != 1 + n_carried + n_scan) c.fail("the body returns " + std::to_string(out.size()) + " values");
-    cond = out[0].kind == Value::Kind::Tensor ? host_doubles(*out[0].tensor).at(0) != 0 : true;
+    if (out[0].kind == Value::Kind::Tensor) {
+      std::vector<double> next = host_doubles(*out[0].tensor);
+      if (next.size() != 1) c.fail("the body's condition holds " + std::to_string(next.size()) + " values, not one");
+      cond = next[0] != 0;
+    }
     for (size_t j = 0; j < n_carried; ++j) carried[j] = out[1 + j];
     for (size_t j = 0; j < n_scan; ++j) scans[j].push_back(out[1 + n_carried + j]);
-    if (i > 100000) c.fail("more than 100000 iterations");
+    if ((i + 1) % kRealizeEvery == 0) realize_values(carried);
   }
   Outs r = carried;
   for (size_t j = 0; j < n_scan; ++j) {
@@ -166,7 +190,7 @@ Outs op_Loop(OpContext& c) {
       if (v.kind != Value::Kind::Tensor) c.fail("scan outputs must be tensors");
       ts.push_back(*v.tensor);
     }
-    r.push_back(T::stack(ts, 0));
+    r.push_back(stack_bounded(ts));
   }
   return r;
 }
@@ -193,11 +217,12 @@ Outs scan_loop(OpContext& c, const ::onnx::GraphProto& body, std::vector<Value> 
       if (out[n_state + j].kind != Value::Kind::Tensor) c.fail("scan outputs must be tensors");
       outs[j].push_back(*out[n_state + j].tensor);
     }
+    if ((i + 1) % kRealizeEvery == 0) realize_values(state);  // bounded graphs, as Loop's
   }
   Outs r = state;
   for (size_t j = 0; j < n_out; ++j) {
     if (outs[j].empty()) c.fail("zero iterations");
-    T st = T::stack(outs[j], 0);
+    T st = stack_bounded(outs[j]);
     r.push_back(out_dirs[j] ? st.flip(0) : st);
   }
   return r;

@@ -284,7 +284,7 @@ Outs op_ReverseSequence(OpContext& c) {
 Outs op_Det(OpContext& c) {
   const T& x = c.t(0);
   if (x.ndim() < 2 || x.shape().back() != x.shape()[x.ndim() - 2]) c.fail("needs square matrices");
-  const int64_t n = x.shape().back(), count = x.numel() / (n * n);
+  const int64_t n = x.shape().back(), count = product(Shape(x.shape().begin(), x.shape().end() - 2));
   std::vector<double> v = host_doubles(x), out;
   for (int64_t m = 0; m < count; ++m) {  // LU with partial pivoting
     std::vector<double> a(v.begin() + m * n * n, v.begin() + (m + 1) * n * n);

@@ -91,6 +91,8 @@ Interp interp_matrix(OpContext& c, const ResizeMode& m, int64_t in, int64_t out,
   return r;
 }
 
+constexpr int64_t kMaxInterpolationEntries = int64_t(1) << 26;  // one axis' (out, in) weights, on the host
+
 T resize(OpContext& c, const T& x, const ResizeMode& m, const std::vector<double>& scales,
          const std::vector<int64_t>& sizes, const std::vector<double>& roi) {
   const int64_t r = x.ndim();
@@ -101,10 +103,20 @@ T resize(OpContext& c, const T& x, const ResizeMode& m, const std::vector<double
     const int64_t in = x.shape()[a];
     int64_t out;
     double scale;
-    if (!sizes.empty())
+    if (!sizes.empty()) {
+      if (sizes[a] < 0) c.fail("size " + std::to_string(sizes[a]) + " on axis " + std::to_string(a) + " is negative");
       out = sizes[a], scale = double(out) / double(in);
-    else
-      scale = scales[a], out = int64_t(std::floor(double(in) * scale));
+    } else {
+      scale = scales[a];
+      if (!(scale > 0) || !std::isfinite(scale))
+        c.fail("scale " + std::to_string(scale) + " on axis " + std::to_string(a) + " is not a positive number");
+      out = int64_t(std::min(std::floor(double(in) * scale), double(kMaxInterpolationEntries) + 1));
+    }
+    // The interpolation matrix is built on the host: its size is checked before it is allocated.
+    if (double(out) * double(in) > double(kMaxInterpolationEntries))
+      c.fail("resizing axis " + std::to_string(a) + " of " + std::to_string(in) +
+             (sizes.empty() ? " by " + std::to_string(scale) : " to " + std::to_string(out)) +
+             " needs an interpolation matrix of more than 2^26 entries");
     double rs = roi.empty() ? 0 : roi[a], re = roi.empty() ? 1 : roi[a + r];
     if (out == in && scale == 1.0 && m.coord != "tf_crop_and_resize") continue;
     Interp ip = interp_matrix(c, m, in, out, scale, rs, re);

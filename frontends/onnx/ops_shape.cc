@@ -1,9 +1,11 @@
 // Shape, movement, indexing and constant ops.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <numeric>
 
 #include "compiler/ir/shape.h"
+#include "frontends/onnx/checks.h"
 #include "frontends/onnx/ops.h"
 
 namespace rg::onnx {
@@ -12,6 +14,15 @@ namespace {
 
 using T = rg::Tensor;
 using Outs = std::vector<Value>;
+
+constexpr int64_t kMaxRangeElements = int64_t(1) << 40;  // as an initializer's (tensor_proto.cc)
+
+// A host double as a short decimal ("1e+18", "inf", "0.5").
+std::string number_str(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.17g", v);
+  return b;
+}
 
 T int64s(const std::vector<int64_t>& v, const std::string& device) {
   return T::from_vector(v, Shape{int64_t(v.size())}, device);
@@ -165,6 +176,7 @@ Outs op_Split(OpContext& c) {
   const int64_t d = x.shape()[axis];
   int64_t parts = c.has_attr("num_outputs") ? c.i("num_outputs", 1) : c.node.output_size();
   if (split.empty()) {
+    if (parts < 1) c.fail("splitting into " + std::to_string(parts) + " parts");
     int64_t each = (d + parts - 1) / parts;
     for (int64_t i = 0; i < parts; ++i) split.push_back(std::min(each, d - i * each));
   }
@@ -221,11 +233,13 @@ T positive_index(const T& idx, int64_t n) { return (idx < 0).where(idx + n, idx)
 Outs op_Gather(OpContext& c) {
   const T& x = c.t(0);
   int64_t axis = norm_axis(c, c.i("axis", 0), x.ndim());
+  check_indices(c, c.t(1), x.shape()[axis], axis);
   return {x.index(c.t(1), axis)};
 }
 Outs op_GatherElements(OpContext& c) {
   const T& x = c.t(0);
   int64_t axis = norm_axis(c, c.i("axis", 0), x.ndim());
+  check_indices(c, c.t(1), x.shape()[axis], axis);
   return {x.gather(axis, positive_index(c.t(1), x.shape()[axis]))};
 }
 
@@ -234,8 +248,12 @@ Outs op_GatherND(OpContext& c) {
   const T& x = c.t(0);
   const T& idx = c.t(1);
   int64_t b = c.i("batch_dims", 0);
+  if (b < 0 || b >= std::max<int64_t>(idx.ndim(), 1))
+    c.fail("batch_dims " + std::to_string(b) + " for indices of rank " + std::to_string(idx.ndim()));
+  if (idx.ndim() == 0) c.fail("indices need at least one axis");
   int64_t k = idx.shape().back();
   if (b + k > x.ndim()) c.fail("index depth too large for data " + shape_str(x.shape()));
+  check_nd_indices(c, idx, Shape(x.shape().begin() + b, x.shape().begin() + b + k), b);
   int64_t B = 1, D = 1;
   for (int64_t i = 0; i < b; ++i) B *= x.shape()[i];
   T flat = T::zeros(Shape(idx.shape().begin(), idx.shape().end() - 1), dtypes::int64);
@@ -299,6 +317,7 @@ T scatter_elements(OpContext& c, const T& data, const T& idx0, const T& upd, int
 Outs op_ScatterElements(OpContext& c) {
   const T& x = c.t(0);
   int64_t axis = norm_axis(c, c.i("axis", 0), x.ndim());
+  check_indices(c, c.t(1), x.shape()[axis], axis);
   return {scatter_elements(c, x, c.t(1), c.t(2), axis, c.s("reduction", "none"))};
 }
 
@@ -306,7 +325,10 @@ Outs op_ScatterND(OpContext& c) {
   const T& x = c.t(0);
   const T &idx = c.t(1), &upd = c.t(2);
   std::string red = c.s("reduction", "none");
+  if (idx.ndim() == 0) c.fail("indices need at least one axis");
   int64_t k = idx.shape().back();
+  if (k > x.ndim()) c.fail("index depth too large for data " + shape_str(x.shape()));
+  check_nd_indices(c, idx, Shape(x.shape().begin(), x.shape().begin() + k), 0);
   int64_t N = 1;
   T flat = T::zeros(Shape(idx.shape().begin(), idx.shape().end() - 1), dtypes::int64);
   for (int64_t j = 0; j < k; ++j) {
@@ -383,15 +405,26 @@ Outs op_Constant(OpContext& c) {
   c.fail("sparse or missing constant values are not supported");
 }
 
+// Range: start + i * delta for i below ceil((limit - start) / delta), built lazily (no host data: the count is
+// checked, not allocated). Integers are computed exactly in int64, floats in float64, then cast.
 Outs op_Range(OpContext& c) {
   const T& s0 = c.t(0);
   double start = c.scalar_in(0), limit = c.scalar_in(1), delta = c.scalar_in(2);
   if (delta == 0) c.fail("delta is 0");
-  int64_t n = std::max<int64_t>(0, int64_t(std::ceil((limit - start) / delta)));
-  std::vector<double> v(n);
-  for (int64_t i = 0; i < n; ++i) v[i] = start + double(i) * delta;
-  T f = T::from_vector(v, Shape{n}, c.device);
-  return {f.cast(s0.dtype())};
+  const double count = std::ceil((limit - start) / delta);
+  if (!std::isfinite(count))
+    c.fail("start " + number_str(start) + ", limit " + number_str(limit) + ", delta " + number_str(delta) +
+           " do not give a finite number of elements");
+  if (count > double(kMaxRangeElements)) c.fail(number_str(count) + " elements, more than 2^40");
+  const int64_t n = std::max<int64_t>(0, int64_t(count));
+  if (n == 0) return {T::zeros({0}, s0.dtype())};
+  if (s0.dtype().is_int()) {
+    const int64_t first = c.ints_in(0).at(0), step = c.ints_in(2).at(0);
+    T i = T::full({n}, int64_t(1), dtypes::int64).cumsum(0) - 1;
+    return {(i * step + first).cast(s0.dtype())};
+  }
+  T i = T::full({n}, 1.0, dtypes::float64).cumsum(0) - 1;
+  return {(i * delta + start).cast(s0.dtype())};
 }
 
 // Row and column numbers as (n, 1) and (1, m).

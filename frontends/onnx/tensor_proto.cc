@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "compiler/ir/shape.h"
+#include "frontends/onnx/external_data.h"
 
 namespace rg::onnx {
 
@@ -184,34 +185,7 @@ HostTensor decode(const ::onnx::TensorProto& t, const std::string& dir) {
   h.dtype = dtype_of_onnx(t.data_type(), who);
   const size_t size = h.dtype.itemsize();
   if (t.data_location() == ::onnx::TensorProto::EXTERNAL) {
-    std::string location;
-    int64_t offset = 0, length = -1;
-    auto number = [&](const std::string& key, const std::string& v) {
-      char* end = nullptr;
-      long long x = std::strtoll(v.c_str(), &end, 10);
-      if (v.empty() || *end) fail(who, "external data " + key + " '" + v + "' is not a number");
-      return int64_t(x);
-    };
-    for (const auto& kv : t.external_data()) {
-      if (kv.key() == "location")
-        location = kv.value();
-      else if (kv.key() == "offset")
-        offset = number("offset", kv.value());
-      else if (kv.key() == "length")
-        length = number("length", kv.value());
-    }
-    if (location.empty()) fail(who, "external data without a location");
-    if (location.find("..") != std::string::npos)
-      fail(who, "external data location '" + location + "' leaves the model's folder");
-    std::ifstream f(dir + "/" + location, std::ios::binary | std::ios::ate);
-    if (!f) fail(who, "cannot open external data file '" + location + "'");
-    const int64_t file_size = f.tellg();
-    const int64_t want = length >= 0 ? length : n * int64_t(size);
-    if (offset < 0 || want < 0 || offset + want > file_size)
-      fail(who, "external data file '" + location + "' is too short");
-    f.seekg(offset);
-    h.bytes.resize(want);
-    if (!f.read(h.bytes.data(), want)) fail(who, "external data file '" + location + "' is too short");
+    h.bytes = read_external_data(t, dir, n * int64_t(size));
   } else if (t.has_raw_data()) {
     h.bytes = t.raw_data();
   } else {

@@ -42,15 +42,23 @@ int64_t read_number(const std::filesystem::path& file) {
 }
 
 #if defined(__x86_64__) || defined(__i386__)
-// cpuid's deterministic cache parameters: leaf 4 on Intel, 0x8000001D on AMD (the same layout).
+// cpuid's deterministic cache parameters: leaf 4 on Intel, 0x8000001D on AMD (the same layout). Hypervisors
+// may answer zeros there (seen on AMD guests); then the extended leaves 0x80000005/6.
 void read_cpuid_caches(Machine& m) {
-  const unsigned leaf = unsigned(__get_cpuid_max(0x80000000, nullptr)) >= 0x8000001Du ? 0x8000001Du : 4u;
+  const unsigned max_ext = __get_cpuid_max(0x80000000, nullptr);
+  const unsigned leaf = max_ext >= 0x8000001Du ? 0x8000001Du : 4u;
   for (unsigned i = 0; i < 16; ++i) {
     unsigned a, b, c, d;
     if (!__get_cpuid_count(leaf, i, &a, &b, &c, &d) || (a & 31) == 0) break;
     if ((a & 31) == 2) continue;  // instructions
     const int64_t line = (b & 0xfff) + 1, partitions = ((b >> 12) & 0x3ff) + 1, ways = ((b >> 22) & 0x3ff) + 1;
     set_cache(m, int((a >> 5) & 7), ways * partitions * line * (int64_t(c) + 1), int(line));
+  }
+  if (m.l1d == 0 && m.l2 == 0 && max_ext >= 0x80000006u) {
+    unsigned a, b, c5, d5, c6, d6;
+    __get_cpuid(0x80000005, &a, &b, &c5, &d5);
+    __get_cpuid(0x80000006, &a, &b, &c6, &d6);
+    read_extended_cpuid_caches(c5, c6, d6, m);
   }
 }
 #endif
@@ -94,6 +102,12 @@ int64_t parse_cache_size(const std::string& text) {
   if (digits == 0 || digits > 12 || shift < 0)
     throw Error("expected a cache size like 48K, 2048K or 32M, got '" + text + "'");
   return std::stoll(text.substr(0, digits)) << shift;
+}
+
+void read_extended_cpuid_caches(uint32_t ecx5, uint32_t ecx6, uint32_t edx6, Machine& m) {
+  if (ecx5 >> 24) m.l1d = int64_t(ecx5 >> 24) << 10, m.line = int(ecx5 & 0xff);
+  if (ecx6 >> 16) m.l2 = int64_t(ecx6 >> 16) << 10;
+  if (edx6 >> 18) m.l3 = int64_t(edx6 >> 18) << 19;
 }
 
 bool read_sysfs_caches(const std::string& dir, Machine& m) {

@@ -60,6 +60,23 @@ TEST(HostMachine, CacheSizes) {
         << bad;
 }
 
+// The registers an AMD EPYC guest answers (its leaf 0x8000001D is all zeros): L1d 48 KiB with 64-byte lines,
+// L2 1 MiB, L3 1016 x 512 KiB.
+TEST(HostMachine, ExtendedCpuidCaches) {
+  Machine m;
+  read_extended_cpuid_caches(0x300c0140, 0x04006140, 0x0fe09140, m);
+  EXPECT_EQ(m.l1d, 48 << 10);
+  EXPECT_EQ(m.line, 64);
+  EXPECT_EQ(m.l2, 1 << 20);
+  EXPECT_EQ(m.l3, int64_t(1016) << 19);
+  Machine unknown;  // zero fields say nothing
+  read_extended_cpuid_caches(0, 0, 0, unknown);
+  EXPECT_EQ(unknown.l1d, 0);
+  EXPECT_EQ(unknown.l2, 0);
+  EXPECT_EQ(unknown.l3, 0);
+  EXPECT_EQ(unknown.line, 64);
+}
+
 void write(const fs::path& file, const std::string& text) {
   fs::create_directories(file.parent_path());
   std::ofstream(file) << text << "\n";

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <exception>
@@ -22,6 +23,27 @@ std::atomic<int> g_threads{0};  // 0: not set by the API
 
 thread_local bool tl_in_worker = false;
 
+// Kernels follow each other within microseconds, and waking a sleeping thread costs tens of them (more
+// under a hypervisor): a worker that finished polls for the next job this long before it sleeps, and the
+// caller polls for the workers' last indices as long before it waits. A bound, so that an idle process
+// does not keep a core busy.
+constexpr auto kSpin = std::chrono::microseconds(200);
+
+// Polls `ready` until it holds (true) or kSpin has passed (false).
+template <class Ready>
+bool spin_until(Ready ready) {
+  const auto until = std::chrono::steady_clock::now() + kSpin;
+  for (;;) {
+    for (int i = 0; i < 64; ++i) {
+      if (ready()) return true;
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+    }
+    if (std::chrono::steady_clock::now() >= until) return false;
+  }
+}
+
 // Workers wait for a job: a function and a count of indices, taken one at a time from a shared counter.
 class Pool {
  public:
@@ -37,6 +59,7 @@ class Pool {
     tl_in_worker = true;  // a nested parallel_for from fn runs inline, here too
     work();
     tl_in_worker = false;
+    spin_until([&] { return done_.load() == n; });
     std::unique_lock<std::mutex> l(mu_);
     finished_.wait(l, [&] { return done_ == n_; });
     fn_ = nullptr;
@@ -61,6 +84,7 @@ class Pool {
     tl_in_worker = true;
     uint64_t seen = 0;
     for (;;) {
+      spin_until([&] { return generation_.load() != seen; });
       {
         std::unique_lock<std::mutex> l(mu_);
         wake_.wait(l, [&] { return stop_ || (generation_ != seen && fn_); });
@@ -97,8 +121,9 @@ class Pool {
   std::condition_variable wake_, finished_;
   std::vector<std::thread> workers_;
   const std::function<void(int)>* fn_ = nullptr;
-  int n_ = 0, next_ = 0, done_ = 0;
-  uint64_t generation_ = 0;
+  int n_ = 0, next_ = 0;
+  std::atomic<int> done_{0};              // written under mu_; polled without it
+  std::atomic<uint64_t> generation_{0};  // written under mu_; polled without it
   std::exception_ptr error_;
   bool stop_ = false;
 };

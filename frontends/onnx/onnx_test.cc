@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
 
 #include "compiler/ir/error_of.h"
 #include "frontends/onnx/conformance.h"
@@ -278,6 +279,56 @@ TEST(OnnxRun, CastToBfloat16Truncates) {
   b.output("y");
   // 1.01171875 is 0x3F818000: truncated to bfloat16 0x3F81 = 1.0078125 (rounding would give 0x3F82 = 1.015625).
   EXPECT_EQ(run1(b.load(), {{"x", f32({1.01171875f, -2.0f}, {2})}}, "y"), (std::vector<float>{1.0078125f, -2.0f}));
+}
+
+// Every reduction where axes is an input (ReduceSum from opset 13, the others from 18), on x = [[1, -2], [3, 4]]:
+// with empty axes, noop_with_empty_axes=1 is the identity and 0 reduces every axis.
+TEST(OnnxRun, ReductionsWithEmptyAxesAndNoop) {
+  struct Case {
+    const char* op;
+    std::vector<float> axis0;  // axes = [0], keepdims: (1, 2)
+    float all;                 // every axis, keepdims: (1, 1)
+  };
+  const std::vector<Case> cases = {
+      {"ReduceSum", {4, 2}, 6},
+      {"ReduceMean", {2, 1}, 1.5},
+      {"ReduceMax", {3, 4}, 4},
+      {"ReduceMin", {1, -2}, -2},
+      {"ReduceProd", {3, -8}, -24},
+      {"ReduceL1", {4, 6}, 10},
+      {"ReduceL2", {3.16227766f, 4.47213595f}, 5.47722558f},         // sqrt(10), sqrt(20), sqrt(30)
+      {"ReduceLogSum", {1.38629436f, 0.69314718f}, 1.79175947f},     // log 4, log 2, log 6
+      {"ReduceLogSumExp", {3.12692801f, 4.00247569f}, 4.35075916f},  // log(e + e^3), log(e^-2 + e^4), all four
+      {"ReduceSumSquare", {10, 20}, 30},
+  };
+  const std::vector<float> x = {1, -2, 3, 4};
+  for (const Case& k : cases) {
+    SCOPED_TRACE(k.op);
+    const int64_t opset = std::string(k.op) == "ReduceSum" ? 13 : 18;
+    // axes: "" (not given), "given" ([0]) or "empty" (an input of no elements).
+    auto run = [&](const std::string& axes, std::optional<int64_t> noop) {
+      Builder b(opset);
+      b.input("x");
+      if (axes == "given") b.init_i64("axes", {0});
+      if (axes == "empty") b.init_i64("axes", {});
+      auto* n =
+          b.node(k.op, axes.empty() ? std::vector<std::string>{"x"} : std::vector<std::string>{"x", "axes"}, {"y"});
+      if (noop) attr_i(n, "noop_with_empty_axes", *noop);
+      b.output("y");
+      return b.load().run(std::map<std::string, Tensor>{{"x", f32(x, {2, 2})}}).at("y");
+    };
+    auto expect_near = [](const Tensor& t, Shape shape, const std::vector<float>& want) {
+      EXPECT_EQ(t.shape(), shape);
+      std::vector<float> got = t.to_vector<float>();
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-5) << "element " << i;
+    };
+    expect_near(run("given", 1), {1, 2}, k.axis0);  // axes given: noop changes nothing
+    expect_near(run("", 1), {2, 2}, x);
+    expect_near(run("empty", 1), {2, 2}, x);
+    expect_near(run("", 0), {1, 1}, {k.all});
+    expect_near(run("", std::nullopt), {1, 1}, {k.all});
+  }
 }
 
 // ---------------------------------------------------------------- tensor data and comparison

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "compiler/ir/shape.h"
+#include "frontends/onnx/attributes.h"
 #include "frontends/onnx/checks.h"
 #include "frontends/onnx/onnx.h"
 #include "frontends/onnx/ops.h"
@@ -78,6 +79,18 @@ ValueInfo info_of(const ::onnx::ValueInfoProto& v) {
   return i;
 }
 
+// Every attribute of the node declared by ONNX for its op at this opset and not marked unsupported in the
+// attribute table (attributes.cc): the one place attributes are accepted or refused.
+void check_attributes(const ::onnx::NodeProto& n, const std::string& domain, int64_t opset) {
+  const std::string key = domain + ":" + n.op_type();
+  for (const auto& a : n.attribute()) {
+    const AttrSpec* spec = find_attribute(key, a.name(), opset);
+    if (!spec || spec->use == AttrUse::Unsupported)
+      throw Error("onnx: " + node_name(n) + ": unsupported attribute '" + a.name() + "'" +
+                  (spec ? "" : " (not declared by " + n.op_type() + " at opset " + std::to_string(opset) + ")"));
+  }
+}
+
 // Every node's op known for its domain, every input defined by an earlier node, an input, an initializer or an
 // enclosing graph (`known`): a graph out of order or with a cycle is an error naming the node.
 void check_graph(const ::onnx::GraphProto& g, std::set<std::string> known,
@@ -92,6 +105,7 @@ void check_graph(const ::onnx::GraphProto& g, std::set<std::string> known,
     if (!table.count(d + ":" + n.op_type()))
       throw Error("onnx: " + node_name(n) + ": unsupported op" + (d.empty() ? "" : " of domain '" + d + "'"));
     check_node(n, opsets.at(d), node_name(n));
+    check_attributes(n, d, opsets.at(d));
     for (const auto& in : n.input())
       if (!in.empty() && !known.count(in))
         throw Error("onnx: " + node_name(n) + ": input '" + in +
@@ -128,7 +142,7 @@ std::vector<Value> Runner::run(const ::onnx::GraphProto& g, const Scope* outer, 
   const OpTable& table = op_table();
   for (const auto& n : g.node()) {
     const std::string d = domain_of(n);
-    OpContext c{n, {}, m_.opsets.at(d), m_.device, *this, s, {}};
+    OpContext c{n, {}, m_.opsets.at(d), m_.device, *this, s};
     for (const auto& name : n.input()) {
       if (name.empty()) {
         c.in.emplace_back();
@@ -146,8 +160,6 @@ std::vector<Value> Runner::run(const ::onnx::GraphProto& g, const Scope* outer, 
       if (what.rfind("onnx: ", 0) == 0) throw;
       c.fail(what);
     }
-    for (const auto& a : n.attribute())
-      if (!c.read.count(a.name())) c.fail("unsupported attribute '" + a.name() + "'");
     for (int i = 0; i < n.output_size(); ++i) {
       if (n.output(i).empty()) continue;
       if (size_t(i) >= outs.size()) c.fail("output " + std::to_string(i) + " ('" + n.output(i) + "') is not supported");
@@ -190,7 +202,13 @@ bool OpContext::has_attr(const std::string& name) const {
 }
 
 const ::onnx::AttributeProto* OpContext::attr(const std::string& name) {
-  read.insert(name);
+  // The table must know what the op reads (at some opset): a name it lacks would be refused at load.
+  const AttrTable& table = attribute_table();
+  auto spec = table.find(domain_of(node) + ":" + node.op_type());
+  bool listed = false;
+  if (spec != table.end())
+    for (const AttrSpec& a : spec->second) listed = listed || name == a.name;
+  if (!listed) fail("reads attribute '" + name + "', which the attribute table does not list (attributes.cc)");
   for (const auto& a : node.attribute())
     if (a.name() == name) {
       if (!a.ref_attr_name().empty()) fail("attribute '" + name + "' refers to a function attribute (unsupported)");

@@ -271,7 +271,6 @@ T cast_to(const T& x, DType dt) {
 
 Outs op_Cast(OpContext& c) {
   int to = int(c.i("to", 0));
-  c.ignore("saturate");
   if ((c.has(0) && c.in[0].kind == Value::Kind::Strings) || to == kOnnxString) return cast_with_strings(c, to);
   return {cast_to(c.t(0), dtype_of_onnx(to, "Cast"))};
 }
@@ -421,7 +420,6 @@ Outs op_MatMul(OpContext& c) {
 }
 Outs op_Gemm(OpContext& c) {
   T a = c.t(0), b = c.t(1);
-  if (c.opset < 7) c.ignore("broadcast");
   if (c.i("transA", 0)) a = a.T();
   if (c.i("transB", 0)) b = b.T();
   double alpha = c.f("alpha", 1.0), beta = c.f("beta", 1.0);

@@ -1,12 +1,17 @@
 // Reading a model and running its graph: scopes of named values, nodes in file order, each through the op table.
+#include <atomic>
+#include <cstdlib>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 
 #include "compiler/ir/shape.h"
+#include "compiler/tensor/jit.h"
 #include "frontends/onnx/attributes.h"
 #include "frontends/onnx/checks.h"
 #include "frontends/onnx/onnx.h"
 #include "frontends/onnx/ops.h"
+#include "frontends/onnx/replay.h"
 #include "frontends/onnx/tensor_proto.h"
 
 namespace rg::onnx {
@@ -17,6 +22,12 @@ struct Model::Impl {
   std::map<std::string, int64_t> opsets;
   std::map<std::string, Value> initializers;
   std::vector<ValueInfo> inputs, outputs;
+
+  // Replay (Model::run): per input signature, its capture; a null Jit marks a signature that is not replayed.
+  mutable std::mutex replay_mu;
+  mutable std::map<std::string, std::unique_ptr<Jit>> captures;
+  mutable std::atomic<bool> replay_on{true};
+  mutable ReplayStats stats;
 };
 
 // Named values visible to a graph: its own, then its enclosing graphs' (subgraphs read outer names).
@@ -277,9 +288,112 @@ int64_t Model::opset(const std::string& domain) const {
   return it == impl_->opsets.end() ? 0 : it->second;
 }
 
+namespace {
+
+// The graph's outputs on the model's device.
+std::vector<Value> run_main_graph(const Model::Impl& m, Scope& s) {
+  Runner r(m);
+  std::vector<Value> outs = r.run(m.proto.graph(), nullptr, nullptr, &s);
+  for (Value& v : outs)  // outputs made of constants alone belong to no device: computed on the model's
+    if (v.kind == Value::Kind::Tensor && v.tensor->device() != m.device) v.tensor = v.tensor->to(m.device);
+  return outs;
+}
+
+std::map<std::string, Value> named(const Model::Impl& m, const std::vector<Value>& outs) {
+  std::map<std::string, Value> result;
+  for (size_t i = 0; i < outs.size(); ++i) result[m.outputs[i].name] = outs[i];
+  return result;
+}
+
+bool replay_by_default() {
+  const char* e = std::getenv("RG_ONNX_REPLAY");
+  return !(e && std::string(e) == "0");
+}
+
+// An input signature: what a capture's launches were built for.
+std::string signature_of(const std::vector<std::string>& names, const std::vector<Tensor>& ts) {
+  std::string key = "threads " + std::to_string(thread_count());
+  for (size_t i = 0; i < ts.size(); ++i)
+    key += "; " + names[i] + " " + ts[i].dtype().name() + " " + shape_str(ts[i].shape()) + " " + ts[i].device();
+  return key;
+}
+
+// Runs a model of tensor inputs through its capture for their signature (made on the signature's first run).
+// Returns nullopt when the run must take the plain path (inputs that share a buffer, or on device tuples).
+std::optional<std::map<std::string, Value>> run_replayed(const Model::Impl& m,
+                                                         const std::map<std::string, Value>& inputs) {
+  std::vector<std::string> names;
+  std::vector<Tensor> ts;
+  for (const auto& [name, v] : inputs) {
+    if (v.tensor->device().find('(') != std::string::npos) return std::nullopt;
+    names.push_back(name);
+    ts.push_back(*v.tensor);
+  }
+  std::vector<Tensor*> ptrs;
+  for (Tensor& t : ts) ptrs.push_back(&t);
+  Tensor::realize_all(ptrs);
+  for (size_t i = 0; i < ts.size(); ++i)  // one buffer given twice: the Jit knows an input by its buffer
+    for (size_t j = i + 1; j < ts.size(); ++j)
+      if (Jit::same_buffer(ts[i], ts[j])) return std::nullopt;
+  std::lock_guard<std::mutex> lock(m.replay_mu);
+  auto [it, fresh] = m.captures.try_emplace(signature_of(names, ts));
+  if (!fresh && !it->second) return std::nullopt;  // this signature reads input values: plain
+  // The outputs handed out are copies (fresh_outputs): a replay writes the captured buffers again.
+  auto handed_out = [&](const std::vector<Tensor>& out) {
+    return named(m, std::vector<Value>(out.begin(), out.end()));
+  };
+  if (!fresh) {
+    std::vector<Tensor> out = (*it->second)(ts);
+    ++m.stats.replays;
+    return handed_out(out);
+  }
+  // The capture run: the graph built as a plain run builds it, under a watch for host reads of input values.
+  struct CaptureRun {
+    std::vector<Value> outs;
+    bool replayable = true;
+  };
+  auto run = std::make_shared<CaptureRun>();
+  auto jit = std::make_unique<Jit>([&m, names, run](const std::vector<Tensor>& in) {
+    Scope s;
+    s.values = m.initializers;
+    for (size_t i = 0; i < in.size(); ++i) s.values[names[i]] = Value(in[i]);
+    InputWatch watch(in);
+    run->outs = run_main_graph(m, s);
+    run->replayable = !watch.read_input_values();
+    std::vector<Tensor> out;
+    for (const Value& v : run->outs) {
+      if (v.kind == Value::Kind::Tensor)
+        out.push_back(*v.tensor);
+      else
+        run->replayable = false;  // sequences, strings, none: not what a Jit returns
+    }
+    return run->replayable ? out : std::vector<Tensor>{};
+  });
+  jit->capture_first_call().fresh_outputs();
+  std::vector<Tensor> out;
+  try {
+    out = (*jit)(ts);
+  } catch (const Error& e) {
+    m.captures.erase(it);  // a later run tries again
+    // Run inside a caller's capture (an rg::Jit around Model::run): captures do not nest, and the caller's
+    // records this run's launches anyway; nothing ran yet.
+    if (std::string(e.what()).rfind("ScheduleCapture:", 0) == 0) return std::nullopt;
+    throw;
+  }
+  if (!run->replayable) {  // computed like a plain run; the capture is dropped and the signature stays plain
+    ++m.stats.unreplayed;
+    return named(m, run->outs);
+  }
+  ++m.stats.captures;
+  m.stats.launches = jit->launches();
+  it->second = std::move(jit);
+  return handed_out(out);
+}
+
+}  // namespace
+
 std::map<std::string, Value> Model::run(const std::map<std::string, Value>& inputs) const {
-  Scope s;
-  s.values = impl_->initializers;
+  bool all_tensors = true;
   for (const auto& [name, v] : inputs) {
     const ValueInfo* info = nullptr;
     for (const auto& i : impl_->inputs)
@@ -290,20 +404,31 @@ std::map<std::string, Value> Model::run(const std::map<std::string, Value>& inpu
     if (info && info->dtype && v.kind == Value::Kind::Tensor && v.tensor->dtype() != *info->dtype)
       throw Error("onnx: input '" + name + "' is " + v.tensor->dtype().name() + ", the model declares " +
                   info->dtype->name());
-    s.values[name] = v;
+    all_tensors = all_tensors && v.kind == Value::Kind::Tensor;
   }
   for (const auto& i : impl_->inputs)
-    if (!s.values.count(i.name)) throw Error("onnx: input '" + i.name + "' is not given");
-  Runner r(*impl_);
-  std::vector<Value> outs = r.run(impl_->proto.graph(), nullptr, nullptr, &s);
-  std::map<std::string, Value> result;
-  for (size_t i = 0; i < outs.size(); ++i) {
-    // Outputs made of constants alone belong to no device: computed on the model's, like the rest.
-    if (outs[i].kind == Value::Kind::Tensor && outs[i].tensor->device() != impl_->device)
-      outs[i].tensor = outs[i].tensor->to(impl_->device);
-    result[impl_->outputs[i].name] = outs[i];
+    if (!inputs.count(i.name)) throw Error("onnx: input '" + i.name + "' is not given");
+  if (impl_->replay_on && all_tensors)
+    if (auto out = run_replayed(*impl_, inputs)) return *out;
+  {
+    std::lock_guard<std::mutex> lock(impl_->replay_mu);
+    ++(impl_->replay_on && all_tensors ? impl_->stats.unreplayed : impl_->stats.plain);
   }
-  return result;
+  Scope s;
+  s.values = impl_->initializers;
+  for (const auto& [name, v] : inputs) s.values[name] = v;
+  return named(*impl_, run_main_graph(*impl_, s));
+}
+
+void Model::set_replay(bool on) const {
+  std::lock_guard<std::mutex> lock(impl_->replay_mu);
+  impl_->replay_on = on;
+  if (!on) impl_->captures.clear();
+}
+bool Model::replay() const { return impl_->replay_on; }
+ReplayStats Model::replay_stats() const {
+  std::lock_guard<std::mutex> lock(impl_->replay_mu);
+  return impl_->stats;
 }
 
 std::map<std::string, rg::Tensor> Model::run(const std::map<std::string, rg::Tensor>& inputs) const {
@@ -323,6 +448,7 @@ Model load_bytes(const std::string& bytes, const std::string& dir, const std::st
   if (!m->proto.has_graph()) throw Error("onnx: the model has no graph");
   m->dir = dir;
   m->device = device;
+  m->replay_on = replay_by_default();
   for (const auto& o : m->proto.opset_import()) m->opsets[o.domain() == "ai.onnx" ? "" : o.domain()] = o.version();
   if (!m->opsets.count("")) {
     if (m->proto.opset_import_size() == 0) m->opsets[""] = 1;  // IR version 1 files import nothing

@@ -11,6 +11,7 @@
 #include "frontends/onnx/conformance.h"
 #include "frontends/onnx/tensor_proto.h"
 #include "onnx.pb.h"
+#include "runtime/executor.h"
 
 namespace rg::onnx {
 namespace {
@@ -349,6 +350,197 @@ TEST(OnnxRun, ReductionsWithEmptyAxesAndNoop) {
     expect_near(run("", 0), {1, 1}, {k.all});
     expect_near(run("", std::nullopt), {1, 1}, {k.all});
   }
+}
+
+// ---------------------------------------------------------------- compile once, replay
+
+// y = Relu(x @ w + b), z = ReduceSum(y): w = [[1, 2], [3, 4]], b = [10, -5].
+Builder dense_model() {
+  Builder b;
+  b.input("x");
+  b.init("w", {2, 2}, {1, 2, 3, 4});
+  b.init("b", {2}, {10, -5});
+  b.node("MatMul", {"x", "w"}, {"xw"});
+  b.node("Add", {"xw", "b"}, {"pre"});
+  b.node("Relu", {"pre"}, {"y"});
+  attr_i(b.node("ReduceSum", {"y"}, {"z"}), "keepdims", 0);
+  b.output("y");
+  b.output("z");
+  return b;
+}
+
+TEST(OnnxReplay, LaterRunsReplayTheFirstRunsKernels) {
+  Model m = dense_model().load();
+  ASSERT_TRUE(m.replay());
+  // x @ w + b, then Relu, by hand: [1, 1] -> [4, 6] + b = [14, 1]; [2, -1] -> [-1, 0] + b = [9, -5] -> [9, 0];
+  // [0, 3] -> [9, 12] + b = [19, 7].
+  const std::vector<std::vector<float>> xs = {{1, 1}, {2, -1}, {0, 3}};
+  const std::vector<std::vector<float>> ys = {{14, 1}, {9, 0}, {19, 7}};
+  const std::vector<float> zs = {15, 9, 26};
+  std::vector<Tensor> first;
+  for (size_t call = 0; call < 3; ++call) {
+    auto out = m.run(std::map<std::string, Tensor>{{"x", f32(xs[call], {1, 2})}});
+    if (call > 0) {  // nothing built, scheduled or compiled: the captured launches only
+      const Timings& t = last_timings();
+      EXPECT_EQ(t.schedule_ms, 0) << "call " << call;
+      EXPECT_EQ(t.programs_built, 0) << "call " << call;
+      EXPECT_EQ(size_t(t.kernels + t.copies), m.replay_stats().launches) << "call " << call;
+    }
+    EXPECT_EQ(out.at("y").to_vector<float>(), ys[call]) << "call " << call;
+    EXPECT_EQ(out.at("z").to_vector<float>(), std::vector<float>{zs[call]}) << "call " << call;
+    if (call == 0) first = {out.at("y"), out.at("z")};
+  }
+  ReplayStats st = m.replay_stats();
+  EXPECT_EQ(st.captures, 1);
+  EXPECT_EQ(st.replays, 2);
+  EXPECT_GT(st.launches, 0u);
+  // The first run's outputs are their own buffers: later runs did not overwrite them.
+  EXPECT_EQ(first[0].to_vector<float>(), ys[0]);
+  EXPECT_EQ(first[1].to_vector<float>(), std::vector<float>{zs[0]});
+  // A new signature (a batch of 2 rows) is captured anew; the first is still replayed.
+  auto two = m.run(std::map<std::string, Tensor>{{"x", f32({1, 1, 0, 3}, {2, 2})}});
+  EXPECT_EQ(two.at("y").to_vector<float>(), (std::vector<float>{14, 1, 19, 7}));
+  EXPECT_EQ(two.at("z").to_vector<float>(), std::vector<float>{41});
+  EXPECT_EQ(m.run(std::map<std::string, Tensor>{{"x", f32({2, -1}, {1, 2})}}).at("y").to_vector<float>(), ys[1]);
+  st = m.replay_stats();
+  EXPECT_EQ(st.captures, 2);
+  EXPECT_EQ(st.replays, 3);
+}
+
+// A step fed its own output (a recurrent state): the input is the buffer a replay writes, and stays correct.
+TEST(OnnxReplay, AnOutputFedBackAsTheNextInput) {
+  Builder b;
+  b.input("h");
+  b.init("w", {2, 2}, {0, 1, 1, 0});  // swaps the two values
+  b.init("one", {2}, {1, 1});
+  b.node("MatMul", {"h", "w"}, {"hw"});
+  b.node("Add", {"hw", "one"}, {"next"});
+  b.output("next");
+  Model m = b.load();
+  Tensor h = f32({0, 10}, {1, 2});
+  // [0, 10] -> [11, 1] -> [2, 12] -> [13, 3] -> [4, 14].
+  const std::vector<std::vector<float>> want = {{11, 1}, {2, 12}, {13, 3}, {4, 14}};
+  for (size_t step = 0; step < want.size(); ++step) {
+    h = m.run(std::map<std::string, Tensor>{{"h", h}}).at("next");
+    EXPECT_EQ(h.to_vector<float>(), want[step]) << "step " << step;
+  }
+  EXPECT_EQ(m.replay_stats().replays, 3);
+}
+
+// An If whose condition is an input: the branch taken depends on the data, so the model is never captured and
+// each run takes the branch its condition picks.
+TEST(OnnxReplay, ABranchOnAnInputIsNotReplayed) {
+  Builder b;
+  b.input("c", 9);
+  b.input("x");
+  auto* n = b.node("If", {"c"}, {"y"});
+  for (auto [name, op] : {std::pair{"then_branch", "Neg"}, std::pair{"else_branch", "Abs"}}) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(::onnx::AttributeProto::GRAPH);
+    auto* g = a->mutable_g();
+    auto* inner = g->add_node();
+    inner->set_op_type(op);
+    inner->add_input("x");
+    inner->add_output("r");
+    g->add_output()->set_name("r");
+  }
+  b.output("y");
+  Model m = b.load();
+  auto run = [&](bool c, std::vector<float> x) {
+    return m
+        .run(std::map<std::string, Tensor>{{"c", Tensor::from_vector(std::vector<bool>{c}, Shape{})},
+                                           {"x", f32(x, {2})}})
+        .at("y")
+        .to_vector<float>();
+  };
+  EXPECT_EQ(run(true, {-2, 3}), (std::vector<float>{2, -3}));  // Neg
+  EXPECT_EQ(run(false, {-2, 3}), (std::vector<float>{2, 3}));  // Abs
+  EXPECT_EQ(run(true, {5, -1}), (std::vector<float>{-5, 1}));  // Neg again
+  EXPECT_EQ(run(false, {5, -1}), (std::vector<float>{5, 1}));
+  ReplayStats st = m.replay_stats();
+  EXPECT_EQ(st.captures, 0);
+  EXPECT_EQ(st.replays, 0);
+  EXPECT_EQ(st.unreplayed, 4);
+}
+
+// The same If with its condition an initializer: the branch is fixed, so the model replays.
+TEST(OnnxReplay, ABranchOnAConstantIsReplayed) {
+  Builder b;
+  b.input("x");
+  auto* c = b.g().add_initializer();
+  c->set_name("c");
+  c->set_data_type(9);
+  c->add_int32_data(0);
+  auto* n = b.node("If", {"c"}, {"y"});
+  for (auto [name, op] : {std::pair{"then_branch", "Neg"}, std::pair{"else_branch", "Abs"}}) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(::onnx::AttributeProto::GRAPH);
+    auto* g = a->mutable_g();
+    auto* inner = g->add_node();
+    inner->set_op_type(op);
+    inner->add_input("x");
+    inner->add_output("r");
+    g->add_output()->set_name("r");
+  }
+  b.output("y");
+  Model m = b.load();
+  for (float k : {-2.f, 3.f, -7.f})
+    EXPECT_EQ(m.run(std::map<std::string, Tensor>{{"x", f32({k}, {1})}}).at("y").to_vector<float>(),
+              std::vector<float>{std::fabs(k)});
+  EXPECT_EQ(m.replay_stats().captures, 1);
+  EXPECT_EQ(m.replay_stats().replays, 2);
+}
+
+// A Reshape whose shape is an input: the output's shape follows each run's values.
+TEST(OnnxReplay, AShapeReadFromAnInputIsNotFrozen) {
+  Builder b;
+  b.input("x");
+  b.input("shape", 7);
+  b.node("Reshape", {"x", "shape"}, {"y"});
+  b.output("y");
+  Model m = b.load();
+  Tensor x = f32({1, 2, 3, 4, 5, 6}, {2, 3});
+  for (std::vector<int64_t> shape : {std::vector<int64_t>{3, 2}, {6}, {1, 6}}) {
+    Tensor y = m.run(std::map<std::string, Tensor>{{"x", x}, {"shape", Tensor::from_vector(shape)}}).at("y");
+    EXPECT_EQ(y.shape(), Shape(shape.begin(), shape.end()));
+    EXPECT_EQ(y.to_vector<float>(), (std::vector<float>{1, 2, 3, 4, 5, 6}));
+  }
+  EXPECT_EQ(m.replay_stats().captures, 0);
+}
+
+// Indices that are an input are checked on every run: an index out of range after good ones is still an error.
+TEST(OnnxReplay, IndicesFromAnInputAreCheckedEachRun) {
+  Builder b;
+  b.input("x");
+  b.input("i", 7);
+  b.node("Gather", {"x", "i"}, {"y"});
+  b.output("y");
+  Model m = b.load();
+  auto run = [&](std::vector<int64_t> i) {
+    return m.run(std::map<std::string, Tensor>{{"x", f32({5, 6, 7}, {3})}, {"i", Tensor::from_vector(i)}})
+        .at("y")
+        .to_vector<float>();
+  };
+  EXPECT_EQ(run({2, 0}), (std::vector<float>{7, 5}));
+  EXPECT_EQ(run({1, -1}), (std::vector<float>{6, 7}));
+  EXPECT_THAT(error_of([&] { run({0, 3}); }), HasSubstr("index 3 is out of range [-3, 2] on axis 0"));
+}
+
+TEST(OnnxReplay, CanBeTurnedOff) {
+  Model m = dense_model().load();
+  m.set_replay(false);
+  EXPECT_FALSE(m.replay());
+  for (int call = 0; call < 2; ++call)
+    EXPECT_EQ(m.run(std::map<std::string, Tensor>{{"x", f32({1, 1}, {1, 2})}}).at("y").to_vector<float>(),
+              (std::vector<float>{14, 1}));
+  ReplayStats st = m.replay_stats();
+  EXPECT_EQ(st.plain, 2);
+  EXPECT_EQ(st.captures, 0);
+  m.set_replay(true);
+  m.run(std::map<std::string, Tensor>{{"x", f32({1, 1}, {1, 2})}});
+  EXPECT_EQ(m.replay_stats().captures, 1);
 }
 
 // ---------------------------------------------------------------- tensor data and comparison

@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "compiler/ir/shape.h"
+#include "compiler/schedule/schedule.h"
+#include "compiler/tensor/tensor_graph.h"
 #include "runtime/buffer.h"
 #include "runtime/executor.h"
 
@@ -39,8 +41,35 @@ Jit::~Jit() = default;
 
 size_t Jit::launches() const { return items_.size(); }
 
+Jit& Jit::fresh_outputs() {
+  fresh_outputs_ = true;
+  return *this;
+}
+
+bool Jit::same_buffer(const Tensor& a, const Tensor& b) { return storage(a) == storage(b); }
+
+namespace {
+bool on_one_device(const Tensor& t) { return t.device().find('(') == std::string::npos; }
+
+// A realized single-device tensor's value in a new buffer on its device.
+Tensor copied(const Tensor& t) {
+  const UPtr& g = graph_of(t);
+  const UPtr& b = buffer_of(g);
+  UPtr copy = new_buffer(b->dtype, b->buffer_arg().size, b->src[0]->arg_str());
+  buffer_copy(copy, b);
+  return tensor_of(substitute(g, UMap{{b, copy}}));
+}
+}  // namespace
+
+Jit& Jit::capture_first_call() {
+  if (calls_ > 0) throw Error("Jit: capture_first_call after the first call");
+  capture_first_ = true;
+  return *this;
+}
+
 void Jit::reset() {
   calls_ = 0;
+  captured_ = false;
   items_.clear();
   inputs_.clear();
   outputs_.clear();
@@ -64,13 +93,14 @@ std::vector<Tensor> Jit::operator()(const std::vector<Tensor>& given, const std:
       if (storage(inputs[i]) == storage(inputs[j]))
         throw Error("Jit: inputs " + std::to_string(i) + " and " + std::to_string(j) +
                     " are the same buffer (duplicate inputs)");
-  if (calls_ == 0) {  // a plain run: first-use work (compiling, realizing constants) stays out of the capture
+  if (calls_ == 0 &&
+      !capture_first_) {  // a plain run: first-use work (compiling, realizing constants) stays out of the capture
     std::vector<Tensor> out = fn_(inputs, vars);
     realize(out);
     ++calls_;
     return out;
   }
-  if (calls_ == 1) {
+  if (!captured_) {
     std::vector<Tensor> out;
     {
       ScheduleCapture capture;
@@ -94,6 +124,10 @@ std::vector<Tensor> Jit::operator()(const std::vector<Tensor>& given, const std:
       output_input_.push_back(it == inputs.end() ? -1 : int(it - inputs.begin()));
     }
     ++calls_;
+    captured_ = true;
+    if (fresh_outputs_)
+      for (size_t o = 0; o < out.size(); ++o)
+        if (output_input_[o] < 0 && on_one_device(out[o])) out[o] = copied(out[o]);
     return out;
   }
   if (inputs.size() != inputs_.size())
@@ -121,8 +155,14 @@ std::vector<Tensor> Jit::operator()(const std::vector<Tensor>& given, const std:
   replay(items_);
   ++calls_;
   std::vector<Tensor> out;
-  for (size_t o = 0; o < outputs_.size(); ++o)
-    out.push_back(output_input_[o] >= 0 ? inputs[output_input_[o]] : Tensor(outputs_[o].uop()));
+  for (size_t o = 0; o < outputs_.size(); ++o) {
+    if (output_input_[o] >= 0)
+      out.push_back(inputs[output_input_[o]]);
+    else if (fresh_outputs_ && on_one_device(outputs_[o]))
+      out.push_back(copied(outputs_[o]));
+    else
+      out.push_back(Tensor(outputs_[o].uop()));
+  }
   return out;
 }
 

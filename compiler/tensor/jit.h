@@ -31,13 +31,24 @@ class Jit {
   // Realizes the inputs and returns the function's outputs, realized. Two inputs that are one buffer (the same
   // tensor twice, or views of one) are an rg::Error on every call: the launches know an input by its buffer. From the
   // third call on the inputs must match the captured ones in count, shape, dtype and device (an rg::Error naming the
-  // input otherwise). Sharded tensors are replayed like others: each device's launch on its piece of the tuple. The
-  // variables must be bound, the same names each call: a replay's kernels read the values given to it (what the
-  // captured graph did with a variable follows its new value, as a window's position or a mask).
+  // input otherwise; from the second with capture_first_call). Sharded tensors are replayed like others: each device's
+  // launch on its piece of the tuple. The variables must be bound, the same names each call: a replay's kernels read
+  // the values given to it (what the captured graph did with a variable follows its new value, as a window's position
+  // or a mask).
   std::vector<Tensor> operator()(const std::vector<Tensor>& inputs, const std::vector<Variable>& vars = {});
 
+  // Captures on the first call instead of the second: for a function with no first-use work that must stay out of
+  // the capture (every tensor it reads outside its inputs already realized), so that no call but the first
+  // schedules. Before the first call only.
+  Jit& capture_first_call();
+  // Every call returns its outputs in buffers of their own, copied from the captured ones (memory copies, nothing
+  // scheduled): a later call does not overwrite them, and feeding an output back as the next input is safe.
+  Jit& fresh_outputs();
+  // Whether two realized tensors are views of one buffer (what the JIT knows an input by).
+  static bool same_buffer(const Tensor& a, const Tensor& b);
+
   int calls() const { return calls_; }
-  bool captured() const { return calls_ >= 2; }
+  bool captured() const { return captured_; }
   // Launches (kernels and copies) one replay makes.
   size_t launches() const;  // out of line: ExecItem is complete only in the runtime's header
   // Forgets the capture: the next call runs the function again.
@@ -46,6 +57,7 @@ class Jit {
  private:
   FnVars fn_;
   int calls_ = 0;
+  bool capture_first_ = false, fresh_outputs_ = false, captured_ = false;
   std::vector<std::string> var_names_;  // as captured
   std::vector<ExecItem> items_;
   std::vector<Tensor> inputs_;   // as captured (the buffers the launches name)

@@ -44,6 +44,42 @@ TEST(Jit, ReplaysWithNewInputs) {
   EXPECT_EQ(t.kernels, 2);
 }
 
+TEST(Jit, CapturesOnTheFirstCall) {
+  int traced = 0;
+  Jit step([&](const std::vector<Tensor>& in) {
+    ++traced;
+    return std::vector<Tensor>{(in[0] * in[1] + 1).sum()};
+  });
+  step.capture_first_call();
+  for (int call = 0; call < 3; ++call) {
+    std::vector<float> x = {1.f + call, 2, -3}, y = {2, float(call), 1};
+    EXPECT_FLOAT_EQ(step({vec(x), vec(y)})[0].to_vector<float>()[0], dot_plus(x, y)) << "call " << call;
+    EXPECT_TRUE(step.captured());
+    if (call > 0) {
+      EXPECT_EQ(last_timings().schedule_ms, 0) << "call " << call;
+      EXPECT_EQ(last_timings().programs_built, 0) << "call " << call;
+    }
+  }
+  EXPECT_EQ(traced, 1);
+  EXPECT_EQ(error_of([&] { step.capture_first_call(); }), "Jit: capture_first_call after the first call");
+}
+
+// With fresh_outputs every call's outputs keep their values, and an output fed back as the next input is read
+// before it is written.
+TEST(Jit, FreshOutputsAreNotOverwritten) {
+  Jit step([](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0].flip(0) + 1}; });
+  step.capture_first_call().fresh_outputs();
+  std::vector<Tensor> kept;
+  Tensor h = vec({0, 10});
+  for (int call = 0; call < 4; ++call) {
+    h = step({h})[0];
+    kept.push_back(h);
+  }
+  // [0, 10] -> [11, 1] -> [2, 12] -> [13, 3] -> [4, 14]
+  const std::vector<std::vector<float>> want = {{11, 1}, {2, 12}, {13, 3}, {4, 14}};
+  for (size_t i = 0; i < kept.size(); ++i) EXPECT_EQ(kept[i].to_vector<float>(), want[i]) << "call " << i;
+}
+
 TEST(Jit, TensorsOutsideTheFunctionAreRead) {
   Tensor w = vec({1, 2, 3}).realize();
   Jit scale([&](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0] * w}; });

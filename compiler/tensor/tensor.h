@@ -521,6 +521,7 @@ std::vector<Tensor> gradient(const Tensor& loss, const std::vector<Tensor>& para
 // variable RG_THREADS, else the machine's cores. n < 1 is an rg::Error. The runtime's own function
 // (runtime/thread_pool.h), declared here for the Tensor API.
 void set_thread_count(int n);
+int thread_count();  // the current count
 
 // The dtype of a C++ element type, for from_vector/to_vector.
 template <class E>

@@ -1,6 +1,7 @@
 #include "frontends/onnx/checks.h"
 
 #include "compiler/ir/shape.h"
+#include "frontends/onnx/replay.h"
 
 namespace rg::onnx {
 
@@ -139,8 +140,15 @@ void realize_values(std::vector<Value>& values) {
     if (v->kind == Value::Kind::Tensor) ts.push_back(&*v->tensor);
     for (auto& item : v->items) stack.push_back(&item);
   }
-  if (!ts.empty()) rg::Tensor::realize_all(ts);
+  if (!ts.empty()) realize_watched(ts);
 }
+
+namespace {
+rg::Tensor realized(rg::Tensor t) {
+  realize_watched({&t});
+  return t;
+}
+}  // namespace
 
 rg::Tensor stack_bounded(const std::vector<rg::Tensor>& items) {
   if (items.size() <= size_t(kRealizeEvery)) return rg::Tensor::stack(items, 0);
@@ -148,14 +156,14 @@ rg::Tensor stack_bounded(const std::vector<rg::Tensor>& items) {
   std::vector<rg::Tensor> level;
   for (size_t i = 0; i < items.size(); i += size_t(kRealizeEvery)) {
     const auto end = items.begin() + std::min(items.size(), i + size_t(kRealizeEvery));
-    level.push_back(rg::Tensor::stack(std::vector<rg::Tensor>(items.begin() + i, end), 0).realize());
+    level.push_back(realized(rg::Tensor::stack(std::vector<rg::Tensor>(items.begin() + i, end), 0)));
   }
   while (level.size() > 1) {
     std::vector<rg::Tensor> next;
     for (size_t i = 0; i < level.size(); i += size_t(kRealizeEvery)) {
       const auto end = level.begin() + std::min(level.size(), i + size_t(kRealizeEvery));
       std::vector<rg::Tensor> group(level.begin() + i, end);
-      next.push_back(group.size() == 1 ? group[0] : rg::Tensor::cat(group, 0).realize());
+      next.push_back(group.size() == 1 ? group[0] : realized(rg::Tensor::cat(group, 0)));
     }
     level = std::move(next);
   }

@@ -1,11 +1,17 @@
 // Reading a model and running its graph: scopes of named values, nodes in file order, each through the op table.
+#include <atomic>
+#include <cstdlib>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 
 #include "compiler/ir/shape.h"
+#include "compiler/tensor/jit.h"
+#include "frontends/onnx/attributes.h"
 #include "frontends/onnx/checks.h"
 #include "frontends/onnx/onnx.h"
 #include "frontends/onnx/ops.h"
+#include "frontends/onnx/replay.h"
 #include "frontends/onnx/tensor_proto.h"
 
 namespace rg::onnx {
@@ -16,6 +22,12 @@ struct Model::Impl {
   std::map<std::string, int64_t> opsets;
   std::map<std::string, Value> initializers;
   std::vector<ValueInfo> inputs, outputs;
+
+  // Replay (Model::run): per input signature, its capture; a null Jit marks a signature that is not replayed.
+  mutable std::mutex replay_mu;
+  mutable std::map<std::string, std::unique_ptr<Jit>> captures;
+  mutable std::atomic<bool> replay_on{true};
+  mutable ReplayStats stats;
 };
 
 // Named values visible to a graph: its own, then its enclosing graphs' (subgraphs read outer names).
@@ -78,6 +90,18 @@ ValueInfo info_of(const ::onnx::ValueInfoProto& v) {
   return i;
 }
 
+// Every attribute of the node declared by ONNX for its op at this opset and not marked unsupported in the
+// attribute table (attributes.cc): the one place attributes are accepted or refused.
+void check_attributes(const ::onnx::NodeProto& n, const std::string& domain, int64_t opset) {
+  const std::string key = domain + ":" + n.op_type();
+  for (const auto& a : n.attribute()) {
+    const AttrSpec* spec = find_attribute(key, a.name(), opset);
+    if (!spec || spec->use == AttrUse::Unsupported)
+      throw Error("onnx: " + node_name(n) + ": unsupported attribute '" + a.name() + "'" +
+                  (spec ? "" : " (not declared by " + n.op_type() + " at opset " + std::to_string(opset) + ")"));
+  }
+}
+
 // Every node's op known for its domain, every input defined by an earlier node, an input, an initializer or an
 // enclosing graph (`known`): a graph out of order or with a cycle is an error naming the node.
 void check_graph(const ::onnx::GraphProto& g, std::set<std::string> known,
@@ -92,6 +116,7 @@ void check_graph(const ::onnx::GraphProto& g, std::set<std::string> known,
     if (!table.count(d + ":" + n.op_type()))
       throw Error("onnx: " + node_name(n) + ": unsupported op" + (d.empty() ? "" : " of domain '" + d + "'"));
     check_node(n, opsets.at(d), node_name(n));
+    check_attributes(n, d, opsets.at(d));
     for (const auto& in : n.input())
       if (!in.empty() && !known.count(in))
         throw Error("onnx: " + node_name(n) + ": input '" + in +
@@ -128,7 +153,7 @@ std::vector<Value> Runner::run(const ::onnx::GraphProto& g, const Scope* outer, 
   const OpTable& table = op_table();
   for (const auto& n : g.node()) {
     const std::string d = domain_of(n);
-    OpContext c{n, {}, m_.opsets.at(d), m_.device, *this, s, {}};
+    OpContext c{n, {}, m_.opsets.at(d), m_.device, *this, s};
     for (const auto& name : n.input()) {
       if (name.empty()) {
         c.in.emplace_back();
@@ -146,8 +171,6 @@ std::vector<Value> Runner::run(const ::onnx::GraphProto& g, const Scope* outer, 
       if (what.rfind("onnx: ", 0) == 0) throw;
       c.fail(what);
     }
-    for (const auto& a : n.attribute())
-      if (!c.read.count(a.name())) c.fail("unsupported attribute '" + a.name() + "'");
     for (int i = 0; i < n.output_size(); ++i) {
       if (n.output(i).empty()) continue;
       if (size_t(i) >= outs.size()) c.fail("output " + std::to_string(i) + " ('" + n.output(i) + "') is not supported");
@@ -190,7 +213,13 @@ bool OpContext::has_attr(const std::string& name) const {
 }
 
 const ::onnx::AttributeProto* OpContext::attr(const std::string& name) {
-  read.insert(name);
+  // The table must know what the op reads (at some opset): a name it lacks would be refused at load.
+  const AttrTable& table = attribute_table();
+  auto spec = table.find(domain_of(node) + ":" + node.op_type());
+  bool listed = false;
+  if (spec != table.end())
+    for (const AttrSpec& a : spec->second) listed = listed || name == a.name;
+  if (!listed) fail("reads attribute '" + name + "', which the attribute table does not list (attributes.cc)");
   for (const auto& a : node.attribute())
     if (a.name() == name) {
       if (!a.ref_attr_name().empty()) fail("attribute '" + name + "' refers to a function attribute (unsupported)");
@@ -259,9 +288,112 @@ int64_t Model::opset(const std::string& domain) const {
   return it == impl_->opsets.end() ? 0 : it->second;
 }
 
+namespace {
+
+// The graph's outputs on the model's device.
+std::vector<Value> run_main_graph(const Model::Impl& m, Scope& s) {
+  Runner r(m);
+  std::vector<Value> outs = r.run(m.proto.graph(), nullptr, nullptr, &s);
+  for (Value& v : outs)  // outputs made of constants alone belong to no device: computed on the model's
+    if (v.kind == Value::Kind::Tensor && v.tensor->device() != m.device) v.tensor = v.tensor->to(m.device);
+  return outs;
+}
+
+std::map<std::string, Value> named(const Model::Impl& m, const std::vector<Value>& outs) {
+  std::map<std::string, Value> result;
+  for (size_t i = 0; i < outs.size(); ++i) result[m.outputs[i].name] = outs[i];
+  return result;
+}
+
+bool replay_by_default() {
+  const char* e = std::getenv("RG_ONNX_REPLAY");
+  return !(e && std::string(e) == "0");
+}
+
+// An input signature: what a capture's launches were built for.
+std::string signature_of(const std::vector<std::string>& names, const std::vector<Tensor>& ts) {
+  std::string key = "threads " + std::to_string(thread_count());
+  for (size_t i = 0; i < ts.size(); ++i)
+    key += "; " + names[i] + " " + ts[i].dtype().name() + " " + shape_str(ts[i].shape()) + " " + ts[i].device();
+  return key;
+}
+
+// Runs a model of tensor inputs through its capture for their signature (made on the signature's first run).
+// Returns nullopt when the run must take the plain path (inputs that share a buffer, or on device tuples).
+std::optional<std::map<std::string, Value>> run_replayed(const Model::Impl& m,
+                                                         const std::map<std::string, Value>& inputs) {
+  std::vector<std::string> names;
+  std::vector<Tensor> ts;
+  for (const auto& [name, v] : inputs) {
+    if (v.tensor->device().find('(') != std::string::npos) return std::nullopt;
+    names.push_back(name);
+    ts.push_back(*v.tensor);
+  }
+  std::vector<Tensor*> ptrs;
+  for (Tensor& t : ts) ptrs.push_back(&t);
+  Tensor::realize_all(ptrs);
+  for (size_t i = 0; i < ts.size(); ++i)  // one buffer given twice: the Jit knows an input by its buffer
+    for (size_t j = i + 1; j < ts.size(); ++j)
+      if (Jit::same_buffer(ts[i], ts[j])) return std::nullopt;
+  std::lock_guard<std::mutex> lock(m.replay_mu);
+  auto [it, fresh] = m.captures.try_emplace(signature_of(names, ts));
+  if (!fresh && !it->second) return std::nullopt;  // this signature reads input values: plain
+  // The outputs handed out are copies (fresh_outputs): a replay writes the captured buffers again.
+  auto handed_out = [&](const std::vector<Tensor>& out) {
+    return named(m, std::vector<Value>(out.begin(), out.end()));
+  };
+  if (!fresh) {
+    std::vector<Tensor> out = (*it->second)(ts);
+    ++m.stats.replays;
+    return handed_out(out);
+  }
+  // The capture run: the graph built as a plain run builds it, under a watch for host reads of input values.
+  struct CaptureRun {
+    std::vector<Value> outs;
+    bool replayable = true;
+  };
+  auto run = std::make_shared<CaptureRun>();
+  auto jit = std::make_unique<Jit>([&m, names, run](const std::vector<Tensor>& in) {
+    Scope s;
+    s.values = m.initializers;
+    for (size_t i = 0; i < in.size(); ++i) s.values[names[i]] = Value(in[i]);
+    InputWatch watch(in);
+    run->outs = run_main_graph(m, s);
+    run->replayable = !watch.read_input_values();
+    std::vector<Tensor> out;
+    for (const Value& v : run->outs) {
+      if (v.kind == Value::Kind::Tensor)
+        out.push_back(*v.tensor);
+      else
+        run->replayable = false;  // sequences, strings, none: not what a Jit returns
+    }
+    return run->replayable ? out : std::vector<Tensor>{};
+  });
+  jit->capture_first_call().fresh_outputs();
+  std::vector<Tensor> out;
+  try {
+    out = (*jit)(ts);
+  } catch (const Error& e) {
+    m.captures.erase(it);  // a later run tries again
+    // Run inside a caller's capture (an rg::Jit around Model::run): captures do not nest, and the caller's
+    // records this run's launches anyway; nothing ran yet.
+    if (std::string(e.what()).rfind("ScheduleCapture:", 0) == 0) return std::nullopt;
+    throw;
+  }
+  if (!run->replayable) {  // computed like a plain run; the capture is dropped and the signature stays plain
+    ++m.stats.unreplayed;
+    return named(m, run->outs);
+  }
+  ++m.stats.captures;
+  m.stats.launches = jit->launches();
+  it->second = std::move(jit);
+  return handed_out(out);
+}
+
+}  // namespace
+
 std::map<std::string, Value> Model::run(const std::map<std::string, Value>& inputs) const {
-  Scope s;
-  s.values = impl_->initializers;
+  bool all_tensors = true;
   for (const auto& [name, v] : inputs) {
     const ValueInfo* info = nullptr;
     for (const auto& i : impl_->inputs)
@@ -272,20 +404,31 @@ std::map<std::string, Value> Model::run(const std::map<std::string, Value>& inpu
     if (info && info->dtype && v.kind == Value::Kind::Tensor && v.tensor->dtype() != *info->dtype)
       throw Error("onnx: input '" + name + "' is " + v.tensor->dtype().name() + ", the model declares " +
                   info->dtype->name());
-    s.values[name] = v;
+    all_tensors = all_tensors && v.kind == Value::Kind::Tensor;
   }
   for (const auto& i : impl_->inputs)
-    if (!s.values.count(i.name)) throw Error("onnx: input '" + i.name + "' is not given");
-  Runner r(*impl_);
-  std::vector<Value> outs = r.run(impl_->proto.graph(), nullptr, nullptr, &s);
-  std::map<std::string, Value> result;
-  for (size_t i = 0; i < outs.size(); ++i) {
-    // Outputs made of constants alone belong to no device: computed on the model's, like the rest.
-    if (outs[i].kind == Value::Kind::Tensor && outs[i].tensor->device() != impl_->device)
-      outs[i].tensor = outs[i].tensor->to(impl_->device);
-    result[impl_->outputs[i].name] = outs[i];
+    if (!inputs.count(i.name)) throw Error("onnx: input '" + i.name + "' is not given");
+  if (impl_->replay_on && all_tensors)
+    if (auto out = run_replayed(*impl_, inputs)) return *out;
+  {
+    std::lock_guard<std::mutex> lock(impl_->replay_mu);
+    ++(impl_->replay_on && all_tensors ? impl_->stats.unreplayed : impl_->stats.plain);
   }
-  return result;
+  Scope s;
+  s.values = impl_->initializers;
+  for (const auto& [name, v] : inputs) s.values[name] = v;
+  return named(*impl_, run_main_graph(*impl_, s));
+}
+
+void Model::set_replay(bool on) const {
+  std::lock_guard<std::mutex> lock(impl_->replay_mu);
+  impl_->replay_on = on;
+  if (!on) impl_->captures.clear();
+}
+bool Model::replay() const { return impl_->replay_on; }
+ReplayStats Model::replay_stats() const {
+  std::lock_guard<std::mutex> lock(impl_->replay_mu);
+  return impl_->stats;
 }
 
 std::map<std::string, rg::Tensor> Model::run(const std::map<std::string, rg::Tensor>& inputs) const {
@@ -305,6 +448,7 @@ Model load_bytes(const std::string& bytes, const std::string& dir, const std::st
   if (!m->proto.has_graph()) throw Error("onnx: the model has no graph");
   m->dir = dir;
   m->device = device;
+  m->replay_on = replay_by_default();
   for (const auto& o : m->proto.opset_import()) m->opsets[o.domain() == "ai.onnx" ? "" : o.domain()] = o.version();
   if (!m->opsets.count("")) {
     if (m->proto.opset_import_size() == 0) m->opsets[""] = 1;  // IR version 1 files import nothing

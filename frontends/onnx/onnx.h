@@ -59,12 +59,35 @@ struct ValueInfo {
   int elem_type = 0;  // as the file declares it (TensorProto.DataType; 0: not given)
 };
 
+// How Model::run has run a model (replay_stats()).
+struct ReplayStats {
+  int captures = 0;     // signatures captured (each on its first run)
+  int replays = 0;      // runs that replayed a capture
+  int unreplayed = 0;   // runs of signatures that read input values to the host (or gave non-tensors): not captured
+  int plain = 0;        // runs with replay off, or with inputs that are not tensors
+  size_t launches = 0;  // kernels and copies the latest capture replays
+};
+
 class Model {
  public:
-  // Runs the graph on `inputs` (by name; every graph input without an initializer is required). Returns the
-  // graph's outputs by name, lazily: nothing is computed except what decides shapes and control flow.
+  // Runs the graph on `inputs` (by name; every graph input without an initializer is required) and returns the
+  // graph's outputs by name.
+  //
+  // Compile once, replay: when every input is a tensor, the first run of an input signature (names, shapes, dtypes,
+  // devices, the thread count) is captured under rg::Jit and later runs of it replay the captured kernels with the
+  // new inputs' buffers: no graph is built, nothing scheduled or compiled. The outputs are then realized, each in a
+  // buffer of its own (a later run does not overwrite them). A run that reads a value computed from the inputs to
+  // the host (a Reshape's shape, an If's condition, a Loop's trip count, indices checked against their axis)
+  // depends on the data in a way a replay would freeze, so its signature is never captured: those runs stay
+  // un-captured, built and scheduled each time. Off with RG_ONNX_REPLAY=0 or set_replay(false): outputs are
+  // then lazy, nothing computed except what decides shapes and control flow.
   std::map<std::string, Value> run(const std::map<std::string, Value>& inputs) const;
   std::map<std::string, rg::Tensor> run(const std::map<std::string, rg::Tensor>& inputs) const;
+
+  // Replay on or off for this model and its copies (they share it); off forgets the captures.
+  void set_replay(bool on) const;
+  bool replay() const;
+  ReplayStats replay_stats() const;
 
   const std::vector<ValueInfo>& inputs() const;  // without the ones initializers define
   const std::vector<ValueInfo>& outputs() const;

@@ -16,8 +16,8 @@ namespace rg::onnx {
 class Runner;
 struct Scope;
 
-// What an op sees of its node. Attributes are read through the accessors, which note each one read: an
-// attribute the op never read is an error after it returns (an unsupported attribute raises, never guesses).
+// What an op sees of its node. Which attributes a node may carry is decided when the model loads, from the attribute
+// table (attributes.h); an attribute the node lacks reads as the op's default.
 struct OpContext {
   const ::onnx::NodeProto& node;
   std::vector<Value> in;
@@ -25,7 +25,6 @@ struct OpContext {
   const std::string& device;
   const Runner& runner;
   const Scope& scope;
-  std::set<std::string> read;
 
   [[noreturn]] void fail(const std::string& why) const;
   size_t n() const { return in.size(); }
@@ -42,7 +41,6 @@ struct OpContext {
   std::vector<int64_t> ints(const std::string& name, std::vector<int64_t> def = {});
   std::vector<float> floats(const std::string& name);
   std::vector<std::string> strings(const std::string& name);
-  void ignore(const std::string& name) { read.insert(name); }  // read and meaningless here
 
   const Value* lookup(const std::string& name) const;  // a value of this node's scope by name (nullptr if none)
 

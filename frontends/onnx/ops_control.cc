@@ -23,10 +23,7 @@ int64_t seq_pos(OpContext& c, size_t input, int64_t size, bool insert) {
   return p;
 }
 
-Outs op_SequenceEmpty(OpContext& c) {
-  c.ignore("dtype");
-  return {Value::sequence({})};
-}
+Outs op_SequenceEmpty(OpContext& c) { return {Value::sequence({})}; }
 Outs op_SequenceConstruct(OpContext& c) {
   std::vector<Value> items;
   for (size_t i = 0; i < c.n(); ++i) items.push_back(c.in[i]);
@@ -96,10 +93,7 @@ Outs op_SplitToSequence(OpContext& c) {
   return {Value::sequence(items)};
 }
 
-Outs op_Optional(OpContext& c) {
-  c.ignore("type");
-  return {c.has(0) ? c.in[0] : Value()};
-}
+Outs op_Optional(OpContext& c) { return {c.has(0) ? c.in[0] : Value()}; }
 Outs op_OptionalHasElement(OpContext& c) { return {T::from_vector(std::vector<bool>{c.has(0)}, Shape{}, c.device)}; }
 Outs op_OptionalGetElement(OpContext& c) {
   if (!c.has(0)) c.fail("the optional is empty");

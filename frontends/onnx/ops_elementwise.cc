@@ -271,7 +271,6 @@ T cast_to(const T& x, DType dt) {
 
 Outs op_Cast(OpContext& c) {
   int to = int(c.i("to", 0));
-  c.ignore("saturate");
   if ((c.has(0) && c.in[0].kind == Value::Kind::Strings) || to == kOnnxString) return cast_with_strings(c, to);
   return {cast_to(c.t(0), dtype_of_onnx(to, "Cast"))};
 }
@@ -283,15 +282,18 @@ Outs op_CastLike(OpContext& c) {
 
 // ---------------------------------------------------------------- reductions
 
-// The axes of a reduce: the attribute (before ReduceSum's opset 13), else the optional input.
+// The axes of a reduce: the attribute (before ReduceSum's opset 13, the others' 18), else the optional input.
+// Where axes is an input, empty axes reduce all of them, or none (the identity) with noop_with_empty_axes=1.
 std::vector<int64_t> reduce_axes(OpContext& c, bool axes_input, bool* noop) {
   std::vector<int64_t> axes;
+  bool noop_if_empty = false;
   if (axes_input) {
     if (c.has(1)) axes = c.ints_in(1);
+    noop_if_empty = c.i("noop_with_empty_axes", 0) != 0;
   } else {
     axes = c.ints("axes");
   }
-  *noop = axes.empty() && c.i("noop_with_empty_axes", 0);
+  *noop = axes.empty() && noop_if_empty;
   const int64_t r = c.t(0).ndim();
   for (auto& a : axes) a = norm_axis(c, a, r);
   if (axes.empty())
@@ -418,7 +420,6 @@ Outs op_MatMul(OpContext& c) {
 }
 Outs op_Gemm(OpContext& c) {
   T a = c.t(0), b = c.t(1);
-  if (c.opset < 7) c.ignore("broadcast");
   if (c.i("transA", 0)) a = a.T();
   if (c.i("transB", 0)) b = b.T();
   double alpha = c.f("alpha", 1.0), beta = c.f("beta", 1.0);

@@ -179,8 +179,7 @@ Outs op_LpPool(OpContext& c) {
   const T& x = c.t(0);
   Window w = window(c, spatial_of(x), c.ints("kernel_shape"), c.opset >= 18);
   double p = double(c.i("p", 2));
-  c.ignore("ceil_mode");
-  if (c.has_attr("ceil_mode") && c.node.attribute_size() && c.i("ceil_mode", 0)) c.fail("ceil_mode is not supported");
+  if (c.i("ceil_mode", 0)) c.fail("ceil_mode is not supported");
   Pairs xp{{0, 0}, {0, 0}};
   for (auto& q : w.pads) xp.push_back(q);
   double cells = 1;
@@ -208,9 +207,7 @@ T per_channel(const T& v, int64_t r) {
 Outs op_BatchNormalization(OpContext& c) {
   const T &x = c.t(0), &scale = c.t(1), &bias = c.t(2), &mean = c.t(3), &var = c.t(4);
   double eps = c.f("epsilon", 1e-5), mom = c.f("momentum", 0.9);
-  if (c.opset < 9) c.ignore("spatial");
-  if (c.opset < 7) c.ignore("is_test");
-  if (c.opset < 6) c.ignore("consumed_inputs");
+  if (c.opset < 9 && c.i("spatial", 1) == 0) c.fail("spatial=0 (statistics per activation) is not supported");
   bool training = c.opset >= 14 && c.i("training_mode", 0);
   const int64_t r = x.ndim();
   if (!training) {

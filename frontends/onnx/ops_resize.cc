@@ -145,7 +145,6 @@ Outs op_Resize(OpContext& c) {
   m.exclude_outside = c.i("exclude_outside", 0);
   m.extrapolation = c.f("extrapolation_value", 0);
   if (c.i("antialias", 0)) c.fail("antialias is not supported");
-  if (c.has_attr("axes")) c.fail("the axes attribute is not supported");
   if (c.s("keep_aspect_ratio_policy", "stretch") != "stretch") c.fail("keep_aspect_ratio_policy is not supported");
   std::vector<double> scales, roi;
   std::vector<int64_t> sizes;

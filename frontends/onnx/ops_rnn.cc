@@ -48,8 +48,6 @@ Rnn common(OpContext& c, const std::vector<std::string>& default_acts) {
     c.fail("direction '" + dir + "' is not supported");
   r.hidden = c.i("hidden_size", c.t(2).shape()[2]);
   r.clip = c.f("clip", 0);
-  if (c.has_attr("activation_alpha") || c.has_attr("activation_beta"))
-    c.fail("activation_alpha/beta are not supported");
   std::vector<std::string> names = c.strings("activations");
   if (names.empty())
     for (int64_t d = 0; d < r.dirs; ++d) names.insert(names.end(), default_acts.begin(), default_acts.end());

@@ -318,7 +318,8 @@ Outs op_ScatterElements(OpContext& c) {
   const T& x = c.t(0);
   int64_t axis = norm_axis(c, c.i("axis", 0), x.ndim());
   check_indices(c, c.t(1), x.shape()[axis], axis);
-  return {scatter_elements(c, x, c.t(1), c.t(2), axis, c.s("reduction", "none"))};
+  const bool has_reduction = c.node.op_type() == "ScatterElements";  // Scatter (opsets 9-10) has none
+  return {scatter_elements(c, x, c.t(1), c.t(2), axis, has_reduction ? c.s("reduction", "none") : "none")};
 }
 
 Outs op_ScatterND(OpContext& c) {
@@ -401,7 +402,6 @@ Outs op_Constant(OpContext& c) {
   if (auto a = c.attr("value_string")) return {Value::of_strings({{}, {a->s()}})};
   if (auto a = c.attr("value_strings"))
     return {Value::of_strings({{a->strings_size()}, {a->strings().begin(), a->strings().end()}})};
-  c.attr("sparse_value");
   c.fail("sparse or missing constant values are not supported");
 }
 
@@ -556,7 +556,6 @@ Outs op_TopK(OpContext& c) {
 
 Outs op_Dropout(OpContext& c) {
   const T& x = c.t(0);
-  c.ignore("seed");
   double ratio = c.opset < 12 ? c.f("ratio", 0.5) : (c.has(1) ? c.scalar_in(1) : 0.5);
   bool training = c.opset < 7 ? !c.i("is_test", 0) : (c.opset >= 12 && c.has(2) && c.scalar_in(2) != 0);
   if (training && ratio != 0) c.fail("training mode draws random numbers; not supported");

@@ -7,6 +7,7 @@
 
 #include "compiler/ir/shape.h"
 #include "frontends/onnx/external_data.h"
+#include "frontends/onnx/replay.h"
 
 namespace rg::onnx {
 
@@ -265,6 +266,7 @@ Value to_value(const HostTensor& h, const std::string& device) {
 }
 
 HostTensor to_host(const rg::Tensor& t) {
+  note_host_read(t);
   HostTensor h;
   h.dtype = t.dtype();
   h.shape = t.shape();

@@ -63,8 +63,7 @@ void wait(MPI_Request& request, const std::string& op, const std::string& who_mi
     if (now > deadline) {
       char secs[32];
       std::snprintf(secs, sizeof secs, "%g", state().timeout_s);
-      fail(op + " did not complete within " + secs + " s (" + what + "): " + who_missing +
-           " died or never reached it");
+      fail(op + " did not complete within " + secs + " s (" + what + "): " + who_missing + " died or never reached it");
     }
     if (now - start > std::chrono::seconds(1))
       std::this_thread::sleep_for(std::chrono::microseconds(200));

@@ -34,6 +34,7 @@ def rulegrad_dependencies(rulegrad_path = "."):
     native.new_local_repository(name = "openblas", build_file = str(Label("//third_party:openblas.BUILD")), path = "/usr")
     native.new_local_repository(name = "nlohmann_json", build_file = str(Label("//third_party:nlohmann_json.BUILD")), path = "/usr")
     native.new_local_repository(name = "zlib", build_file = str(Label("//third_party:zlib.BUILD")), path = "/usr")
+    native.new_local_repository(name = "openmpi", build_file = str(Label("//third_party:openmpi.BUILD")), path = "/usr/lib/x86_64-linux-gnu")
     native.new_local_repository(name = "graphviz", build_file = str(Label("//third_party:graphviz.BUILD")), path = "/usr")
 
     # ONNX: onnx.proto from Debian's libonnx-dev, the conformance suite from libonnx-testdata.

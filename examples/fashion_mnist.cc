@@ -1,4 +1,6 @@
 // ./bazelw run -c opt //examples:fashion_mnist -- [--steps 70] [--batch 512] [--seed 0] [--device CPU|LLVM]
+//     [--data-parallel] [--check-every 10] [--losses FILE]
+// mpirun -np 2 .bazel/bin/examples/fashion_mnist --data-parallel: each batch split over the ranks (data parallel)
 //
 // Trains tinygrad's beautiful_mnist model (examples/mnist_model.h) on Fashion-MNIST with Adam, as tinygrad's
 // examples/beautiful_mnist.py: random batches drawn on the device with randint, the whole step (forward,
@@ -6,6 +8,7 @@
 // terminal (a line every 10 steps otherwise), then where the time went and `test accuracy: NN.NN%`.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -18,6 +21,8 @@
 #include "nn/datasets/datasets.h"
 #include "nn/optim.h"
 #include "runtime/executor.h"
+#include "runtime/mpi/mpi.h"
+#include "runtime/ranks.h"
 
 namespace rg {
 namespace {
@@ -30,6 +35,9 @@ struct Args {
   int64_t batch = 512;
   uint32_t seed = 0;
   std::string device = "CPU";
+  bool data_parallel = false;
+  int check_every = 10;  // steps between the comparisons of the parameters' hashes across ranks
+  std::string losses;    // a file to write each step's loss to, one a line
 };
 
 Args parse(int argc, char** argv) {
@@ -48,11 +56,19 @@ Args parse(int argc, char** argv) {
       a.seed = uint32_t(std::strtoul(value().c_str(), nullptr, 10));
     else if (arg == "--device")
       a.device = value();
+    else if (arg == "--data-parallel")
+      a.data_parallel = true;
+    else if (arg == "--check-every")
+      a.check_every = std::atoi(value().c_str());
+    else if (arg == "--losses")
+      a.losses = value();
     else
       throw Error("fashion_mnist: unknown argument " + arg +
-                  " (usage: fashion_mnist [--steps N] [--batch N] [--seed N] [--device CPU|LLVM])");
+                  " (usage: fashion_mnist [--steps N] [--batch N] [--seed N] [--device CPU|LLVM] [--data-parallel]"
+                  " [--check-every N] [--losses FILE])");
   }
-  if (a.steps < 1 || a.batch < 1) throw Error("fashion_mnist: --steps and --batch must be at least 1");
+  if (a.steps < 1 || a.batch < 1 || a.check_every < 1)
+    throw Error("fashion_mnist: --steps, --batch and --check-every must be at least 1");
   return a;
 }
 
@@ -67,8 +83,40 @@ float test_accuracy(Jit& eval, const Tensor& x, const Tensor& y, int64_t chunk) 
   return 100.0f * correct / float(n - n % chunk);
 }
 
+// The devices a data-parallel step splits its batch over: one per rank under mpirun ("CPU@0", "CPU@1", ...),
+// two of this process otherwise.
+std::vector<std::string> data_parallel_devices(const Args& a) {
+  std::vector<std::string> devices;
+  const int ranks = mpi::size();
+  for (int r = 0; r < std::max(ranks, 2); ++r)
+    devices.push_back(ranks > 1 ? a.device + "@" + std::to_string(r) : a.device + ":" + std::to_string(r));
+  return devices;
+}
+
+// FNV-1a over the bytes of every parameter and buffer: equal on every rank while data parallelism keeps them so.
+uint64_t state_hash(const std::vector<Tensor>& tensors) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (const Tensor& t : tensors)
+    for (float v : t.dtype() == dtypes::float32 ? t.to_vector<float>() : std::vector<float>{}) {
+      unsigned char bytes[sizeof v];
+      std::memcpy(bytes, &v, sizeof v);
+      for (unsigned char b : bytes) h = (h ^ b) * 0x100000001b3ull;
+    }
+  return h;
+}
+
 int run(const Args& a) {
-  const bool tty = isatty(2);
+  // Each rank keeps its own model on its own device (device names without '@' are every rank's), and the
+  // batch's pieces go to "CPU@r": the gradients of the replicated parameters are summed over the ranks.
+  mpi::Options mpi_options;
+  mpi_options.map_indices = false;
+  mpi::init(mpi_options);
+  const bool root = mpi::rank() == 0;
+  const bool tty = isatty(2) && root;
+  const std::vector<std::string> devices = a.data_parallel ? data_parallel_devices(a) : std::vector<std::string>{};
+  if (a.data_parallel && a.batch % int64_t(devices.size()) != 0)
+    throw Error("fashion_mnist: --batch " + std::to_string(a.batch) + " does not split over " +
+                std::to_string(devices.size()) + " devices");
   auto t_start = Clock::now();
   datasets::Mnist d = datasets::fashion_mnist();
   Tensor x_train = d.x_train.to(a.device).realize(), y_train = d.y_train.to(a.device).realize();
@@ -77,15 +125,24 @@ int run(const Args& a) {
   examples::MnistModel model(a.device);
   optim::LAMB opt = optim::Adam(nn::get_parameters(model));
   std::vector<Tensor> buffers = nn::get_buffers(model);
-  std::fprintf(stderr, "Fashion-MNIST: %lld training images, %d steps of %lld on %s (data %.1f s)\n",
-               (long long)x_train.shape()[0], a.steps, (long long)a.batch, a.device.c_str(), seconds_since(t_start));
+  std::vector<Tensor> state = nn::get_parameters(model);
+  state.insert(state.end(), buffers.begin(), buffers.end());
+  if (root)
+    std::fprintf(stderr, "Fashion-MNIST: %lld training images, %d steps of %lld on %s (data %.1f s)\n",
+                 (long long)x_train.shape()[0], a.steps, (long long)a.batch,
+                 a.data_parallel ? ("data parallel over " + std::to_string(devices.size()) + " devices " +
+                                    (mpi::size() > 1 ? "on as many ranks" : "of this process"))
+                                       .c_str()
+                                 : a.device.c_str(),
+                 seconds_since(t_start));
 
   Jit train_step([&](const std::vector<Tensor>& in) {
     Tensor::Train training;
     opt.zero_grad();
     Tensor samples = Tensor::randint({a.batch}, 0, in[0].shape()[0], dtypes::int32, a.device);
-    Tensor loss =
-        model(in[0][samples].cast(dtypes::float32)).sparse_categorical_crossentropy(in[1][samples].cast(dtypes::int32));
+    Tensor images = in[0][samples], labels = in[1][samples];
+    if (a.data_parallel) images = images.shard(devices, 0), labels = labels.shard(devices, 0);
+    Tensor loss = model(images.cast(dtypes::float32)).sparse_categorical_crossentropy(labels.cast(dtypes::int32));
     loss.backward();
     std::vector<Tensor> with = buffers;
     with.push_back(loss);
@@ -102,6 +159,8 @@ int run(const Args& a) {
   double replay_s = 0, eval_s = 0;
   int replays = 0;
   float acc = -1, loss = 0;
+  FILE* losses = a.losses.empty() || !root ? nullptr : std::fopen(a.losses.c_str(), "w");
+  if (!a.losses.empty() && root && !losses) throw Error("fashion_mnist: cannot write " + a.losses);
   auto t_train = Clock::now();
   for (int step = 0; step < a.steps; ++step) {
     auto t0 = Clock::now();
@@ -110,6 +169,9 @@ int run(const Args& a) {
     if (step == 0) first = last_timings();
     if (step == 1) capture = last_timings();
     if (step >= 2) replay_s += s, ++replays;
+    if (losses) std::fprintf(losses, "%.9g\n", loss);
+    if (a.data_parallel && mpi::size() > 1 && (step % a.check_every == a.check_every - 1 || step == a.steps - 1))
+      mpi::check_same(state_hash(state), "the parameters after step " + std::to_string(step + 1));
     if (step % 10 == 9 || step == a.steps - 1) {
       auto te = Clock::now();
       acc = test_accuracy(eval, x_test, y_test, chunk);
@@ -122,11 +184,13 @@ int run(const Args& a) {
                   acc < 0 ? "  -   " : (std::to_string(acc).substr(0, 5) + "%").c_str());
     if (tty)
       std::fprintf(stderr, "\r%s", line);
-    else if (step % 10 == 9 || step == a.steps - 1)
+    else if (root && (step % 10 == 9 || step == a.steps - 1))
       std::fprintf(stderr, "%s\n", line);
   }
   if (tty) std::fprintf(stderr, "\n");
+  if (losses) std::fclose(losses);
   const double total = seconds_since(t_start);
+  if (!root) return 0;
   std::fprintf(stderr, "first step (schedule, build, run): %s\n", first.str().c_str());
   std::fprintf(stderr, "second step (captured):            %s\n", capture.str().c_str());
   if (replays)

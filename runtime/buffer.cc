@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <exception>
+#include <functional>
 #include <iterator>
 #include <list>
 #include <map>
@@ -12,6 +13,7 @@
 
 #include "compiler/ir/placement.h"
 #include "runtime/device.h"
+#include "runtime/ranks.h"
 
 namespace rg {
 
@@ -144,6 +146,13 @@ std::unique_ptr<Allocation> allocate(Device& dev, size_t bytes, bool zero) {
 // zero-filled when `zero` (a caller about to overwrite every byte passes false).
 Storage& storage(const UPtr& buffer, bool zero, int shard) {
   const size_t bytes = buffer_bytes(buffer);
+  if (rank_count() > 1) {  // a shard another rank owns has no memory here
+    const std::string& device = buffer->src[0]->arg_str();
+    const int owner = shard_owner(device, shard, "buffer");
+    if (!owned_here(owner))
+      throw Error("buffer: shard " + std::to_string(shard) + " of a buffer on " + device + " lives on rank " +
+                  std::to_string(owner) + ", not on this one (rank " + std::to_string(this_rank()) + ")");
+  }
   Store& s = store();
   {
     std::lock_guard<std::mutex> lock(s.mu);
@@ -221,6 +230,8 @@ void buffer_write(const UPtr& buffer, const void* src, size_t bytes, int shard) 
   if (bytes != buffer_bytes(buffer))
     throw Error("buffer_write: " + std::to_string(bytes) + " bytes into a buffer of " +
                 std::to_string(buffer_bytes(buffer)));
+  // Every rank runs the same program: the owner's write is the one that counts, the others' are its copies.
+  if (!owned_here(shard_owner(buffer->src[0]->arg_str(), shard, "buffer_write"))) return;
   Storage& st = storage(buffer, false, shard);
   st.device->copy_in(*st.mem, src, bytes);
 }
@@ -229,6 +240,17 @@ void buffer_read(const UPtr& realized, void* dst, size_t bytes, int shard) {
   const UPtr& b = buffer_of(realized);
   if (bytes != buffer_bytes(b))
     throw Error("buffer_read: " + std::to_string(bytes) + " bytes from a buffer of " + std::to_string(buffer_bytes(b)));
+  // A buffer some rank owns is read by every rank at once (they run the same program): the owner's bytes are
+  // broadcast to all.
+  const int owner = shard_owner(b->src[0]->arg_str(), shard, "buffer_read");
+  if (owner >= 0 && rank_count() > 1) {
+    if (owner == this_rank()) {
+      Storage& st = storage(b, true, shard);
+      st.device->copy_out(dst, *st.mem, bytes);
+    }
+    rank_transport()->broadcast(dst, bytes, owner, "read of a buffer on " + b->src[0]->arg_str());
+    return;
+  }
   Storage& st = storage(b, true, shard);
   st.device->copy_out(dst, *st.mem, bytes);
 }
@@ -257,6 +279,54 @@ size_t buffer_copy(const UPtr& dst, const UPtr& src, int dst_shard, int src_shar
     else
       d.device->copy_in(*d.mem, staging.data() + offset, bytes);
   }
+  return bytes;
+}
+
+size_t buffer_transfer(const UPtr& dst, const UPtr& src, int dst_shard, int src_shard, int64_t src_piece) {
+  if (rank_count() == 1) return buffer_copy(dst, src, dst_shard, src_shard, src_piece);
+  const std::string &to = dst->src[0]->arg_str(), &from = src->src[0]->arg_str();
+  const int from_rank = shard_owner(from, src_shard, "copy"), to_rank = shard_owner(to, dst_shard, "copy");
+  const int me = this_rank();
+  if (from_rank < 0 || from_rank == to_rank)  // the source is where the destination is
+    return owned_here(to_rank) ? buffer_copy(dst, src, dst_shard, src_shard, src_piece) : 0;
+  if (to_rank >= 0 && me != from_rank && me != to_rank) return 0;  // between two other ranks
+  const size_t bytes = buffer_bytes(dst), offset = src_piece < 0 ? 0 : size_t(src_piece) * bytes;
+  if (src_piece < 0 ? bytes != buffer_bytes(src) : offset + bytes > buffer_bytes(src))
+    throw Error("buffer_copy: buffers of different sizes (" + std::to_string(bytes) + " and " +
+                std::to_string(buffer_bytes(src)) + " bytes)");
+  const std::string what = "copy of " + std::to_string(bytes) + " bytes from " + from + " (shard " +
+                           std::to_string(src_shard) + ") to " + to + " (shard " + std::to_string(dst_shard) + ")";
+  // Host memory is sent and received in place; device memory through host memory.
+  std::vector<unsigned char> staging;
+  auto source_bytes = [&]() -> unsigned char* {
+    Storage& s = storage(src, true, src_shard);
+    if (void* h = s.mem->host()) return static_cast<unsigned char*>(h) + offset;
+    staging.resize(buffer_bytes(src));
+    s.device->copy_out(staging.data(), *s.mem, staging.size());
+    return staging.data() + offset;
+  };
+  auto receive = [&](const std::function<void(void*)>& fill) {
+    Storage& d = storage(dst, false, dst_shard);
+    if (void* h = d.mem->host()) return fill(h);
+    std::vector<unsigned char> in(bytes);
+    fill(in.data());
+    d.device->copy_in(*d.mem, in.data(), bytes);
+  };
+  RankTransport& t = *rank_transport();
+  if (to_rank < 0) {  // every rank's own device gets the owner's bytes
+    if (me == from_rank) {
+      unsigned char* p = source_bytes();
+      t.broadcast(p, bytes, from_rank, what);
+      receive([&](void* h) { std::memmove(h, p, bytes); });
+    } else {
+      receive([&](void* h) { t.broadcast(h, bytes, from_rank, what); });
+    }
+    return bytes;
+  }
+  if (me == from_rank)
+    t.send(source_bytes(), bytes, to_rank, what);
+  else
+    receive([&](void* h) { t.recv(h, bytes, from_rank, what); });
   return bytes;
 }
 

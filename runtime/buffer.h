@@ -44,6 +44,10 @@ void buffer_read(const UPtr& realized, void* dst, size_t bytes, int shard = 0);
 // Returns the bytes copied.
 size_t buffer_copy(const UPtr& dst, const UPtr& src, int dst_shard = 0, int src_shard = 0, int64_t src_piece = -1);
 
+// buffer_copy between the devices of ranks (runtime/ranks.h), which every rank calls with the same arguments:
+// the source's owner sends and the destination's receives (a destination every rank has gets a broadcast), a
+// rank with no part in it does nothing; within one rank, buffer_copy. Returns the bytes this rank moved.
+size_t buffer_transfer(const UPtr& dst, const UPtr& src, int dst_shard = 0, int src_shard = 0, int64_t src_piece = -1);
 // Frees the storage of every shard (a later use allocates it again, zero-filled).
 void buffer_free(const UPtr& buffer);
 

@@ -6,6 +6,8 @@
 #include <map>
 #include <mutex>
 
+#include "runtime/ranks.h"
+
 namespace rg {
 
 namespace {
@@ -67,6 +69,11 @@ std::vector<std::string> device_kinds() {
 }
 
 std::string canonical_device(const std::string& name, const std::string& who) {
+  // A rank ("CPU@1", docs/multi_device.md#ranks) is checked and kept; the rest is the device of that rank.
+  if (const size_t at = name.rfind('@'); at != std::string::npos) {
+    device_owner(name, who);
+    return canonical_device(name.substr(0, at), who) + "@" + std::to_string(std::stoi(name.substr(at + 1)));
+  }
   auto [kind, index] = parse(name, who);
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
@@ -85,7 +92,9 @@ namespace {
 
 // The opened device, or nullptr with the reason.
 Device* open_device(const std::string& name, const std::string& who, std::string* why_not) {
-  const std::string canon = canonical_device(name, who);
+  // The bytes of a device on some rank live in that rank's device of the same name (the executor and the
+  // buffers only touch the devices this rank owns).
+  const std::string canon = without_rank(canonical_device(name, who));
   const auto [kind, index] = parse(canon, who);
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);

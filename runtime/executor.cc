@@ -18,6 +18,7 @@
 #include "runtime/buffer.h"
 #include "runtime/debug.h"
 #include "runtime/device.h"
+#include "runtime/ranks.h"
 #include "runtime/thread_pool.h"
 
 namespace rg {
@@ -180,7 +181,7 @@ void run_stack_copy(const UPtr& call, Timings& t) {
   auto t0 = Clock::now();
   for (size_t k = 0; k < tos.size(); ++k) {
     get_device(device_name(call, 2 + k, "copy"), "copy");
-    t.copy_bytes += buffer_copy(call->src[1], call->src[2 + k], int(k), 0);
+    t.copy_bytes += buffer_transfer(call->src[1], call->src[2 + k], int(k), 0);
     if (tl_capture)
       tl_capture->push_back(ExecItem{nullptr, nullptr, {call->src[1], call->src[2 + k]}, {}, {}, int(k), 0});
   }
@@ -209,7 +210,7 @@ void run_copy(const UPtr& call, Timings& t) {
                   " needs one device to a tuple of " + std::to_string(pieces));
     auto t0 = Clock::now();
     for (int64_t i = 0; i < pieces; ++i) {
-      t.copy_bytes += buffer_copy(call->src[1], call->src[2], int(i), 0, i);
+      t.copy_bytes += buffer_transfer(call->src[1], call->src[2], int(i), 0, i);
       if (tl_capture)
         tl_capture->push_back(ExecItem{nullptr, nullptr, {call->src[1], call->src[2]}, {}, {}, int(i), 0, i});
     }
@@ -230,7 +231,7 @@ void run_copy(const UPtr& call, Timings& t) {
   }
   auto t0 = Clock::now();
   for (auto [d, s] : moves) {
-    t.copy_bytes += buffer_copy(call->src[1], call->src[2], d, s);
+    t.copy_bytes += buffer_transfer(call->src[1], call->src[2], d, s);
     if (tl_capture) tl_capture->push_back(ExecItem{nullptr, nullptr, {call->src[1], call->src[2]}, {}, {}, d, s});
   }
   t.run_ms += ms_since(t0);
@@ -252,7 +253,7 @@ void prebuild_programs(const UPtr& linear, Timings& t) {
     if (call->op != Op::CALL || call->src.size() < 2 || call->src[0]->op != Op::SINK) continue;
     if (call->src[1]->op != Op::BUFFER) continue;
     const std::string& where = device_name(call, 1, "run_linear");
-    if (is_device_tuple(where) || !seen.insert(call->src[0].get()).second) continue;
+    if (is_device_tuple(where) || !owned_here(device_owner(where)) || !seen.insert(call->src[0].get()).second) continue;
     Device& dev = get_device(where, "run_linear");
     if (dev.kind() != "CPU") continue;
     ProgramCache& c = program_cache();
@@ -295,6 +296,7 @@ void run_linear_timed(const UPtr& linear, const std::vector<std::pair<std::strin
                     "); copy them to one device first");
     }
     for (size_t shard = 0; shard < devices.size(); ++shard) {
+      if (!owned_here(device_owner(devices[shard], "run_linear"))) continue;  // another rank runs it
       Device& dev = get_device(devices[shard], "run_linear");
       run_kernel(call, dev, int(shard), multi, var_values, t);
     }
@@ -459,7 +461,7 @@ void replay(const std::vector<ExecItem>& items) {
   auto t0 = Clock::now();
   for (const ExecItem& e : items) {
     if (!e.program) {
-      t.copy_bytes += buffer_copy(e.buffers[0], e.buffers[1], e.shard, e.src_shard, e.src_piece);
+      t.copy_bytes += buffer_transfer(e.buffers[0], e.buffers[1], e.shard, e.src_shard, e.src_piece);
       ++t.copies;
       continue;
     }

@@ -29,6 +29,7 @@ ALLOWED = {
     "backends/llvm": {"compiler/codegen", "compiler/ir", "runtime"},
     "backends/cuda": {"backends/cstyle", "compiler/codegen", "compiler/ir", "compiler/schedule", "runtime"},
     "runtime": {"compiler/codegen", "compiler/ir", "compiler/opt", "compiler/schedule"},
+    "runtime/mpi": {"compiler/ir", "runtime"},
     "compiler/tensor": {"compiler/ir", "compiler/schedule", "rules", "runtime"},
     "nn": {"compiler/ir", "compiler/tensor"},
     "nn/datasets": {"compiler/ir", "compiler/tensor"},

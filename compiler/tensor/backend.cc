@@ -11,7 +11,11 @@
 
 namespace rg::backend {
 
-std::string usable_device(const std::string& device, const std::string& who) { return get_device(device, who).name(); }
+// A device of another rank ("CPU@1") keeps its rank: the device object is this process's of that name.
+std::string usable_device(const std::string& device, const std::string& who) {
+  const std::string name = get_device(device, who).name();
+  return device.find('@') == std::string::npos ? name : canonical_device(device, who);
+}
 
 std::string canonical_name(const std::string& device) {
   try {

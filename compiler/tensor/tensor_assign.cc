@@ -12,6 +12,8 @@ namespace rg {
 using namespace tensor_detail;
 
 Tensor& Tensor::assign(const Tensor& value) {
+  // A value on devices (a statistic of a sharded batch, replicated) into a tensor on one: gathered to it first.
+  if (!multi() && value.multi()) return assign(value.to(device()));
   if (multi() || value.multi())
     fail("assign",
          "sharded tensors are not supported yet (tensor on " + device() + ", value on " + value.device() + ")");

@@ -122,7 +122,7 @@ class Pool {
   std::vector<std::thread> workers_;
   const std::function<void(int)>* fn_ = nullptr;
   int n_ = 0, next_ = 0;
-  std::atomic<int> done_{0};              // written under mu_; polled without it
+  std::atomic<int> done_{0};             // written under mu_; polled without it
   std::atomic<uint64_t> generation_{0};  // written under mu_; polled without it
   std::exception_ptr error_;
   bool stop_ = false;

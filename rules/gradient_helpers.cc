@@ -49,6 +49,16 @@ UPtr source_grads(const UPtr& gx, const UPtr& m) {
   return mk(Op::GRADS, dtypes::void_, std::move(src));
 }
 
+UPtr custom_grads(const UPtr& c, const UPtr& g) {
+  const size_t k = size_t(c->arg_int());
+  auto none = [] { return mk(Op::NO_GRAD, dtypes::void_, {}); };
+  std::vector<UPtr> src{none(), none()};
+  const UMap seeded{{c->src[1], mk(Op::RESHAPE, g->dtype, {g}, c->src[1]->shape)}};
+  for (size_t i = 0; i < k; ++i) src.push_back(substitute(c->src[2 + k + i], seeded));
+  for (size_t i = 0; i < k; ++i) src.push_back(none());
+  return mk(Op::GRADS, dtypes::void_, std::move(src));
+}
+
 UPtr pad_zeros(const UPtr& g, const UPtr& shrink) {
   const Pairs b = shrink->pairs_arg();
   const Shape& s = shrink->src[0]->shape;

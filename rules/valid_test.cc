@@ -11,6 +11,8 @@ namespace {
 
 UPtr I(int64_t v) { return cnst_int(dtypes::index, v); }
 std::string text(const UPtr& u) { return u ? render_expr(u) : "null"; }
+// An expected sum in the symbolic rules' canonical operand order (hash order: it moves when ops.def changes).
+std::string canon(const UPtr& u) { return text(graph_rewrite(u, rules::symbolic)); }
 const UPtr r = range(10, 0), s = range(4, 1), t = range(4, 2);
 
 TEST(Valid, GateBounds) {
@@ -25,7 +27,7 @@ TEST(Valid, GateBounds) {
 }
 
 TEST(Valid, IndexGivenValid) {
-  EXPECT_EQ(text(index_given_valid(r < 5, r % 5 + s)), "r0+r1");              // r in [0, 4]
+  EXPECT_EQ(text(index_given_valid(r < 5, r % 5 + s)), canon(r + s));         // r in [0, 4]
   EXPECT_EQ(text(index_given_valid(r < 5, (r + 3) / 8 + s)), "r1");           // r + 3 in [3, 7]
   EXPECT_EQ(text(index_given_valid(I(0) < r, (r + -1) % 9 * 3)), "r0*3+-3");  // r - 1 in [0, 8]
   EXPECT_EQ(text(index_given_valid(r < 1, r * 7 + 3 + s)), "r1+3");           // r is 0
@@ -69,9 +71,9 @@ TEST(Valid, RemainderBelowAsRange) {
 TEST(Valid, DivisionsUnderABoundedRemainder) {
   const UPtr x = a * 24 + p, gate = remainder_below_as_range(x, I(25), I(20)), y = gate->src[1]->src[0];  // p - a
   // The window buffer's index: row x / 25 (the window row), column x % 25 (the output row): a and p - a.
-  EXPECT_EQ(text(index_given_valid(gate, x / 25 * 5 + x % 25 * 100)), "r4*100+r3*-95");
+  EXPECT_EQ(text(index_given_valid(gate, x / 25 * 5 + x % 25 * 100)), canon(p * 100 + a * -95));
   EXPECT_EQ(text(index_given_valid(gate, alu(Op::FLOORDIV, {x, I(25)}) + alu(Op::FLOORMOD, {x, I(25)}) * 7)),
-            "r4*7+r3*-6");
+            canon(p * 7 + a * -6));
   // Not when the gate lets the form below 0, or the divisor differs from the congruence's.
   EXPECT_EQ(index_given_valid(y < 20, x / 25 + x % 25), UPtr());
   EXPECT_EQ(index_given_valid(gate, x / 24 + x % 24), UPtr());

@@ -150,6 +150,7 @@ std::optional<Shape> infer_shape(Op op, const std::vector<UPtr>& src, const Arg&
       [[fallthrough]];
     case Op::CONTIGUOUS:
     case Op::ASSIGN:
+    case Op::CUSTOM_GRAD:
       if (src[0]->has_shape) return src[0]->shape;
       return std::nullopt;
     default:

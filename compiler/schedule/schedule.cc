@@ -10,6 +10,7 @@
 #include "compiler/ir/rewrite.h"
 #include "compiler/ir/shape.h"
 #include "compiler/schedule/realize.h"
+#include "rules/gradient.h"
 #include "rules/rangeify.h"
 #include "rules/rangeify_helpers.h"
 #include "rules/split_reduce.h"
@@ -321,8 +322,10 @@ ScheduleResult schedule(const std::vector<UPtr>& given, const PassObserver* obse
   for (const UPtr& r : given)
     if (!r || !r->has_shape)
       throw Error("schedule: a root must be a tensor-graph node" + (r ? " (got " + lower_name(r->op) + ")" : ""));
-  // Large reductions into few outputs become two kernels (rules/split_reduce.rules) before planning.
-  UPtr sink = graph_rewrite(UOp::make(Op::SINK, dtypes::void_, given), rules::split_reduces);
+  // Composites with their own gradient read as their values, and large reductions into few outputs become two
+  // kernels (rules/split_reduce.rules), before planning.
+  UPtr sink = graph_rewrite(graph_rewrite(UOp::make(Op::SINK, dtypes::void_, given), rules::forward_values),
+                            rules::split_reduces);
   const std::vector<UPtr>& roots = sink->src;
   std::vector<UPtr> order = toposort(sink);
   order.pop_back();  // the SINK itself

@@ -168,6 +168,20 @@ TEST(GradientNumeric, ConvolutionAndPooling) {
   // (2x2 max pooling: blocks of the stride, no repeat).
   check_gradient("conv2d", [](auto& t) { return t[0].conv2d(t[1], std::nullopt, 1, 1, 1, 1); },
                  {Input{{1, 2, 5, 5}}, Input{{3, 2, 3, 3}}});
+  // The input's gradient is a transposed convolution (Tensor::conv2d): strides that do not divide the input
+  // (the rows past the last window get 0), dilation, uneven padding, a batch, a bias.
+  check_gradient("conv2d strided, dilated",
+                 [](auto& t) {
+                   return t[0].conv2d(t[1], t[2], 1, {2, 3}, {2, 1}, {1, 0, 2, 1});
+                 },
+                 {Input{{2, 2, 7, 8}}, Input{{3, 2, 2, 3}}, Input{{3}}});
+  check_gradient("conv2d cropped",
+                 [](auto& t) {
+                   return t[0].conv2d(t[1], std::nullopt, 1, 2, 1, {1, -1, 0, 2});
+                 },
+                 {Input{{1, 1, 6, 5}}, Input{{2, 1, 3, 2}}});
+  check_gradient("conv2d grouped", [](auto& t) { return t[0].conv2d(t[1], std::nullopt, 2); },
+                 {Input{{1, 4, 4, 4}}, Input{{2, 2, 2, 2}}});
   check_gradient("avg_pool2d", [](auto& t) { return t[0].avg_pool2d(3, 2); }, {Input{{1, 2, 5, 6}}});
   check_gradient("max_pool2d", [](auto& t) { return t[0].max_pool2d(); }, {Input{{1, 2, 4, 5}}});
   check_gradient("max_pool2d ceil_mode", [](auto& t) { return t[0].max_pool2d(2, 2, 1, 0, true); },

@@ -7,8 +7,10 @@
 #include <unordered_map>
 
 #include "compiler/ir/eval.h"
+#include "compiler/ir/rewrite.h"
 #include "compiler/ir/shape.h"
 #include "compiler/tensor/backend.h"
+#include "rules/gradient.h"
 
 namespace rg {
 
@@ -199,7 +201,7 @@ Arr eval_node(const UPtr& u, const std::vector<const Arr*>& in) {
 
 std::vector<double> eval_graph(const UPtr& root) {
   std::unordered_map<const UOp*, Arr> memo;
-  for (const UPtr& u : toposort(root)) {
+  for (const UPtr& u : toposort(graph_rewrite(root, rules::forward_values))) {
     if (u->op == Op::DEVICE) continue;
     std::vector<const Arr*> in;
     if (u->op != Op::BUFFER)

@@ -11,6 +11,8 @@
 
 #include "compiler/ir/placement.h"
 #include "compiler/ir/shape.h"
+#include "compiler/tensor/backend.h"
+#include "compiler/tensor/gradient.h"
 #include "compiler/tensor/graph_builders.h"
 #include "compiler/tensor/tensor.h"
 #include "compiler/tensor/tensor_graph.h"
@@ -239,31 +241,14 @@ std::vector<int64_t> norm_axes(const std::vector<int64_t>& axes, const Tensor& x
 
 // ---------------------------------------------------------------- convolution and pooling
 
-Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, int64_t groups, PerAxis stride,
-                      PerAxis dilation, PerAxis padding) const {
-  check_conv_ranks(*this, weight, "conv2d");
-  if (groups < 1 || shape()[1] != groups * weight.shape()[1] || weight.shape()[0] % groups != 0)
-    fail("conv2d", "input " + shape_str(shape()) + " and weight " + shape_str(weight.shape()) + " with groups " +
-                       std::to_string(groups) + ": input channels must be groups * weight.shape[1] and " +
-                       "output channels a multiple of groups");
-  return conv(*this, weight, bias, groups, stride, dilation, spatial_pads(padding, ndim() - 2, "conv2d"), "conv2d");
-}
+namespace {
 
-Tensor Tensor::conv_transpose2d(const Tensor& weight, const std::optional<Tensor>& bias, int64_t groups, PerAxis stride,
-                                PerAxis dilation, PerAxis padding, PerAxis output_padding) const {
-  const char* who = "conv_transpose2d";
-  check_conv_ranks(*this, weight, who);
-  if (groups < 1 || shape()[1] != weight.shape()[0] || weight.shape()[0] % groups != 0)
-    fail(who, "input " + shape_str(shape()) + " and weight " + shape_str(weight.shape()) + " with groups " +
-                  std::to_string(groups) + ": weight.shape[0] must be the input channels, a multiple of groups");
-  const size_t n = ndim() - 2;
-  const std::vector<int64_t> s = per_axis(stride, n, who, "stride"), d = per_axis(dilation, n, who, "dilation"),
-                             op = per_axis(output_padding, n, who, "output_padding");
-  for (size_t a = 0; a < n; ++a)
-    if (s[a] < 1 || d[a] < 1 || op[a] < 0)
-      fail(who, "stride " + ints_str(s) + " and dilation " + ints_str(d) + " must be positive, output_padding " +
-                    ints_str(op) + " not negative");
-  const Pairs pads = spatial_pads(padding, n, who);
+// The transposed convolution of x (N, Cin, *spatial) with weight (Cin, Cout / groups, *kernel): stride s spreads
+// the input, and it is the convolution of that with the weight flipped, its channel axes swapped.
+Tensor transposed_conv(const Tensor& x_in, const Tensor& weight, const std::optional<Tensor>& bias, int64_t groups,
+                       const std::vector<int64_t>& s, const std::vector<int64_t>& d, const Pairs& pads,
+                       const std::vector<int64_t>& op, const char* who) {
+  const size_t n = x_in.ndim() - 2;
   // The weight as a convolution's: (groups, Cin/g, Cout/g, *k) -> (Cout, Cin/g, *k), the kernel flipped.
   Shape wg{groups, weight.shape()[0] / groups};
   wg.insert(wg.end(), weight.shape().begin() + 1, weight.shape().end());
@@ -271,7 +256,7 @@ Tensor Tensor::conv_transpose2d(const Tensor& weight, const std::optional<Tensor
   for (size_t a = 0; a < n; ++a) spatial.push_back(int64_t(3 + a));
   Tensor w = weight.reshape(wg).transpose(1, 2).flip(spatial).flatten(0, 1);
   // A stride spreads the input: s - 1 zeros between neighbours, (k) -> (k, 1) -> (k, s) -> (k*s) -> k*s - (s - 1).
-  Tensor x = *this;
+  Tensor x = x_in;
   if (std::any_of(s.begin(), s.end(), [](int64_t v) { return v > 1; })) {
     Shape split{x.shape()[0], x.shape()[1]}, merged{x.shape()[0], x.shape()[1]};
     Pairs spread{{0, 0}, {0, 0}}, trim{{0, x.shape()[0]}, {0, x.shape()[1]}};
@@ -290,6 +275,70 @@ Tensor Tensor::conv_transpose2d(const Tensor& weight, const std::optional<Tensor
     cpads[a] = {(k - 1) * d[a] - pads[a].first, (k - 1) * d[a] - pads[a].second + op[a]};
   }
   return conv(x, w, bias, groups, 1, d, cpads, who);
+}
+
+}  // namespace
+
+Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, int64_t groups, PerAxis stride,
+                      PerAxis dilation, PerAxis padding) const {
+  const char* who = "conv2d";
+  check_conv_ranks(*this, weight, who);
+  if (groups < 1 || shape()[1] != groups * weight.shape()[1] || weight.shape()[0] % groups != 0)
+    fail(who, "input " + shape_str(shape()) + " and weight " + shape_str(weight.shape()) + " with groups " +
+                  std::to_string(groups) + ": input channels must be groups * weight.shape[1] and " +
+                  "output channels a multiple of groups");
+  const size_t n = ndim() - 2;
+  const Pairs pads = spatial_pads(padding, n, who);
+  const Tensor y = conv(*this, weight, std::nullopt, groups, stride, dilation, pads, who);
+  Tensor out = y;
+  // Autodiff through the windows would give the input's gradient as one value per window element (a buffer
+  // kernel-size times the input: 655 MB for the example's second layer) summed back into place. It is the
+  // transposed convolution of the output's gradient instead: a kernel of the forward's form. The weight's
+  // gradient is autodiff's. One device (a sharded input keeps autodiff's), one group.
+  if (groups == 1 && devices().empty() && weight.devices().empty() && y.numel() > 0) {
+    const std::vector<int64_t> s = per_axis(stride, n, who, "stride"), d = per_axis(dilation, n, who, "dilation");
+    std::vector<int64_t> op(n);
+    for (size_t a = 0; a < n; ++a)  // the input positions past the last window (a stride that does not divide)
+      op[a] = shape()[2 + a] + pads[a].first + pads[a].second - d[a] * (weight.shape()[2 + a] - 1) - 1 -
+              (y.shape()[2 + a] - 1) * s[a];
+    // The gradient's placeholder: a buffer never written, which backward replaces (reshapes of it fold into it).
+    const UPtr seed_buffer = backend::buffer_with_data(y.dtype(), y.numel(), nullptr, 0, y.device());
+    const UPtr seed = reshape_u(seed_buffer, y.shape());
+    // The convolution reshapes the weight, and a reshape of a reshape folds: y reads the node under them.
+    UPtr w_read = graph_of(weight);
+    while (w_read->op == Op::RESHAPE) w_read = w_read->src[0];
+    const UMap dw = backprop(graph_of(y), seed, {w_read});
+    if (auto it = dw.find(w_read); it != dw.end()) {  // else a weight folded away (a constant): autodiff's
+      const Tensor dx = transposed_conv(y.like(seed), weight, std::nullopt, 1, s, d, pads, op, who);
+      const UPtr w_grad = reshape_u(it->second, weight.shape());
+      out = y.like(UOp::make(Op::CUSTOM_GRAD, y.dtype(),
+                             {graph_of(y), seed_buffer, graph_of(*this), graph_of(weight), graph_of(dx), w_grad},
+                             int64_t(2)));
+    }
+  }
+  if (!bias) return out;
+  if (bias->shape() != Shape{weight.shape()[0]})
+    fail(who, "bias " + shape_str(bias->shape()) + " does not match weight " + shape_str(weight.shape()));
+  Shape bs_shape{1, weight.shape()[0]};
+  bs_shape.insert(bs_shape.end(), n, 1);
+  return out + bias->reshape(bs_shape);
+}
+
+Tensor Tensor::conv_transpose2d(const Tensor& weight, const std::optional<Tensor>& bias, int64_t groups, PerAxis stride,
+                                PerAxis dilation, PerAxis padding, PerAxis output_padding) const {
+  const char* who = "conv_transpose2d";
+  check_conv_ranks(*this, weight, who);
+  if (groups < 1 || shape()[1] != weight.shape()[0] || weight.shape()[0] % groups != 0)
+    fail(who, "input " + shape_str(shape()) + " and weight " + shape_str(weight.shape()) + " with groups " +
+                  std::to_string(groups) + ": weight.shape[0] must be the input channels, a multiple of groups");
+  const size_t n = ndim() - 2;
+  const std::vector<int64_t> s = per_axis(stride, n, who, "stride"), d = per_axis(dilation, n, who, "dilation"),
+                             op = per_axis(output_padding, n, who, "output_padding");
+  for (size_t a = 0; a < n; ++a)
+    if (s[a] < 1 || d[a] < 1 || op[a] < 0)
+      fail(who, "stride " + ints_str(s) + " and dilation " + ints_str(d) + " must be positive, output_padding " +
+                    ints_str(op) + " not negative");
+  return transposed_conv(*this, weight, bias, groups, s, d, spatial_pads(padding, n, who), op, who);
 }
 
 namespace {

@@ -1,5 +1,5 @@
 // ./bazelw run -c opt //examples:gpt -- --train [--steps 300] [--batch 16] [--context 64] [--layers 2] [--width 128]
-//     [--heads 4] [--lr 0.003] [--seed 0] [--text FILE] [--save FILE.safetensors] [--device CPU|LLVM]
+//     [--heads 4] [--lr 0.002] [--seed 0] [--text FILE] [--save FILE.safetensors] [--device LLVM|CPU]
 // ./bazelw run -c opt //examples:gpt -- --generate "PROMPT" [--weights FILE.safetensors] [--tokens 200]
 //     [--temperature 0.8] [--top-k 10] [--seed 0]
 //
@@ -42,9 +42,9 @@ struct Args {
   bool generate = false;
   int steps = 300;
   int64_t batch = 16, context = 64, layers = 2, width = 128, heads = 4;
-  double lr = 3e-3;
+  double lr = 2e-3;
   uint32_t seed = 0;
-  std::string text, save, weights, device = "CPU";
+  std::string text, save, weights, device = "LLVM";  // LLVM: the fastest here for this many small kernels
   int tokens = 200, top_k = 10;
   double temperature = 0.8;
 };
@@ -76,29 +76,48 @@ Args parse(int argc, char** argv) {
       if (v.empty() || *end) throw Error("gpt: " + arg + " needs a number, got '" + v + "'");
       return x;
     };
-    if (arg == "--train") a.train = true;
-    else if (arg == "--generate") a.generate = true, a.prompt = value();
-    else if (arg == "--steps") a.steps = int(integer());
-    else if (arg == "--batch") a.batch = integer();
-    else if (arg == "--context") a.context = integer();
-    else if (arg == "--layers") a.layers = integer();
-    else if (arg == "--width") a.width = integer();
-    else if (arg == "--heads") a.heads = integer();
-    else if (arg == "--lr") a.lr = real();
-    else if (arg == "--seed") a.seed = uint32_t(integer());
-    else if (arg == "--text") a.text = value();
-    else if (arg == "--save") a.save = value();
-    else if (arg == "--weights") a.weights = value();
-    else if (arg == "--device") a.device = value();
-    else if (arg == "--tokens") a.tokens = int(integer());
-    else if (arg == "--temperature") a.temperature = real();
-    else if (arg == "--top-k") a.top_k = int(integer());
-    else throw Error("gpt: unknown argument " + arg + " (" + kUsage + ")");
+    if (arg == "--train")
+      a.train = true;
+    else if (arg == "--generate")
+      a.generate = true, a.prompt = value();
+    else if (arg == "--steps")
+      a.steps = int(integer());
+    else if (arg == "--batch")
+      a.batch = integer();
+    else if (arg == "--context")
+      a.context = integer();
+    else if (arg == "--layers")
+      a.layers = integer();
+    else if (arg == "--width")
+      a.width = integer();
+    else if (arg == "--heads")
+      a.heads = integer();
+    else if (arg == "--lr")
+      a.lr = real();
+    else if (arg == "--seed")
+      a.seed = uint32_t(integer());
+    else if (arg == "--text")
+      a.text = value();
+    else if (arg == "--save")
+      a.save = value();
+    else if (arg == "--weights")
+      a.weights = value();
+    else if (arg == "--device")
+      a.device = value();
+    else if (arg == "--tokens")
+      a.tokens = int(integer());
+    else if (arg == "--temperature")
+      a.temperature = real();
+    else if (arg == "--top-k")
+      a.top_k = int(integer());
+    else
+      throw Error("gpt: unknown argument " + arg + " (" + kUsage + ")");
   }
   if (a.train == a.generate) throw Error(std::string("gpt: give one of --train and --generate (") + kUsage + ")");
   if (a.steps < 1 || a.batch < 1 || a.context < 2 || a.tokens < 0 || a.top_k < 1 || !(a.temperature > 0))
-    throw Error("gpt: --steps, --batch and --top-k must be at least 1, --context at least 2, --tokens at least 0 and "
-                "--temperature positive");
+    throw Error(
+        "gpt: --steps, --batch and --top-k must be at least 1, --context at least 2, --tokens at least 0 and "
+        "--temperature positive");
   return a;
 }
 
@@ -110,15 +129,27 @@ std::string read_file(const std::string& path) {
   return s.str();
 }
 
+// Printable ASCII and newlines: tabs become spaces and other bytes (a few Latin-1 letters) are dropped, so that
+// the vocabulary is valid UTF-8 in the checkpoint's metadata.
+std::string ascii_only(const std::string& raw) {
+  std::string t;
+  for (char c : raw)
+    if (c == '\t')
+      t += ' ';
+    else if (c == '\n' || (c >= 32 && c < 127))
+      t += c;
+  return t;
+}
+
 // The training text: --text, or the fortunes files.
 std::string load_text(const Args& a) {
   if (!a.text.empty()) {
-    std::string t = read_file(a.text);
-    if (t.empty()) throw Error("gpt: cannot read --text " + a.text + " (or it is empty)");
+    std::string t = ascii_only(read_file(a.text));
+    if (t.empty()) throw Error("gpt: cannot read --text " + a.text + " (or it has no ASCII text)");
     return t;
   }
   std::string t;
-  for (const char* f : kFortuneFiles) t += read_file(std::string(kFortuneDir) + f);
+  for (const char* f : kFortuneFiles) t += ascii_only(read_file(std::string(kFortuneDir) + f));
   if (t.empty())
     throw Error(std::string("gpt: no training text in ") + kFortuneDir +
                 ": install Debian's `fortunes` package (./bazelw installs it; or apt-get install fortunes), or give "
@@ -141,8 +172,9 @@ struct Vocab {
   std::vector<int> encode(const std::string& s) const {
     std::vector<int> out;
     for (unsigned char c : s) {
-      if (id[c] < 0) throw Error("gpt: the character '" + std::string(1, char(c)) + "' (byte " + std::to_string(c) +
-                                 ") is not in the model's vocabulary");
+      if (id[c] < 0)
+        throw Error("gpt: the character '" + std::string(1, char(c)) + "' (byte " + std::to_string(c) +
+                    ") is not in the model's vocabulary");
       out.push_back(id[c]);
     }
     return out;
@@ -215,13 +247,15 @@ int train(const Args& a) {
   const Vocab vocab = Vocab::of(text);
   const std::vector<int> ids = vocab.encode(text);
   const size_t split = ids.size() * 9 / 10;  // the last tenth validates
-  if (split < size_t(a.context) * 4) throw Error("gpt: the text is too short for --context " + std::to_string(a.context));
+  if (split < size_t(a.context) * 4)
+    throw Error("gpt: the text is too short for --context " + std::to_string(a.context));
   Tensor::manual_seed(a.seed);
   examples::Gpt model({int64_t(vocab.chars.size()), a.context, a.layers, a.width, a.heads}, a.device);
   const std::vector<Tensor> params = nn::get_parameters(model);
   int64_t n_params = 0;
   for (const Tensor& p : params) n_params += p.numel();
-  std::fprintf(stderr, "text: %zu characters, vocabulary %zu; model: %lld layers, width %lld, %lld heads, %lld "
+  std::fprintf(stderr,
+               "text: %zu characters, vocabulary %zu; model: %lld layers, width %lld, %lld heads, %lld "
                "parameters; %d steps of %lld x %lld on %s\n",
                ids.size(), vocab.chars.size(), (long long)a.layers, (long long)a.width, (long long)a.heads,
                (long long)n_params, a.steps, (long long)a.batch, (long long)a.context, a.device.c_str());
@@ -256,6 +290,9 @@ int train(const Args& a) {
     auto [x, y] = batch_of(ids, 0, split, a.batch, a.context, rng, a.device);
     auto t0 = Clock::now();
     loss = step({x, y})[0].item<float>();
+    if (!std::isfinite(loss))
+      throw Error("gpt: the loss is " + std::to_string(loss) + " at step " + std::to_string(s + 1) +
+                  " (try a lower --lr)");
     if (s >= 2) replay_s += seconds_since(t0), ++replays;
     if (s % 50 == 49 || s == a.steps - 1)
       std::fprintf(stderr, "step %4d/%d  loss %.3f  val loss %.3f  %.0f tokens/s\n", s + 1, a.steps, loss, val_loss(),
@@ -288,7 +325,8 @@ int generate_cmd(const Args& a) {
   }
   const std::map<std::string, std::string> meta = safe_load_metadata(a.weights);
   if (!meta.count("vocab"))
-    throw Error("gpt: " + a.weights + " has no \"vocab\" metadata (the characters of its tokens, as --train --save "
+    throw Error("gpt: " + a.weights +
+                " has no \"vocab\" metadata (the characters of its tokens, as --train --save "
                 "writes): a byte-pair tokenizer is not implemented");
   const std::map<std::string, Tensor> dict = examples::gpt2_state_dict(safe_load(a.weights, a.device));
   const int64_t heads = meta.count("n_head") ? std::atoll(meta.at("n_head").c_str()) : a.heads;

@@ -61,16 +61,15 @@ struct Attention : nn::Module {
     Tensor all = c_attn(x);
     std::vector<Tensor> out;
     for (int64_t i = 0; i < 3; ++i)
-      out.push_back(all.shrink({{0, B}, {0, T}, {i * width, (i + 1) * width}})
-                        .reshape({B, T, heads, D})
-                        .permute({0, 2, 1, 3}));
+      out.push_back(
+          all.shrink({{0, B}, {0, T}, {i * width, (i + 1) * width}}).reshape({B, T, heads, D}).permute({0, 2, 1, 3}));
     return out;
   }
   // softmax(q k^T / sqrt(D), masked) v, merged back to (B, T, C) and projected.
   Tensor attend(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& visible) const {
     const int64_t B = q.shape()[0], T = q.shape()[2];
     Tensor att = q.matmul(k.permute({0, 1, 3, 2})) * (1.0 / std::sqrt(double(width / heads)));
-    att = visible.where(att, -INFINITY).softmax(-1);
+    att = visible.where(att, -1e9).softmax(-1);  // finite: no inf - inf anywhere in the backward
     return c_proj(att.matmul(v).permute({0, 2, 1, 3}).reshape({B, T, width}));
   }
   // The whole sequence, causal.
@@ -98,16 +97,25 @@ struct Attention : nn::Module {
   int64_t heads, width;
 };
 
+// GELU's tanh approximation with tanh's argument clipped to +-10 (where tanh is +-1 in float32): Tensor::tanh is
+// 2 sigmoid(2x) - 1, and sigmoid's gradient is NaN where exp2 overflows (x below about -44), which c_fc's outputs
+// reach after some hundred steps of training.
+inline Tensor gelu(const Tensor& x) {
+  return 0.5 * x * (1 + (std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)).clip(-10.0, 10.0).tanh());
+}
+
 struct Mlp : nn::Module {
   Mlp(int64_t width, const std::string& device) : c_fc(width, 4 * width, device), c_proj(4 * width, width, device) {}
   void state(nn::StateVisitor& s) override { s("c_fc", c_fc), s("c_proj", c_proj); }
-  Tensor operator()(const Tensor& x) const { return c_proj(c_fc(x).gelu()); }
+  Tensor operator()(const Tensor& x) const { return c_proj(gelu(c_fc(x))); }
   Conv1D c_fc, c_proj;
 };
 
 struct Block : nn::Module {
   Block(const GptConfig& c, const std::string& device)
-      : ln_1(Shape{c.width}, 1e-5, true, device), attn(c, device), ln_2(Shape{c.width}, 1e-5, true, device),
+      : ln_1(Shape{c.width}, 1e-5, true, device),
+        attn(c, device),
+        ln_2(Shape{c.width}, 1e-5, true, device),
         mlp(c.width, device) {}
   void state(nn::StateVisitor& s) override { s("ln_1", ln_1), s("attn", attn), s("ln_2", ln_2), s("mlp", mlp); }
   Tensor operator()(const Tensor& x) const {
@@ -126,8 +134,11 @@ struct Block : nn::Module {
 
 struct Gpt : nn::Module {
   explicit Gpt(const GptConfig& c, const std::string& device = "CPU")
-      : config(c), wte(c.vocab, c.width, device), wpe(c.context, c.width, device),
-        ln_f(Shape{c.width}, 1e-5, true, device), device(device) {
+      : config(c),
+        wte(c.vocab, c.width, device),
+        wpe(c.context, c.width, device),
+        ln_f(Shape{c.width}, 1e-5, true, device),
+        device(device) {
     if (c.vocab < 1 || c.context < 1 || c.layers < 1 || c.width < 1 || c.heads < 1 || c.width % c.heads != 0)
       throw Error("Gpt: vocab, context, layers, width and heads must be positive and heads must divide width (vocab " +
                   std::to_string(c.vocab) + ", context " + std::to_string(c.context) + ", layers " +

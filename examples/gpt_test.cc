@@ -1,7 +1,5 @@
 // The GPT of examples/gpt_model.h: a GPT-2-layout checkpoint gives a plain C++ reference's logits, the KV-cache
 // decode agrees with the full forward, the decode step builds its kernels once, and training lowers the loss.
-#include "examples/gpt_model.h"
-
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -10,6 +8,7 @@
 #include <random>
 
 #include "compiler/tensor/jit.h"
+#include "examples/gpt_model.h"
 #include "nn/optim.h"
 #include "nn/state/safetensors.h"
 #include "runtime/executor.h"
@@ -97,8 +96,8 @@ std::vector<Vec> reference(Weights& W, const GptConfig& c, const std::vector<int
 // Random weights of GPT-2's names and shapes.
 std::map<std::string, Shape> gpt2_shapes(const GptConfig& c) {
   const int64_t C = c.width;
-  std::map<std::string, Shape> s{{"wte.weight", {c.vocab, C}}, {"wpe.weight", {c.context, C}},
-                                 {"ln_f.weight", {C}},         {"ln_f.bias", {C}}};
+  std::map<std::string, Shape> s{
+      {"wte.weight", {c.vocab, C}}, {"wpe.weight", {c.context, C}}, {"ln_f.weight", {C}}, {"ln_f.bias", {C}}};
   for (int64_t l = 0; l < c.layers; ++l) {
     const std::string p = "h." + std::to_string(l) + ".";
     s[p + "ln_1.weight"] = s[p + "ln_1.bias"] = s[p + "ln_2.weight"] = s[p + "ln_2.bias"] = {C};
@@ -142,8 +141,7 @@ TEST(Gpt, Gpt2CheckpointMatchesAReferenceLoop) {
 
   const std::vector<int> tokens{3, 1, 4, 1, 5, 9};
   std::vector<Vec> want = reference(W, c, tokens);
-  std::vector<float> got =
-      model(Tensor::from_vector(tokens, {1, int64_t(tokens.size())})).realize().to_vector<float>();
+  std::vector<float> got = model(Tensor::from_vector(tokens, {1, int64_t(tokens.size())})).realize().to_vector<float>();
   ASSERT_EQ(got.size(), tokens.size() * size_t(c.vocab));
   for (size_t t = 0; t < tokens.size(); ++t)
     for (size_t v = 0; v < size_t(c.vocab); ++v)

@@ -216,7 +216,7 @@ TEST(Gpt, DecodeStepBuildsItsKernelsOnce) {
 TEST(Gpt, TrainingLowersTheLossOnAFixedBatch) {
   set_default_device(kDev);
   Tensor::manual_seed(5);
-  Gpt model(kTiny, kDev);
+  Gpt model(GptConfig{kTiny.vocab, kTiny.context, 1, kTiny.width, kTiny.heads}, kDev);  // one layer: fast
   optim::LAMB opt = optim::Adam(nn::get_parameters(model), 1e-2);
   std::vector<int> x{1, 2, 3, 4, 5, 6, 7, 8, 8, 7, 6, 5, 4, 3, 2, 1}, y(x.size());
   for (size_t i = 0; i < x.size(); ++i) y[i] = (x[i] + 1) % int(kTiny.vocab);
@@ -229,9 +229,9 @@ TEST(Gpt, TrainingLowersTheLossOnAFixedBatch) {
     return std::vector<Tensor>{loss};
   });
   std::vector<float> losses;
-  for (int i = 0; i < 20; ++i) losses.push_back(step({xs, ys})[0].item<float>());
+  for (int i = 0; i < 25; ++i) losses.push_back(step({xs, ys})[0].item<float>());
   EXPECT_NEAR(losses[0], std::log(float(kTiny.vocab)), 0.3);  // small initial weights: near uniform
-  EXPECT_LT(losses.back(), 0.5f * losses[0]);
+  EXPECT_LT(losses.back(), 0.5f * losses[0]) << "first " << losses[0] << ", step 12 " << losses[11];
   for (size_t i = 1; i < losses.size(); ++i) EXPECT_LT(losses[i], losses[i - 1] + 0.05f) << "step " << i;
 }
 

@@ -1,4 +1,4 @@
-// ./bazelw run -c opt //examples:gpt -- --train [--steps 300] [--batch 16] [--context 64] [--layers 2] [--width 128]
+// ./bazelw run -c opt //examples:gpt -- --train [--steps 1000] [--batch 16] [--context 64] [--layers 2] [--width 128]
 //     [--heads 4] [--lr 0.002] [--seed 0] [--text FILE] [--save FILE.safetensors] [--device LLVM|CPU]
 // ./bazelw run -c opt //examples:gpt -- --generate "PROMPT" [--weights FILE.safetensors] [--tokens 200]
 //     [--temperature 0.8] [--top-k 10] [--seed 0]
@@ -40,7 +40,7 @@ struct Args {
   bool train = false;
   std::string prompt;
   bool generate = false;
-  int steps = 300;
+  int steps = 1000;
   int64_t batch = 16, context = 64, layers = 2, width = 128, heads = 4;
   double lr = 2e-3;
   uint32_t seed = 0;

@@ -1,5 +1,5 @@
 // bazel run -c opt //tools:bench -- rewrite | index | seed [DEVICE] | compile [reps] | lanes | devices | alloc |
-// kernels | train | symbolic_corpus [--list]
+// kernels | train | gpt | symbolic_corpus [--list]
 // rewrite: per workload, input nodes, output nodes, seconds, input nodes per
 //   second, and the reference time (tinygrad's simplifier, measured on the same
 //   expressions on this class of machine) with our speed-up over it.
@@ -155,12 +155,13 @@ int main(int argc, char** argv) {
   if (what == "alloc") return rg::bench_alloc();
   if (what == "kernels") return rg::bench_kernels(argc, argv);
   if (what == "train") return rg::bench_train();
+  if (what == "gpt") return rg::bench_gpt();
   if (what == "symbolic_corpus") return rg::bench_symbolic_corpus(argc > 2 && std::strcmp(argv[2], "--list") == 0);
   if (what == "compile") return rg::bench_compile(argc > 2 ? std::max(1, std::atoi(argv[2])) : 5);
   if (what == "chain") return rg::bench_chain(argc > 2 ? std::atoll(argv[2]) : 1000000);
   std::fprintf(
       stderr,
       "usage: bench rewrite | index | seed [DEVICE] | compile [reps] | lanes | devices | alloc |\n"
-      "       kernels [--threads N] [--device CPU|LLVM] | train | symbolic_corpus [--list] | chain [max_adds]\n");
+      "       kernels [--threads N] [--device CPU|LLVM] | train | gpt | symbolic_corpus [--list] | chain [max_adds]\n");
   return 2;
 }

@@ -19,6 +19,8 @@ int bench_devices();  // the CPU and LLVM devices through the Tensor API: build 
 int bench_kernels(int argc, char** argv);
 // Training steps per call, cold and replayed under rg::Jit.
 int bench_train();
+// The GPT of examples/gpt_model.h: decode tokens/s against the memory-bound limit, prefill, training tokens/s.
+int bench_gpt();
 // The index simplifier on tools/symbolic_corpus.txt against tinygrad's results; --list prints each loss.
 int bench_symbolic_corpus(bool list);
 // A chain of up to max_adds adds, x + 1 + 1 + ..., through every stage: the time per add as the chain grows.

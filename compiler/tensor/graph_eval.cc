@@ -199,9 +199,10 @@ Arr eval_node(const UPtr& u, const std::vector<const Arr*>& in) {
 
 }  // namespace
 
-std::vector<double> eval_graph(const UPtr& root) {
+std::vector<double> eval_graph(const UPtr& given) {
+  const UPtr root = graph_rewrite(given, rules::forward_values);
   std::unordered_map<const UOp*, Arr> memo;
-  for (const UPtr& u : toposort(graph_rewrite(root, rules::forward_values))) {
+  for (const UPtr& u : toposort(root)) {
     if (u->op == Op::DEVICE) continue;
     std::vector<const Arr*> in;
     if (u->op != Op::BUFFER)

@@ -174,6 +174,24 @@ TEST_F(GradientRules, OpsWithoutADerivativeDecline) {
   EXPECT_FALSE(ask(x->src[0], mv(Op::RESHAPE, g, std::vector<int64_t>{6})).grads);  // a buffer is a leaf
 }
 
+TEST_F(GradientRules, CustomGradSubstitutesTheSeed) {
+  // value v = x * y with its own derivative: x gets seed * 2, y gets seed read through a reshape; the seed is a
+  // placeholder BUFFER of v's size that the answer replaces with g (reshaped to the buffer's shape).
+  UPtr seed = data(20, {2, 3})->src[0], s = mv(Op::RESHAPE, seed, Shape{2, 3});
+  UPtr v = x * y, dx = s * cnst(dtypes::float32, 2), dy = mv(Op::RESHAPE, seed, Shape{3, 2});
+  UPtr c =
+      UOp::make(Op::CUSTOM_GRAD, dtypes::float32, {v, seed, x, y, dx, mv(Op::RESHAPE, dy, Shape{2, 3})}, int64_t(2));
+  Answer a = ask(c, g);
+  EXPECT_EQ(a.rule, "d_custom_grad");
+  ASSERT_EQ(a.grads->src.size(), 6u);
+  const UPtr flat_g = UOp::make(Op::RESHAPE, dtypes::float32, {g}, Shape{6});
+  for (size_t i : {0, 1, 4, 5}) EXPECT_EQ(a.grads->src[i]->op, Op::NO_GRAD) << i;
+  EXPECT_EQ(a.grads->src[2], mv(Op::RESHAPE, flat_g, Shape{2, 3}) * cnst(dtypes::float32, 2));
+  EXPECT_EQ(a.grads->src[3], mv(Op::RESHAPE, mv(Op::RESHAPE, flat_g, Shape{3, 2}), Shape{2, 3}));
+  // The schedule's and the evaluator's view: the value alone.
+  EXPECT_EQ(graph_rewrite(c, rules::forward_values), v);
+}
+
 TEST_F(GradientHelpers, ShapesAndArgs) {
   EXPECT_EQ(unpermute(data(9, {4, 2, 3}), {1, 2, 0})->arg_ints(), (std::vector<int64_t>{2, 0, 1}));
   EXPECT_EQ(unpermute(data(9, {4, 2, 3}), {1, 2, 0})->shape, (Shape{3, 4, 2}));

@@ -343,6 +343,23 @@ TEST(GradientRegressions, FloatMod) {
   check_gradient("mod", [](auto& t) { return t[0].mod(t[1]); }, {A, Pos});
 }
 
+// sigmoid saturates: below about -88 its plain form's e^-x overflows, and its gradient was 0 * inf = NaN
+// (tanh and gelu, built on it, too; the GPT example's training went NaN). s'(x) = s (1 - s), by hand.
+TEST(GradientRegressions, SaturatedSigmoidHasAFiniteGradient) {
+  const std::vector<float> xs{-1000, -100, -20, 0, 2, 20, 100, 1000};
+  Tensor x = f32(xs);
+  std::vector<float> s = x.sigmoid().to_vector<float>(), g = grad_of(x.sigmoid().sum(), x);
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const double want = 1 / (1 + std::exp(-double(xs[i])));
+    EXPECT_NEAR(s[i], want, 1e-6 * want + 1e-37) << "sigmoid(" << xs[i] << ")";
+    EXPECT_NEAR(g[i], want * (1 - want), 1e-6 * want * (1 - want) + 1e-37) << "sigmoid'(" << xs[i] << ")";
+  }
+  for (float v : grad_of(x.tanh().sum(), x)) EXPECT_TRUE(std::isfinite(v)) << "tanh'";
+  for (float v : grad_of(x.gelu().sum(), x)) EXPECT_TRUE(std::isfinite(v)) << "gelu'";
+  EXPECT_EQ(grad_of(x.tanh().sum(), x)[0], 0.0f);
+  EXPECT_NEAR(grad_of(x.tanh().sum(), x)[4], 1 - std::pow(std::tanh(2.0), 2), 1e-6);
+}
+
 // --- the API ---
 
 TEST(Gradient, NoPathFromTheLossGivesZeros) {

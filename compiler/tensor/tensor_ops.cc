@@ -452,7 +452,12 @@ Tensor Tensor::exp() const { return (*this * (1.0 / std::log(2.0))).exp2(); }   
 Tensor Tensor::log() const { return log2() * std::log(2.0); }                               // ln x = log2(x) * ln 2
 Tensor Tensor::cos() const { return (M_PI / 2 - cast(least_upper_float(dtype()))).sin(); }  // cos x = sin(pi/2 - x)
 Tensor Tensor::relu() const { return (*this > 0).where(*this, 0); }
-Tensor Tensor::sigmoid() const { return (1 + (*this * (-1.0 / std::log(2.0))).exp2()).reciprocal(); }
+// sigmoid(x) = 1 / (1 + e^-x) for x >= 0 and e^x / (1 + e^x) below, both from z = e^-|x| in (0, 1]: the plain
+// form's e^-x overflows below about -88, and its gradient is then 0 * inf = NaN.
+Tensor Tensor::sigmoid() const {
+  const Tensor z = (abs() * (-1.0 / std::log(2.0))).exp2();
+  return (*this >= 0).where(1, z) * (1 + z).reciprocal();
+}
 Tensor Tensor::tanh() const { return 2.0 * (2.0 * *this).sigmoid() - 1.0; }
 Tensor Tensor::abs() const {
   if (dtype().is_bool() || dtype().is_unsigned()) return *this;

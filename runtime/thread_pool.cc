@@ -45,14 +45,18 @@ bool spin_until(Ready ready) {
 }
 
 // Workers wait for a job: a function and a count of indices, taken one at a time from a shared counter.
+// The caller and at most thread_count() - 1 workers run a job.
 class Pool {
  public:
   void run(int n, const std::function<void(int)>& fn) {
     std::lock_guard<std::mutex> one_job(job_mu_);  // one job at a time; callers from several threads queue
-    grow(n - 1);
+    // Indices come from a shared counter, so thread_count() threads run any n; more would only poll
+    // after every job (a build of 100 kernels once left 99 workers spinning beside each launch).
+    const int helpers = std::min(n, thread_count()) - 1;
+    grow(helpers);
     {
       std::lock_guard<std::mutex> l(mu_);
-      fn_ = &fn, n_ = n, next_ = 0, done_ = 0, error_ = nullptr;
+      fn_ = &fn, n_ = n, next_ = 0, done_ = 0, error_ = nullptr, helpers_ = helpers;
       ++generation_;
     }
     wake_.notify_all();
@@ -77,19 +81,24 @@ class Pool {
 
  private:
   void grow(int want) {
-    while (int(workers_.size()) < want) workers_.emplace_back([this] { loop(); });
+    while (int(workers_.size()) < want) workers_.emplace_back([this, id = int(workers_.size())] { loop(id); });
   }
 
-  void loop() {
+  // Worker `id` joins the jobs that want more than id helpers; after one it sat out (the worker count
+  // was lowered) it sleeps without polling.
+  void loop(int id) {
     tl_in_worker = true;
     uint64_t seen = 0;
+    bool poll = true;
     for (;;) {
-      spin_until([&] { return generation_.load() != seen; });
+      if (poll) spin_until([&] { return generation_.load() != seen; });
       {
         std::unique_lock<std::mutex> l(mu_);
         wake_.wait(l, [&] { return stop_ || (generation_ != seen && fn_); });
         if (stop_) return;
         seen = generation_;
+        poll = id < helpers_;
+        if (!poll) continue;
       }
       work();
     }
@@ -121,7 +130,7 @@ class Pool {
   std::condition_variable wake_, finished_;
   std::vector<std::thread> workers_;
   const std::function<void(int)>* fn_ = nullptr;
-  int n_ = 0, next_ = 0;
+  int n_ = 0, next_ = 0, helpers_ = 0;  // helpers_: workers that join the job besides the caller
   std::atomic<int> done_{0};             // written under mu_; polled without it
   std::atomic<uint64_t> generation_{0};  // written under mu_; polled without it
   std::exception_ptr error_;

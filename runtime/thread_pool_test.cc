@@ -8,6 +8,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -38,10 +39,11 @@ TEST(ParallelFor, NegativeCountRunsNothing) {
   EXPECT_FALSE(ran);
 }
 
-// Two indices that each wait for the other: they complete only if two threads run them at once. The
-// pool grows to n - 1 workers besides the caller, so 2 is always possible. A timeout turns a pool that
-// runs them one after another into a failure instead of a hang.
+// Two indices that each wait for the other: they complete only if two threads run them at once. With
+// two workers allowed, the pool grows to one besides the caller. A timeout turns a pool that runs them
+// one after another into a failure instead of a hang.
 TEST(ParallelFor, RunsIndicesConcurrently) {
+  set_thread_count(2);
   std::mutex mu;
   std::condition_variable cv;
   int arrived = 0;
@@ -56,6 +58,28 @@ TEST(ParallelFor, RunsIndicesConcurrently) {
   });
   EXPECT_EQ(met.load(), 2);
   EXPECT_NE(ids[0], ids[1]);
+}
+
+// Many indices run on at most thread_count() threads: idle workers beyond it would poll after every
+// job and slow each kernel launch.
+TEST(ParallelFor, ManyIndicesUseAtMostThreadCountThreads) {
+  set_thread_count(2);
+  std::mutex mu;
+  std::set<std::thread::id> threads;
+  parallel_for(64, [&](int) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));  // long enough for every idle worker to join in
+    std::lock_guard<std::mutex> l(mu);
+    threads.insert(std::this_thread::get_id());
+  });
+  EXPECT_LE(threads.size(), 2u);
+  set_thread_count(1);  // workers started before sit out
+  threads.clear();
+  parallel_for(16, [&](int) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    std::lock_guard<std::mutex> l(mu);
+    threads.insert(std::this_thread::get_id());
+  });
+  EXPECT_EQ(threads, std::set<std::thread::id>{std::this_thread::get_id()});
 }
 
 TEST(ParallelFor, RethrowsAnExceptionAndRunsTheOtherIndices) {

@@ -97,17 +97,10 @@ struct Attention : nn::Module {
   int64_t heads, width;
 };
 
-// GELU's tanh approximation with tanh's argument clipped to +-10 (where tanh is +-1 in float32): Tensor::tanh is
-// 2 sigmoid(2x) - 1, and sigmoid's gradient is NaN where exp2 overflows (x below about -44), which c_fc's outputs
-// reach after some hundred steps of training.
-inline Tensor gelu(const Tensor& x) {
-  return 0.5 * x * (1 + (std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)).clip(-10.0, 10.0).tanh());
-}
-
 struct Mlp : nn::Module {
   Mlp(int64_t width, const std::string& device) : c_fc(width, 4 * width, device), c_proj(4 * width, width, device) {}
   void state(nn::StateVisitor& s) override { s("c_fc", c_fc), s("c_proj", c_proj); }
-  Tensor operator()(const Tensor& x) const { return c_proj(gelu(c_fc(x))); }
+  Tensor operator()(const Tensor& x) const { return c_proj(c_fc(x).gelu()); }
   Conv1D c_fc, c_proj;
 };
 

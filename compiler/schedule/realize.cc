@@ -28,6 +28,8 @@ int inline_cost(const RealizePlan& plan, const std::unordered_set<const UOp*>& g
       if (constant) return 0;
       continue;
     }
+    if (!constant && u->op == Op::PAD)  // each read tests the index against both ends of every padded axis
+      for (const auto& [before, after] : pairs_arg(Op::PAD, u->arg)) cost += (before != 0) + (after != 0);
     if (!constant && is(u->op, kALU) && !(u->op == Op::WHERE && generated.count(u->src[0].get()))) {
       const bool slow = u->op == Op::DIV || u->op == Op::POW || (is(u->op, kUnary) && u->op != Op::NEG);
       cost += slow ? 4 : 1;
@@ -43,12 +45,13 @@ int inline_cost(const RealizePlan& plan, const std::unordered_set<const UOp*>& g
 // its cost per element times the broadcast factor reaches this.
 constexpr int64_t kRecomputeLimit = 16;
 
-// The elementwise node an EXPAND broadcasts, through movement ops; null when it broadcasts a buffer, a
-// reduction or a constant.
+// The elementwise node or PAD an EXPAND broadcasts, through other movement ops; null when it broadcasts a
+// buffer, a reduction or a constant. A pad counts: its gates are tested on every re-read (a convolution's
+// padded input, once per output channel), and they keep the re-reads from being vector loads.
 const UOp* broadcast_source(const UOp* expand) {
   const UOp* n = expand->src[0].get();
-  while (is(n->op, kMovement)) n = n->src[0].get();
-  return is(n->op, kElementwise) ? n : nullptr;
+  while (is(n->op, kMovement) && n->op != Op::PAD) n = n->src[0].get();
+  return is(n->op, kElementwise) || n->op == Op::PAD ? n : nullptr;
 }
 
 // One round: every realized node's kernel walked from the value it stores down to realized nodes.

@@ -131,6 +131,18 @@ TEST(Realize, ElementwiseWorkBelowABroadcastIsRealizedWhenRedoingItCostsMore) {
   EXPECT_EQ(plan({w}).realized, (Nodes{cheap.get(), w.get()}));
 }
 
+TEST(Realize, APadBelowAWideBroadcastIsRealized) {
+  // Inlined, each re-read of a padded view tests both gates (a convolution's padded input, once per
+  // output channel): broadcast 32 times it gets a dense buffer, 3 times it does not.
+  UPtr a = data(1, {2}), padded = mv(Op::PAD, a, {1, 1});  // (4)
+  UPtr wide = mv(Op::EXPAND, mv(Op::RESHAPE, padded, {4, 1}), {4, 32}), w = wide * data(2, {4, 32});
+  RealizePlan p = plan({w});
+  EXPECT_EQ(p.realized, (Nodes{padded.get(), w.get()}));
+  EXPECT_EQ(p.order, (std::vector<UPtr>{padded, w}));
+  UPtr narrow = mv(Op::EXPAND, mv(Op::RESHAPE, padded, {4, 1}), {4, 3}), v = narrow * data(3, {4, 3});
+  EXPECT_EQ(plan({v}).realized, Nodes{v.get()});
+}
+
 TEST(Realize, BroadcastWithoutReductionRealizesNothing) {
   UPtr x = data(1, {2, 1});
   UPtr e = mv(Op::EXPAND, x, {2, 3}), y = e + e;

@@ -369,6 +369,12 @@ TEST(Opt, HeuristicKernelsKeepVectorAccumulatorsAndFuseMultiplyAdds) {
                           "UPCAST(1, 16) UPCAST(0, 8) UPCAST(1, 2) SWAP(0, 1) THREAD(0, 2)",
                           16,
                           {{"float16 alu", " = (vec", "*val", "+val"}, {"const int core_id"}}},
+                         // 10 columns padded to one vector of 16 (the gates of lanes 10..15 are constants): the
+                         // 16 x 10 valid accumulators fold into 10 vectors, the padded lanes dropped
+                         {matmul_case(rng, 16, 10, 64),
+                          "PADTO(1, 16) UPCAST(1, 16) UPCAST(0, 16) SWAP(0, 1)",
+                          10,
+                          {{"float16 alu", " = (vec", "*vec", "+val"}}},
                          {sum_case(rng, 4096), "UPCAST(0, 16)", 1, {{"float16 alu", "+"}, {"float gep", "[15]"}}},
                          {row_max_case(rng, 64, 4096), "UPCAST(1, 16) THREAD(0, 2)", 1, {{"float16 alu", ">", "?"}}}}) {
     SCOPED_TRACE(w.c.name);

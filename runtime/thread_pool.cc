@@ -130,7 +130,7 @@ class Pool {
   std::condition_variable wake_, finished_;
   std::vector<std::thread> workers_;
   const std::function<void(int)>* fn_ = nullptr;
-  int n_ = 0, next_ = 0, helpers_ = 0;  // helpers_: workers that join the job besides the caller
+  int n_ = 0, next_ = 0, helpers_ = 0;   // helpers_: workers that join the job besides the caller
   std::atomic<int> done_{0};             // written under mu_; polled without it
   std::atomic<uint64_t> generation_{0};  // written under mu_; polled without it
   std::exception_ptr error_;

@@ -109,9 +109,9 @@ std::vector<Opt> hand_coded_opts(const UPtr& kernel, const OptTarget& t) {
         if (divides(int(i), width) && columns(i, width)) tile = int(i), w = width;
     // Columns no width divides (a small convolution's 6 or 10): padded to one vector of 8 or more lanes when at
     // most a quarter of them idle, or when 8 or more of them are used (10 columns in 16 lanes ran 3.3x faster than
-    // the scalar tile; a window's 5 in 8 lanes ran 2.6x slower than 4-lane reduce vectors). One vector only: its lanes' gates are constants, while in a loop over padded vectors
-    // every load stays gated (20 columns as 3 vectors of 8 ran 4x slower than 5 of 4); and narrower padded
-    // vectors lose to their gates (a window's 3 columns stay scalar).
+    // the scalar tile; a window's 5 in 8 lanes ran 2.6x slower than 4-lane reduce vectors). One vector only: its lanes'
+    // gates are constants, while in a loop over padded vectors every load stays gated (20 columns as 3 vectors of 8 ran
+    // 4x slower than 5 of 4); and narrower padded vectors lose to their gates (a window's 3 columns stay scalar).
     for (int width = m.vector_lanes; width >= 8 && !tile; width /= 2)
       for (size_t i = 0; i < ax.first_reduce && !tile; ++i) {
         const int64_t n = bound_of(ax.axes[i]);

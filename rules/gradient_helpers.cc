@@ -1,7 +1,9 @@
 #include "rules/gradient_helpers.h"
 
+#include <algorithm>
 #include <unordered_map>
 
+#include "compiler/ir/env.h"
 #include "compiler/ir/placement.h"
 #include "compiler/ir/shape.h"
 
@@ -120,6 +122,21 @@ UPtr prod_others(const UPtr& r) {
   return mk(Op::WHERE, x->dtype, {is_zero, expand_to(others, x), mk(Op::DIV, x->dtype, {expand_to(r, x), safe_x})});
 }
 
+namespace {
+// Whether every device names its rank ("KIND@r") and no two the same one.
+bool on_distinct_ranks(const std::vector<std::string>& devices) {
+  std::vector<std::string> ranks;
+  for (const std::string& d : devices) {
+    const size_t at = d.rfind('@');
+    if (at == std::string::npos || at + 1 == d.size()) return false;
+    const std::string r = d.substr(at + 1);
+    if (std::find(ranks.begin(), ranks.end(), r) != ranks.end()) return false;
+    ranks.push_back(r);
+  }
+  return devices.size() > 1 && env_count("RG_MPI_COLLECTIVE", 0, 1, 1) == 1;  // 0: copies, as one process does
+}
+}  // namespace
+
 UPtr copy_back(const UPtr& g, const UPtr& copy) {
   const std::string from = graph_device(copy->src[0]), to = copy->src[1]->arg_str();
   auto copy_to = [&](const UPtr& v, const std::string& d) {
@@ -127,6 +144,10 @@ UPtr copy_back(const UPtr& g, const UPtr& copy) {
   };
   const std::vector<std::string> from_all = device_tuple(from), to_all = device_tuple(to);
   if (from.empty()) return {};
+  if (copy_allreduce(copy->arg)) {  // the sum over the shards: its adjoint sums the gradients the same way
+    if (to_all.size() == 1) return copy_to(g, from);  // onto one device: g reaches every shard
+    return mk(Op::COPY, g->dtype, {g, mk(Op::DEVICE, dtypes::void_, {}, from)}, kCopyAllreduce);
+  }
   if (const int64_t n = copy_scatter(copy->arg); n > 0) {  // a scatter: device k's g is piece k of the source's
     const UPtr& src = copy->src[0];
     Shape one = g->shape;
@@ -143,6 +164,10 @@ UPtr copy_back(const UPtr& g, const UPtr& copy) {
   }
   if (from_all.size() == 1 && to_all.size() == 1) return copy_to(g, from);
   if (from_all.size() == 1) {  // replicated: every device's gradient flows back and adds up
+    // Devices named on distinct ranks ("CPU@0", "CPU@1": data parallel across processes): one allreduce of the
+    // gradients onto the source, the runtime's collective, instead of a copy back from every rank.
+    if (on_distinct_ranks(to_all) && (g->dtype == dtypes::float32 || g->dtype == dtypes::float64))
+      return mk(Op::COPY, g->dtype, {g, mk(Op::DEVICE, dtypes::void_, {}, from)}, kCopyAllreduce);
     UPtr acc;
     for (const std::string& d : to_all) {
       UPtr part = copy_to(copy_to(g, d), from);

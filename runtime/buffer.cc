@@ -330,6 +330,93 @@ size_t buffer_transfer(const UPtr& dst, const UPtr& src, int dst_shard, int src_
   return bytes;
 }
 
+namespace {
+
+template <class T>
+void add_into(void* acc, const void* x, size_t n) {
+  T* a = static_cast<T*>(acc);
+  const T* b = static_cast<const T*>(x);
+  for (size_t i = 0; i < n; ++i) a[i] += b[i];
+}
+
+}  // namespace
+
+size_t buffer_allreduce(const UPtr& dst, const UPtr& src, bool ring) {
+  const std::string &to = dst->src[0]->arg_str(), &from = src->src[0]->arg_str();
+  const size_t bytes = buffer_bytes(dst);
+  const std::string what = "allreduce of " + std::to_string(bytes) + " bytes from " + from + " to " + to;
+  if (bytes != buffer_bytes(src) || dst->dtype != src->dtype)
+    throw Error("allreduce: buffers of different sizes or dtypes (" + what + ")");
+  using Elem = RankTransport::Elem;
+  Elem elem;
+  void (*add)(void*, const void*, size_t);
+  if (src->dtype == dtypes::float32) {
+    elem = Elem::f32, add = add_into<float>;
+  } else if (src->dtype == dtypes::float64) {
+    elem = Elem::f64, add = add_into<double>;
+  } else if (src->dtype == dtypes::int32) {
+    elem = Elem::i32, add = add_into<int32_t>;
+  } else if (src->dtype == dtypes::int64) {
+    elem = Elem::i64, add = add_into<int64_t>;
+  } else {
+    throw Error("allreduce: sums float32, float64, int32 or int64 across ranks, not " + src->dtype.name() + " (" +
+                what + ")");
+  }
+  const size_t count = size_t(src->buffer_arg().size);
+  const std::vector<std::string> froms = device_tuple(from), tos = device_tuple(to);
+  // Host memory of a shard: in place, or staged (device memory) and written back by `flush`.
+  std::vector<std::vector<unsigned char>> staged;
+  auto host_of = [&](const UPtr& b, int shard, bool read) -> unsigned char* {
+    Storage& st = storage(b, read, shard);
+    if (void* h = st.mem->host()) return static_cast<unsigned char*>(h);
+    staged.emplace_back(bytes);
+    if (read) st.device->copy_out(staged.back().data(), *st.mem, bytes);
+    return staged.back().data();
+  };
+  // The sum of the shards this rank owns, in shard order.
+  std::vector<unsigned char> local;
+  const unsigned char* in = nullptr;
+  for (size_t k = 0; k < froms.size(); ++k) {
+    const int owner = shard_owner(from, int(k), "allreduce");
+    if (owner < 0 && rank_count() > 1)
+      throw Error("allreduce: shard " + std::to_string(k) + " of " + from + " is on every rank (" + what + ")");
+    if (!owned_here(owner)) continue;
+    const unsigned char* p = host_of(src, int(k), true);
+    if (!in) {
+      in = p;
+      continue;
+    }
+    if (local.empty()) local.assign(in, in + bytes), in = local.data();
+    add(local.data(), p, count);
+  }
+  if (!in) local.assign(bytes, 0), in = local.data();  // a rank without a shard adds zeros
+  // Where the sum lands here: the shards of dst this rank owns (or dst itself).
+  std::vector<std::pair<int, unsigned char*>> outs;
+  for (size_t k = 0; k < tos.size(); ++k)
+    if (owned_here(shard_owner(to, int(k), "allreduce"))) outs.push_back({int(k), nullptr});
+  std::vector<unsigned char> sink;
+  unsigned char* out = nullptr;
+  if (!outs.empty()) {
+    Storage& st = storage(dst, false, outs[0].first);
+    out = static_cast<unsigned char*>(st.mem->host());
+  }
+  if (!out) out = (sink.resize(bytes), sink.data());
+  if (rank_count() > 1)
+    rank_transport()->allreduce_sum(in, out, count, elem, ring, what);
+  else if (out != in)
+    std::memcpy(out, in, bytes);
+  for (size_t i = 0; i < outs.size(); ++i) {
+    Storage& st = storage(dst, false, outs[i].first);
+    void* h = st.mem->host();
+    if (h == out) continue;
+    if (h)
+      std::memcpy(h, out, bytes);
+    else
+      st.device->copy_in(*st.mem, out, bytes);
+  }
+  return bytes;
+}
+
 void buffer_free(const UPtr& buffer) {
   check_buffer(buffer);
   erase_storage(id_of(buffer));

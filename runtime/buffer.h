@@ -48,6 +48,14 @@ size_t buffer_copy(const UPtr& dst, const UPtr& src, int dst_shard = 0, int src_
 // the source's owner sends and the destination's receives (a destination every rank has gets a broadcast), a
 // rank with no part in it does nothing; within one rank, buffer_copy. Returns the bytes this rank moved.
 size_t buffer_transfer(const UPtr& dst, const UPtr& src, int dst_shard = 0, int src_shard = 0, int64_t src_piece = -1);
+
+// A COPY's allreduce across ranks (kCopyAllreduce, compiler/ir/shape.h), which every rank calls with the same
+// arguments: `src` on a tuple whose shards live on different ranks is summed over its shards (each rank adds the
+// shards it owns, then the ranks combine theirs with RankTransport::allreduce_sum, `ring` or not), and every
+// shard of `dst` that this rank owns (or `dst` itself, one device) gets the sum. rg::Error for a dtype other
+// than float32, float64, int32, int64, buffers of different sizes or a shard every rank has (it would count once
+// per rank). Without ranks, the sum of the shards in this process. Returns the bytes of the sum.
+size_t buffer_allreduce(const UPtr& dst, const UPtr& src, bool ring);
 // Frees the storage of every shard (a later use allocates it again, zero-filled).
 void buffer_free(const UPtr& buffer);
 

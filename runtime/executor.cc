@@ -13,6 +13,7 @@
 #include "compiler/ir/placement.h"
 #include "compiler/ir/shape.h"
 #include "compiler/opt/pack.h"
+#include "compiler/schedule/allreduce.h"
 #include "compiler/schedule/schedule.h"
 #include "runtime/beam.h"
 #include "runtime/buffer.h"
@@ -198,6 +199,19 @@ void run_stack_copy(const UPtr& call, Timings& t) {
 void run_copy(const UPtr& call, Timings& t) {
   if (call->src[0]->src[0]->op == Op::STACK) return run_stack_copy(call, t);
   if (call->src.size() != 3) throw Error("copy: CALL(COPY) needs a destination and a source buffer");
+  if (copy_allreduce(call->src[0]->arg)) {  // one collective across ranks, its algorithm chosen by size
+    const bool ring = allreduce_kind(rank_count(), call->src[2]->buffer_arg().size) != Allreduce::naive;
+    auto t0 = Clock::now();
+    t.copy_bytes += buffer_allreduce(call->src[1], call->src[2], ring);
+    if (tl_capture) {
+      ExecItem e{nullptr, nullptr, {call->src[1], call->src[2]}, {}, {}, 0, 0};
+      e.allreduce = true, e.ring = ring;
+      tl_capture->push_back(std::move(e));
+    }
+    t.run_ms += ms_since(t0);
+    ++t.copies;
+    return;
+  }
   const std::string &to = device_name(call, 1, "copy"), &from = device_name(call, 2, "copy");
   const std::vector<std::string> tos = device_tuple(to), froms = device_tuple(from);
   for (const std::string& d : froms) get_device(d, "copy");  // a device that is not available names itself here
@@ -461,7 +475,8 @@ void replay(const std::vector<ExecItem>& items) {
   auto t0 = Clock::now();
   for (const ExecItem& e : items) {
     if (!e.program) {
-      t.copy_bytes += buffer_transfer(e.buffers[0], e.buffers[1], e.shard, e.src_shard, e.src_piece);
+      t.copy_bytes += e.allreduce ? buffer_allreduce(e.buffers[0], e.buffers[1], e.ring)
+                                  : buffer_transfer(e.buffers[0], e.buffers[1], e.shard, e.src_shard, e.src_piece);
       ++t.copies;
       continue;
     }

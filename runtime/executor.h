@@ -74,6 +74,8 @@ struct ExecItem {
   int shard = 0;           // of a kernel's buffers; a copy's destination shard
   int src_shard = 0;       // a copy's source shard
   int64_t src_piece = -1;  // a scatter's piece of the source (buffer_copy)
+  bool allreduce = false;  // a copy that is an allreduce across ranks (buffer_allreduce), over the ring or not
+  bool ring = false;
 };
 
 // While one is alive, every launch run_linear makes on this thread is also appended to it. Captures do

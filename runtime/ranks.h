@@ -22,6 +22,13 @@ class RankTransport {
   virtual void recv(void* data, size_t bytes, int from, const std::string& what) = 0;
   // Every rank takes part; `data` is the root's bytes and, on the others, where they arrive.
   virtual void broadcast(void* data, size_t bytes, int root, const std::string& what) = 0;
+  // The element types a collective sums.
+  enum class Elem { f32, f64, i32, i64 };
+  // Every rank takes part: `out` gets the elementwise sum over the ranks of their `in`, `count` elements (`in`
+  // may be `out`). `ring`: the ring over point-to-point transfers (reduce-scatter, then allgather, each step a
+  // simultaneous send and receive between neighbours), else the library's one collective (MPI_Allreduce).
+  virtual void allreduce_sum(const void* in, void* out, size_t count, Elem elem, bool ring,
+                             const std::string& what) = 0;
 };
 
 // Sets up the transport the first time rank_transport() is asked (//runtime/mpi's static registration: MPI is

@@ -3,6 +3,8 @@
 //   ops     a sharded add, sum and matmul (contracted axis sharded; and rows sharded) over (CPU:0, CPU:1)
 //   ranks   the same add and sum spelled with ranks: (CPU@0, CPU@1)
 //   ring    the ring allreduce (RG_RING=2) of a sum whose size no rank count divides, over as many devices as ranks
+//   collective  a sharded sum below the ring's threshold is one MPI_Allreduce (rg::mpi::stats() counts it, and no
+//           point-to-point transfer), with RG_RING=2 one ring over point-to-point transfers; both equal the host loop
 //   train   data-parallel training steps under rg::Jit (batch split over CPU@0, CPU@1; the model each rank's own)
 //           against the same steps on the whole batch in this process: the losses and parameters agree
 //   hang    rank 1 never reaches the sum: the others must fail within RG_MPI_TIMEOUT, naming rank 1
@@ -13,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -85,6 +88,32 @@ void ring() {
   std::vector<double> want(size_t(cols), 0.0);
   for (int64_t i = 0; i < rows * cols; ++i) want[size_t(i % cols)] += a[size_t(i)];
   expect_near("ring sum", rg::Tensor::from_vector(a, {rows, cols}).shard(devices, 0).sum(0).to_vector<float>(), want);
+}
+
+// The sum over the shard axis of (ranks, n), each rank's row on its own device, against the host loop; prints the
+// transfers it took.
+void sum_across_ranks(int64_t cols, const std::string& what) {
+  std::vector<std::string> devices;
+  for (int r = 0; r < rg::mpi::size(); ++r) devices.push_back("CPU:" + std::to_string(r));
+  const int64_t rows = rg::mpi::size();
+  std::vector<float> a = values(rows * cols, 6);
+  std::vector<double> want(size_t(cols), 0.0);
+  for (int64_t i = 0; i < rows * cols; ++i) want[size_t(i % cols)] += a[size_t(i)];
+  rg::Tensor x = rg::Tensor::from_vector(a, {rows, cols}).shard(devices, 0).realize();
+  rg::mpi::reset_stats();
+  rg::Tensor s = x.sum(0).realize();
+  const rg::mpi::Stats st = rg::mpi::stats();
+  std::printf("rank %d: %s: MPI_Allreduce %lld, ring %lld, sends %lld, receives %lld, broadcasts %lld\n",
+              rg::mpi::rank(), what.c_str(), (long long)st.allreduces, (long long)st.ring_allreduces,
+              (long long)st.sends, (long long)st.receives, (long long)st.broadcasts);
+  expect_near(what, s.to_vector<float>(), want);
+}
+
+void collective() {
+  sum_across_ranks(1000, "small sum");  // 1000 elements: below RG_RING_ALLREDUCE_THRESHOLD, the naive kind
+  setenv("RG_RING", "2", 1);
+  sum_across_ranks(1001, "ring sum");
+  unsetenv("RG_RING");
 }
 
 // A small classifier with batch norm, whose statistics over a split batch need the allreduce to equal the whole's.
@@ -160,6 +189,8 @@ int main(int argc, char** argv) {
       add_and_sum({"CPU@0", "CPU@1"});
     } else if (mode == "ring") {
       ring();
+    } else if (mode == "collective") {
+      collective();
     } else if (mode == "hang" || mode == "kill") {
       rg::Tensor x = rg::Tensor::from_vector(values(8, 1), {8}).shard({"CPU:0", "CPU:1"}, 0);
       if (rg::mpi::rank() == 1) {

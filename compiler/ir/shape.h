@@ -22,7 +22,16 @@ std::optional<Shape> infer_shape(Op op, const std::vector<UPtr>& src, const Arg&
 // tuple, and the COPY has the piece's shape. 0 (no arg): the whole value goes to every device.
 inline int64_t copy_scatter(const Arg& copy_arg) {
   const int64_t* n = std::get_if<int64_t>(&copy_arg);
-  return n ? *n : 0;
+  return n && *n > 0 ? *n : 0;
+}
+// COPY arg kCopyAllreduce: a collective across ranks (docs/multi_device.md#ranks). The value on a device tuple
+// whose shards live on different ranks is summed over its shards, and the sum lands on every device of the
+// target: the same tuple (a sharded reduction's allreduce) or one device (a replicated parameter's gradient).
+// The runtime runs it as one collective: MPI_Allreduce, or its ring over point-to-point transfers by size.
+inline constexpr int64_t kCopyAllreduce = -1;
+inline bool copy_allreduce(const Arg& copy_arg) {
+  const int64_t* n = std::get_if<int64_t>(&copy_arg);
+  return n && *n == kCopyAllreduce;
 }
 
 // PAD's or SHRINK's offset on axis d, which moves that axis' window (ops.def); null when the window is fixed.

@@ -194,7 +194,8 @@ void schedule_copy(const UPtr& k, const UPtr& value, Views& view, std::vector<UP
   const UOp* sb = viewed_buffer(src);
   if (!sb) throw Error("schedule: the source of a copy is not a buffer: " + lower_name(src->op));
   const UPtr& dev = k->src[1];
-  if (sb->src[0]->arg_str() == dev->arg_str()) {
+  // An allreduce across ranks (kCopyAllreduce) runs even onto the tuple it is on: each shard gets the sum.
+  if (sb->src[0]->arg_str() == dev->arg_str() && !copy_allreduce(k->arg)) {
     view.set(k, src);
     return;
   }

@@ -11,6 +11,7 @@
 #include "compiler/tensor/graph_builders.h"
 #include "compiler/tensor/tensor.h"
 #include "compiler/tensor/tensor_graph.h"
+#include "runtime/ranks.h"
 
 namespace rg {
 
@@ -530,10 +531,31 @@ static UPtr reduce_u(Op op, const UPtr& x, const std::vector<bool>& reduced, boo
 // its partial a value on the tuple), then an allreduce combines the partials (compiler/schedule/allreduce.h:
 // naive, ring or all-to-all). All graph nodes: nothing runs until the result is realized. The result is on
 // every device of the tuple (replicated).
+namespace {
+// Whether each of the tuple's n shards lives on a rank of its own (under mpirun, //runtime/mpi).
+bool shards_on_distinct_ranks(const std::string& tuple, int64_t n) {
+  if (rank_count() < 2 || env_count("RG_MPI_COLLECTIVE", 0, 1, 1) == 0) return false;
+  std::vector<int> owners;
+  for (int64_t k = 0; k < n; ++k) {
+    const int o = shard_owner(tuple, int(k), "allreduce");
+    if (o < 0 || std::find(owners.begin(), owners.end(), o) != owners.end()) return false;
+    owners.push_back(o);
+  }
+  return true;
+}
+}  // namespace
+
 Tensor Tensor::allreduce(Op op, const std::vector<bool>& reduced, bool keepdim) const {
   const std::vector<std::string>& devs = node_->devices;
   const int64_t n = int64_t(devs.size());
   UPtr partial = reduce_u(op, shard_u(uop(), shard_axis(), n), reduced, keepdim);
+  // A sum over shards on distinct ranks is one collective the runtime runs (COPY kCopyAllreduce): MPI_Allreduce,
+  // or its ring over point-to-point transfers where allreduce_kind takes the ring (docs/multi_device.md#ranks).
+  const DType dt = partial->dtype;
+  if (op == Op::ADD && shards_on_distinct_ranks(node_->device, n) &&
+      (dt == dtypes::float32 || dt == dtypes::float64 || dt == dtypes::int32 || dt == dtypes::int64))
+    return on_devices(mk(Op::COPY, dt, {partial, mk(Op::DEVICE, dtypes::void_, {}, node_->device)}, kCopyAllreduce),
+                      devs, node_->device);
   UPtr all = rg::allreduce(op, partial, devs, node_->device, allreduce_kind(n, int64_t(partial->numel())));
   return on_devices(all, devs, node_->device);
 }

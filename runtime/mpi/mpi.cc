@@ -3,7 +3,9 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -12,7 +14,9 @@
 
 #include "compiler/ir/debug.h"
 #include "compiler/ir/uop.h"
+#include "runtime/host_machine.h"
 #include "runtime/ranks.h"
+#include "runtime/thread_pool.h"
 
 namespace rg::mpi {
 
@@ -26,6 +30,7 @@ struct State {
   MPI_Comm comm = MPI_COMM_NULL;
   int rank = 0, size = 1;
   double timeout_s = 60;
+  Stats stats;
 };
 State& state() {
   static auto* s = new State();
@@ -49,17 +54,22 @@ std::string mpi_error(int rc) {
   throw Error(m);
 }
 
-// Polls a request until it completes or the time limit passes. Open MPI's TCP transport moves bytes only inside
-// MPI calls, so the first milliseconds spin on MPI_Test; a long wait yields the core, then sleeps.
-void wait(MPI_Request& request, const std::string& op, const std::string& who_missing, const std::string& what) {
+// Polls requests until all complete or the time limit passes. Open MPI's TCP transport moves bytes only inside
+// MPI calls, so the first milliseconds spin on MPI_Testall; a long wait yields the core, then sleeps. The time
+// waited counts in stats().seconds.
+void wait_all(MPI_Request* requests, int n, const std::string& op, const std::string& who_missing,
+              const std::string& what) {
   const auto start = Clock::now();
   const auto deadline = start + std::chrono::duration<double>(state().timeout_s);
   for (int polls = 0;; ++polls) {
     int done = 0;
-    const int rc = MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    const int rc = MPI_Testall(n, requests, &done, MPI_STATUSES_IGNORE);
     if (rc != MPI_SUCCESS) fail(op + " failed (" + what + "): " + mpi_error(rc));
-    if (done) return;
     const auto now = Clock::now();
+    if (done) {
+      state().stats.seconds += std::chrono::duration<double>(now - start).count();
+      return;
+    }
     if (now > deadline) {
       char secs[32];
       std::snprintf(secs, sizeof secs, "%g", state().timeout_s);
@@ -70,6 +80,9 @@ void wait(MPI_Request& request, const std::string& op, const std::string& who_mi
     else if (now - start > std::chrono::milliseconds(10))
       sched_yield();
   }
+}
+void wait(MPI_Request& request, const std::string& op, const std::string& who_missing, const std::string& what) {
+  wait_all(&request, 1, op, who_missing, what);
 }
 
 void finalize_at_exit() {
@@ -92,6 +105,7 @@ class MpiTransport final : public RankTransport {
       const int n = int(std::min(kMaxPiece, bytes - at));
       MPI_Request r;
       check(MPI_Isend(static_cast<const char*>(data) + at, n, MPI_BYTE, to, 0, state().comm, &r), "send", what);
+      ++state().stats.sends, state().stats.bytes += n;
       wait(r, "send to rank " + std::to_string(to), "rank " + std::to_string(to), what);
       if (bytes == 0) break;
     }
@@ -101,6 +115,7 @@ class MpiTransport final : public RankTransport {
       const int n = int(std::min(kMaxPiece, bytes - at));
       MPI_Request r;
       check(MPI_Irecv(static_cast<char*>(data) + at, n, MPI_BYTE, from, 0, state().comm, &r), "receive", what);
+      ++state().stats.receives, state().stats.bytes += n;
       wait(r, "receive from rank " + std::to_string(from), "rank " + std::to_string(from), what);
       if (bytes == 0) break;
     }
@@ -110,11 +125,106 @@ class MpiTransport final : public RankTransport {
       const int n = int(std::min(kMaxPiece, bytes - at));
       MPI_Request r;
       check(MPI_Ibcast(static_cast<char*>(data) + at, n, MPI_BYTE, root, state().comm, &r), "broadcast", what);
+      ++state().stats.broadcasts, state().stats.bytes += n;
       wait(r, "broadcast from rank " + std::to_string(root), "another rank", what);
     }
   }
 
+  void allreduce_sum(const void* in, void* out, size_t count, Elem elem, bool ring, const std::string& what) override {
+    MPI_Datatype type = MPI_FLOAT;
+    size_t item = 4;
+    void (*add)(void*, const void*, const void*, size_t) = add3<float>;
+    switch (elem) {
+      case Elem::f32:
+        break;
+      case Elem::f64:
+        type = MPI_DOUBLE, item = 8, add = add3<double>;
+        break;
+      case Elem::i32:
+        type = MPI_INT32_T, item = 4, add = add3<int32_t>;
+        break;
+      case Elem::i64:
+        type = MPI_INT64_T, item = 8, add = add3<int64_t>;
+        break;
+    }
+    const int n = state().size;
+    if (!ring || n == 1 || count < size_t(n)) {
+      collective_sum(in, out, count, type, item, what);
+      return;
+    }
+    ring_sum(static_cast<const char*>(in), static_cast<char*>(out), count, type, item, add, what);
+  }
+
  private:
+  // out = a + b, elementwise (the reduce-scatter's step; a may be out).
+  template <class T>
+  static void add3(void* out, const void* a, const void* b, size_t n) {
+    T* o = static_cast<T*>(out);
+    const T *x = static_cast<const T*>(a), *y = static_cast<const T*>(b);
+    for (size_t i = 0; i < n; ++i) o[i] = x[i] + y[i];
+  }
+
+  // Who a collective waits for: "rank 1" on 2 ranks, else "another rank".
+  static std::string others() {
+    return state().size == 2 ? "rank " + std::to_string(1 - state().rank) : std::string("another rank");
+  }
+
+  // One MPI_Iallreduce (pieces of at most 1 GiB), polled against the time limit.
+  static void collective_sum(const void* in, void* out, size_t count, MPI_Datatype type, size_t item,
+                             const std::string& what) {
+    const size_t most = kMaxPiece / item;
+    for (size_t at = 0; at < count || (count == 0 && at == 0); at += most) {
+      const int c = int(std::min(most, count - at));
+      MPI_Request r;
+      const void* from = in == out ? MPI_IN_PLACE : static_cast<const char*>(in) + at * item;
+      check(MPI_Iallreduce(from, static_cast<char*>(out) + at * item, c, type, MPI_SUM, state().comm, &r), "allreduce",
+            what);
+      ++state().stats.allreduces, state().stats.bytes += int64_t(size_t(c) * item);
+      wait(r, "allreduce over " + std::to_string(state().size) + " ranks", others(), what);
+      if (count == 0) break;
+    }
+  }
+
+  // The ring over point-to-point transfers: the elements cut into one chunk per rank; in n - 1 steps each rank
+  // sends a chunk to its right neighbour while it receives one from its left (MPI_Isend and MPI_Irecv posted
+  // together) and adds its own to it (reduce-scatter), after which rank r holds the sum of chunk r + 1; n - 1
+  // more steps pass the sums on round the ring, received in place (allgather). Each chunk is summed along one
+  // path, so every rank gets the same bits. The receive buffer is kept between calls.
+  void ring_sum(const char* in, char* out, size_t count, MPI_Datatype type, size_t item,
+                void (*add)(void*, const void*, const void*, size_t), const std::string& what) {
+    const int n = state().size, r = state().rank, right = (r + 1) % n, left = (r + n - 1) % n;
+    const size_t base = count / size_t(n), extra = count % size_t(n);
+    auto off = [&](int c) { return (size_t(c) * base + std::min(size_t(c), extra)) * item; };
+    auto len = [&](int c) { return base + (size_t(c) < extra); };
+    if (len(0) > size_t(INT32_MAX)) fail("allreduce: a ring chunk of more than 2^31 elements (" + what + ")");
+    if (scratch_.size() < len(0) * item) scratch_.resize(len(0) * item);
+    const std::string to_right =
+        "ring step to rank " + std::to_string(right) + " and from rank " + std::to_string(left);
+    const std::string missing = "rank " + std::to_string(left) + " or " + std::to_string(right);
+    MPI_Request req[2];
+    for (int s = 0; s + 1 < n; ++s) {  // reduce-scatter
+      const int send_c = (r - s + n) % n, recv_c = (r - s - 1 + 2 * n) % n;
+      const char* from = (s == 0 ? in : out) + off(send_c);
+      check(MPI_Irecv(scratch_.data(), int(len(recv_c)), type, left, 1, state().comm, &req[0]), "receive", what);
+      check(MPI_Isend(from, int(len(send_c)), type, right, 1, state().comm, &req[1]), "send", what);
+      wait_all(req, 2, to_right, missing, what);
+      add(out + off(recv_c), in + off(recv_c), scratch_.data(), len(recv_c));
+      ++state().stats.sends, ++state().stats.receives;
+      state().stats.bytes += int64_t((len(send_c) + len(recv_c)) * item);
+    }
+    for (int s = 0; s + 1 < n; ++s) {  // allgather
+      const int send_c = (r + 1 - s + n) % n, recv_c = (r - s + n) % n;
+      check(MPI_Irecv(out + off(recv_c), int(len(recv_c)), type, left, 2, state().comm, &req[0]), "receive", what);
+      check(MPI_Isend(out + off(send_c), int(len(send_c)), type, right, 2, state().comm, &req[1]), "send", what);
+      wait_all(req, 2, to_right, missing, what);
+      ++state().stats.sends, ++state().stats.receives;
+      state().stats.bytes += int64_t((len(send_c) + len(recv_c)) * item);
+    }
+    ++state().stats.ring_allreduces;
+  }
+
+  std::vector<char> scratch_;
+
   static void check(int rc, const std::string& op, const std::string& what) {
     if (rc != MPI_SUCCESS) fail(op + " failed (" + what + "): " + mpi_error(rc));
   }
@@ -163,6 +273,17 @@ void init(const Options& options) {
     }
     s.ready = true;
   }
+  // Ranks on one machine share its cores: without RG_THREADS, each rank's kernels use its share, so that no
+  // rank's workers spin on a core another rank needs to make progress on its transfers.
+  if (const char* th = std::getenv("RG_THREADS"); !th || !*th) {
+    MPI_Comm local;
+    int local_size = 1;
+    if (MPI_Comm_split_type(s.comm, MPI_COMM_TYPE_SHARED, s.rank, MPI_INFO_NULL, &local) == MPI_SUCCESS) {
+      MPI_Comm_size(local, &local_size);
+      MPI_Comm_free(&local);
+    }
+    if (local_size > 1) set_thread_count(std::max(1, host_machine().cores / local_size));
+  }
   const char* map = std::getenv("RG_MPI_MAP");
   const bool map_indices = options.map_indices && !(map && std::string(map) == "0");
   set_rank_transport(&transport(), map_indices);
@@ -207,6 +328,15 @@ void set_timeout_seconds(double s) {
   init();
   if (!(s > 0)) throw Error("mpi::set_timeout_seconds: expected seconds > 0, got " + std::to_string(s));
   state().timeout_s = s;
+}
+
+Stats stats() {
+  init();
+  return state().stats;
+}
+void reset_stats() {
+  init();
+  state().stats = Stats{};
 }
 
 void allreduce_sum(float* data, size_t n, const std::string& what) {

@@ -33,6 +33,18 @@ MPI_Comm comm();  // rulegrad's duplicate
 double timeout_seconds();
 void set_timeout_seconds(double s);
 
+// What rulegrad's transfers did on this rank since the start (or reset_stats()): the operations posted, the bytes
+// this rank sent and received, and the seconds spent waiting for them to complete (the communication time).
+struct Stats {
+  int64_t sends = 0, receives = 0, broadcasts = 0;
+  int64_t allreduces = 0;       // MPI_Allreduce calls (a small allreduce; allreduce_sum below)
+  int64_t ring_allreduces = 0;  // allreduces over the ring of point-to-point transfers
+  int64_t bytes = 0;
+  double seconds = 0;
+};
+Stats stats();
+void reset_stats();
+
 // Sums n floats over all ranks in place (MPI_Iallreduce polled against the time limit); `what` names it in errors.
 void allreduce_sum(float* data, size_t n, const std::string& what);
 // rg::Error naming `what` and the ranks whose value differs from rank 0's (a collective: every rank calls it).

@@ -68,6 +68,24 @@ TEST(Mpi, RingOnThreeRanksOfASizeNoRankCountDivides) {
     EXPECT_NE(r.output.find("rank " + std::to_string(k) + ": ok ring"), std::string::npos) << r.output;
 }
 
+// Below the ring's threshold the allreduce is one MPI_Allreduce and nothing else moves; RG_RING=2 takes the ring
+// of point-to-point transfers instead (one send and one receive per step: 2 steps on 2 ranks).
+TEST(Mpi, SmallAllreduceIsOneMpiAllreduceAndTheRingIsPointToPoint) {
+  REQUIRE_MPIRUN();
+  MpiRun r = mpirun(2, "collective");
+  EXPECT_EQ(r.status, 0) << r.output;
+  for (int k = 0; k < 2; ++k) {
+    const std::string rank = "rank " + std::to_string(k) + ": ";
+    EXPECT_NE(r.output.find(rank + "small sum: MPI_Allreduce 1, ring 0, sends 0, receives 0, broadcasts 0"),
+              std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find(rank + "ring sum: MPI_Allreduce 0, ring 1, sends 2, receives 2, broadcasts 0"),
+              std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find(rank + "ok collective"), std::string::npos) << r.output;
+  }
+}
+
 TEST(Mpi, DataParallelStepsUnderTheJitEqualTheSingleProcessSteps) {
   REQUIRE_MPIRUN();
   MpiRun r = mpirun(2, "train");
@@ -81,8 +99,9 @@ TEST(Mpi, AHangingRankFailsTheOthersWithinTheTimeLimit) {
   MpiRun r = mpirun(2, "hang", "RG_MPI_TIMEOUT=2");
   EXPECT_NE(r.status, 0) << r.output;
   EXPECT_LT(r.seconds, 30) << r.output;
-  EXPECT_NE(r.output.find("mpi: rank 0: receive from rank 1 did not complete within 2 s"), std::string::npos)
+  EXPECT_NE(r.output.find("mpi: rank 0: allreduce over 2 ranks did not complete within 2 s"), std::string::npos)
       << r.output;
+  EXPECT_NE(r.output.find("rank 1 died or never reached it"), std::string::npos) << r.output;
 }
 
 TEST(Mpi, AKilledRankEndsTheJob) {

@@ -62,6 +62,34 @@ void Optimizer::set_lr(double lr) {
   lr_.assign(scalar(lr)).realize();  // a copy from a new buffer: the kernel is the same for every value
 }
 
+std::map<std::string, Tensor> Optimizer::state_dict() const {
+  std::map<std::string, Tensor> dict{{"lr", lr_}};
+  for (const auto& [name, t] : state()) dict.emplace(name, t);
+  return dict;
+}
+
+void Optimizer::load_state_dict(const std::map<std::string, Tensor>& dict) {
+  std::map<std::string, Tensor> own = state_dict();
+  std::vector<std::pair<Tensor, Tensor>> todo;  // (own buffer, value), all checked before any assign
+  for (const auto& [name, t] : own) {
+    auto it = dict.find(name);
+    if (it == dict.end()) throw Error(who_ + ".load_state_dict: missing key '" + name + "'");
+    const Tensor& v = it->second;
+    if (v.shape() != t.shape() || v.dtype() != t.dtype())
+      throw Error(who_ + ".load_state_dict: '" + name + "' is " + v.dtype().name() + " " + shape_str(v.shape()) +
+                  ", the optimizer's " + t.dtype().name() + " " + shape_str(t.shape()));
+    todo.emplace_back(t, v.to(t.device()));
+  }
+  for (const auto& [name, v] : dict)
+    if (!own.count(name)) throw Error(who_ + ".load_state_dict: unexpected key '" + name + "'");
+  std::vector<Tensor*> targets;
+  for (auto& [t, v] : todo) {
+    t.assign(v);
+    targets.push_back(&t);
+  }
+  Tensor::realize_all(targets);
+}
+
 void Optimizer::zero_grad() {
   for (Tensor& p : params_) p.set_grad(std::nullopt);
 }
@@ -77,7 +105,8 @@ std::vector<Tensor> Optimizer::schedule_step() {
     grads.push_back(*g);
   }
   std::vector<Tensor> ups = updates(grads);
-  std::vector<Tensor> out = state();
+  std::vector<Tensor> out;
+  for (const auto& [name, t] : state()) out.push_back(t);
   for (size_t i = 0; i < params_.size(); ++i) {
     params_[i].assign(params_[i] - ups[i]);
     out.push_back(params_[i]);
@@ -105,6 +134,12 @@ LARS::LARS(std::vector<Tensor> params, double lr, double momentum, double weight
   if (weight_decay < 0) throw Error(who + ": negative weight_decay " + num_str(weight_decay));
   if (momentum > 0)
     for (size_t i = 0; i < params_.size(); ++i) b_.push_back(zeros_like_param(i));
+}
+
+std::vector<std::pair<std::string, Tensor>> LARS::state() const {
+  std::vector<std::pair<std::string, Tensor>> s;
+  for (size_t i = 0; i < b_.size(); ++i) s.emplace_back("b." + std::to_string(i), b_[i]);
+  return s;
 }
 
 std::vector<Tensor> LARS::updates(const std::vector<Tensor>& grads) {
@@ -150,10 +185,10 @@ LAMB::LAMB(std::vector<Tensor> params, double lr, double b1, double b2, double e
   }
 }
 
-std::vector<Tensor> LAMB::state() const {
-  std::vector<Tensor> s = {b1_t_, b2_t_};
-  s.insert(s.end(), m_.begin(), m_.end());
-  s.insert(s.end(), v_.begin(), v_.end());
+std::vector<std::pair<std::string, Tensor>> LAMB::state() const {
+  std::vector<std::pair<std::string, Tensor>> s = {{"b1_t", b1_t_}, {"b2_t", b2_t_}};
+  for (size_t i = 0; i < m_.size(); ++i) s.emplace_back("m." + std::to_string(i), m_[i]);
+  for (size_t i = 0; i < v_.size(); ++i) s.emplace_back("v." + std::to_string(i), v_[i]);
   return s;
 }
 

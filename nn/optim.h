@@ -5,7 +5,9 @@
 // also works under rg::Jit: the state lives in realized buffers, the learning rate in a tensor.
 #pragma once
 
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "compiler/tensor/tensor.h"
@@ -30,6 +32,13 @@ class Optimizer {
   const Tensor& lr() const { return lr_; }
   void set_lr(double lr);  // negative: an rg::Error
 
+  // The optimizer's state by name, the buffers themselves: "lr" and the subclass's ("b1_t", "b2_t", "m.0",
+  // "v.0", ... for LAMB; "b.0", ... for LARS with momentum), what a checkpoint saves.
+  std::map<std::string, Tensor> state_dict() const;
+  // Assigns each tensor of `dict` into the state of that name, in place, and realizes them. A missing or
+  // unexpected key, another shape or dtype is an rg::Error naming the key, raised before anything is assigned.
+  void load_state_dict(const std::map<std::string, Tensor>& dict);
+
  protected:
   // `who` names the optimizer in errors. Each parameter must be a float tensor that requires a gradient (an
   // rg::Error naming its position and shape otherwise); a parameter listed twice counts once. The
@@ -37,8 +46,8 @@ class Optimizer {
   Optimizer(const std::string& who, std::vector<Tensor> params, double lr);
   // Per parameter, its decrement (the parameter's shape and dtype), given the gradients; assigns the state.
   virtual std::vector<Tensor> updates(const std::vector<Tensor>& grads) = 0;
-  // The state the updates assign, for schedule_step to realize.
-  virtual std::vector<Tensor> state() const = 0;
+  // The state the updates assign, by name: for schedule_step to realize and state_dict to name.
+  virtual std::vector<std::pair<std::string, Tensor>> state() const = 0;
   // A float32 buffer of zeros shaped like parameter i, on its device.
   Tensor zeros_like_param(size_t i) const;
   // A float32 0-d buffer holding `value`.
@@ -64,7 +73,7 @@ class LARS : public Optimizer {
 
  private:
   std::vector<Tensor> updates(const std::vector<Tensor>& grads) override;
-  std::vector<Tensor> state() const override { return b_; }
+  std::vector<std::pair<std::string, Tensor>> state() const override;
   double momentum_, wd_, tcoef_;
   bool nesterov_, classic_;
   std::vector<Tensor> b_;
@@ -91,7 +100,7 @@ class LAMB : public Optimizer {
 
  private:
   std::vector<Tensor> updates(const std::vector<Tensor>& grads) override;
-  std::vector<Tensor> state() const override;
+  std::vector<std::pair<std::string, Tensor>> state() const override;
   double b1_, b2_, eps_, wd_;
   bool adam_;
   Tensor b1_t_, b2_t_;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <iosfwd>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -105,6 +106,11 @@ class Tensor {
   // call advances the device's counter (an assign, so a captured step draws new numbers when replayed).
   // Without manual_seed the seed is the clock's seconds at start, as tinygrad's.
   static void manual_seed(uint32_t seed = 0);
+  // The generators' state by device, each uint32 (4,): the key and the counter. set_rng_state restores it (a
+  // checkpoint's), assigning in place so a captured step keeps drawing from the same buffers; another dtype
+  // or shape is an rg::Error naming the device.
+  static std::map<std::string, Tensor> rng_state();
+  static void set_rng_state(const std::map<std::string, Tensor>& state);
   // Uniform in [0, 1). Float dtypes other than float32 are float32 numbers cast (tinygrad draws their own bits).
   static Tensor rand(const Shape& shape, DType dt = dtypes::float32, const std::string& device = default_device());
   // Normal, mean 0 and variance 1 (Box-Muller over rand of shape (2, ...shape)).

@@ -192,6 +192,45 @@ void Tensor::manual_seed(uint32_t seed) {
   g.on.clear();
 }
 
+std::map<std::string, Tensor> Tensor::rng_state() {
+  std::vector<std::pair<std::string, Tensor>> parts;
+  {
+    Generator& g = generator();
+    std::lock_guard<std::mutex> lock(g.mu);
+    for (const auto& [device, key_counter] : g.on)
+      parts.emplace_back(device, Tensor::cat({key_counter.first, key_counter.second}).contiguous());
+  }
+  std::map<std::string, Tensor> state;
+  for (auto& [device, t] : parts) state.emplace(device, t.realize());
+  return state;
+}
+
+void Tensor::set_rng_state(const std::map<std::string, Tensor>& state) {
+  for (const auto& [device, t] : state)
+    if (t.dtype() != dtypes::uint32 || t.shape() != Shape{4})
+      fail("set_rng_state", "the state of " + device + " must be uint32 (4,) (key, counter), got " + t.dtype().name() +
+                                " " + shape_str(t.shape()));
+  std::vector<Tensor*> targets;
+  Generator& g = generator();
+  {
+    std::lock_guard<std::mutex> lock(g.mu);
+    for (const auto& [device, t] : state) {
+      const Tensor v = t.to(device);
+      auto it = g.on.find(device);
+      if (it == g.on.end()) {
+        g.order.push_back(device);
+        it = g.on.emplace(device, std::pair{v.shrink({{0, 2}}).contiguous(), v.shrink({{2, 4}}).contiguous()}).first;
+      } else {
+        it->second.first.assign(v.shrink({{0, 2}}));
+        it->second.second.assign(v.shrink({{2, 4}}));
+      }
+      targets.push_back(&it->second.first);
+      targets.push_back(&it->second.second);
+    }
+  }
+  Tensor::realize_all(targets);  // the map's nodes stay put: only manual_seed erases them
+}
+
 Tensor Tensor::rand(const Shape& shape, DType dt, const std::string& device) {
   check_shape(shape, "rand");
   if (!dt.is_float()) fail("rand", "needs a float dtype, got " + dt.name() + " for shape " + shape_str(shape));

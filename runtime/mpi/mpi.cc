@@ -95,6 +95,11 @@ void finalize_at_exit() {
 
 // MPI counts are ints: larger transfers go in pieces of at most 1 GiB.
 constexpr size_t kMaxPiece = size_t(1) << 30;
+// The ring's reduce-scatter moves a chunk in pieces of this many bytes (RG_RING_PIECE), added as they arrive.
+const size_t kRingPiece = [] {
+  const char* e = std::getenv("RG_RING_PIECE");
+  return e ? size_t(std::strtoull(e, nullptr, 10)) : size_t(256) << 10;
+}();
 
 class MpiTransport final : public RankTransport {
  public:
@@ -201,14 +206,29 @@ class MpiTransport final : public RankTransport {
     const std::string to_right =
         "ring step to rank " + std::to_string(right) + " and from rank " + std::to_string(left);
     const std::string missing = "rank " + std::to_string(left) + " or " + std::to_string(right);
+    // A chunk travels in pieces, all posted at once, and each piece is added as it arrives: the sum of one
+    // overlaps the transfer of the next (messages of one pair and tag arrive in order).
+    const size_t piece = std::max<size_t>(1, kRingPiece / item);
+    std::vector<MPI_Request> recvs, sends;
     MPI_Request req[2];
     for (int s = 0; s + 1 < n; ++s) {  // reduce-scatter
       const int send_c = (r - s + n) % n, recv_c = (r - s - 1 + 2 * n) % n;
       const char* from = (s == 0 ? in : out) + off(send_c);
-      check(MPI_Irecv(scratch_.data(), int(len(recv_c)), type, left, 1, state().comm, &req[0]), "receive", what);
-      check(MPI_Isend(from, int(len(send_c)), type, right, 1, state().comm, &req[1]), "send", what);
-      wait_all(req, 2, to_right, missing, what);
-      add(out + off(recv_c), in + off(recv_c), scratch_.data(), len(recv_c));
+      recvs.clear(), sends.clear();
+      for (size_t at = 0; at < len(recv_c); at += piece)
+        check(MPI_Irecv(scratch_.data() + at * item, int(std::min(piece, len(recv_c) - at)), type, left, 1,
+                        state().comm, &recvs.emplace_back()),
+              "receive", what);
+      for (size_t at = 0; at < len(send_c); at += piece)
+        check(MPI_Isend(from + at * item, int(std::min(piece, len(send_c) - at)), type, right, 1, state().comm,
+                        &sends.emplace_back()),
+              "send", what);
+      for (size_t k = 0, at = 0; k < recvs.size(); ++k, at += piece) {
+        wait(recvs[k], to_right, missing, what);
+        add(out + off(recv_c) + at * item, in + off(recv_c) + at * item, scratch_.data() + at * item,
+            std::min(piece, len(recv_c) - at));
+      }
+      if (!sends.empty()) wait_all(sends.data(), int(sends.size()), to_right, missing, what);
       ++state().stats.sends, ++state().stats.receives;
       state().stats.bytes += int64_t((len(send_c) + len(recv_c)) * item);
     }

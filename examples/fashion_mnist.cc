@@ -1,11 +1,15 @@
 // ./bazelw run -c opt //examples:fashion_mnist -- [--steps 70] [--batch 512] [--seed 0] [--device CPU|LLVM]
-//     [--data-parallel] [--check-every 10] [--losses FILE]
+//     [--data-parallel] [--check-every 10] [--losses FILE] [--checkpoint FILE [--checkpoint-every 10]] [--resume FILE]
 // mpirun -np 2 .bazel/bin/examples/fashion_mnist --data-parallel: each batch split over the ranks (data parallel)
 //
 // Trains tinygrad's beautiful_mnist model (examples/mnist_model.h) on Fashion-MNIST with Adam, as tinygrad's
 // examples/beautiful_mnist.py: random batches drawn on the device with randint, the whole step (forward,
 // backward, the optimizer's assigns) under rg::Jit, the test accuracy every 10 steps. A progress line on a
 // terminal (a line every 10 steps otherwise), then where the time went and `test accuracy: NN.NN%`.
+// --checkpoint writes the model, Adam's state and the random generators (nn/state/checkpoint.h) every N steps;
+// --resume continues from such a file at its step, drawing the batches the interrupted run would have drawn.
+// Under data parallelism rank 0 writes the one file, once the hash check shows every rank holds the same
+// parameters, and every rank reads it (on a cluster: a path on a filesystem every node sees).
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,6 +24,7 @@
 #include "examples/mnist_model.h"
 #include "nn/datasets/datasets.h"
 #include "nn/optim.h"
+#include "nn/state/checkpoint.h"
 #include "runtime/executor.h"
 #include "runtime/mpi/mpi.h"
 #include "runtime/ranks.h"
@@ -38,6 +43,8 @@ struct Args {
   bool data_parallel = false;
   int check_every = 10;  // steps between the comparisons of the parameters' hashes across ranks
   std::string losses;    // a file to write each step's loss to, one a line
+  std::string checkpoint, resume;
+  int checkpoint_every = 10;
 };
 
 Args parse(int argc, char** argv) {
@@ -62,13 +69,19 @@ Args parse(int argc, char** argv) {
       a.check_every = std::atoi(value().c_str());
     else if (arg == "--losses")
       a.losses = value();
+    else if (arg == "--checkpoint")
+      a.checkpoint = value();
+    else if (arg == "--checkpoint-every")
+      a.checkpoint_every = std::atoi(value().c_str());
+    else if (arg == "--resume")
+      a.resume = value();
     else
       throw Error("fashion_mnist: unknown argument " + arg +
                   " (usage: fashion_mnist [--steps N] [--batch N] [--seed N] [--device CPU|LLVM] [--data-parallel]"
-                  " [--check-every N] [--losses FILE])");
+                  " [--check-every N] [--losses FILE] [--checkpoint FILE] [--checkpoint-every N] [--resume FILE])");
   }
-  if (a.steps < 1 || a.batch < 1 || a.check_every < 1)
-    throw Error("fashion_mnist: --steps, --batch and --check-every must be at least 1");
+  if (a.steps < 1 || a.batch < 1 || a.check_every < 1 || a.checkpoint_every < 1)
+    throw Error("fashion_mnist: --steps, --batch, --check-every and --checkpoint-every must be at least 1");
   return a;
 }
 
@@ -155,29 +168,41 @@ int run(const Args& a) {
     return std::vector<Tensor>{hits.cast(dtypes::float32).sum()};
   });
 
+  int from = 0;  // the first step to run: a resumed run's checkpoint says where it stopped
+  if (!a.resume.empty()) {
+    from = std::atoi(load_checkpoint(a.resume, model, opt).at("step").c_str());
+    if (root) std::fprintf(stderr, "resumed from %s at step %d\n", a.resume.c_str(), from);
+  }
+
   Timings first, capture;
-  double replay_s = 0, eval_s = 0;
+  double replay_s = 0, eval_s = 0, comm_s = 0;  // comm_s: the replays' waits for other ranks
   int replays = 0;
   float acc = -1, loss = 0;
   FILE* losses = a.losses.empty() || !root ? nullptr : std::fopen(a.losses.c_str(), "w");
   if (!a.losses.empty() && root && !losses) throw Error("fashion_mnist: cannot write " + a.losses);
   auto t_train = Clock::now();
-  for (int step = 0; step < a.steps; ++step) {
+  for (int step = from; step < a.steps; ++step) {
     auto t0 = Clock::now();
+    const double comm0 = mpi::stats().seconds;
     loss = train_step({x_train, y_train})[0].to_vector<float>()[0];
     const double s = seconds_since(t0);
-    if (step == 0) first = last_timings();
-    if (step == 1) capture = last_timings();
-    if (step >= 2) replay_s += s, ++replays;
+    if (step >= from + 2) comm_s += mpi::stats().seconds - comm0;
+    if (step == from) first = last_timings();
+    if (step == from + 1) capture = last_timings();
+    if (step >= from + 2) replay_s += s, ++replays;
     if (losses) std::fprintf(losses, "%.9g\n", loss);
-    if (a.data_parallel && mpi::size() > 1 && (step % a.check_every == a.check_every - 1 || step == a.steps - 1))
+    const bool write =
+        !a.checkpoint.empty() && (step % a.checkpoint_every == a.checkpoint_every - 1 || step == a.steps - 1);
+    if (a.data_parallel && mpi::size() > 1 &&
+        (write || step % a.check_every == a.check_every - 1 || step == a.steps - 1))
       mpi::check_same(state_hash(state), "the parameters after step " + std::to_string(step + 1));
+    if (write && root) save_checkpoint(a.checkpoint, model, opt, {{"step", std::to_string(step + 1)}});
     if (step % 10 == 9 || step == a.steps - 1) {
       auto te = Clock::now();
       acc = test_accuracy(eval, x_test, y_test, chunk);
       eval_s += seconds_since(te);
     }
-    const double elapsed = seconds_since(t_train), rate = (step + 1) / elapsed;
+    const double elapsed = seconds_since(t_train), rate = (step + 1 - from) / elapsed;
     char line[256];
     std::snprintf(line, sizeof line, "step %3d/%d  loss %6.3f  %5.2f steps/s  ETA %5.0f s  test accuracy %s", step + 1,
                   a.steps, loss, rate, (a.steps - step - 1) / rate,
@@ -193,6 +218,9 @@ int run(const Args& a) {
   if (!root) return 0;
   std::fprintf(stderr, "first step (schedule, build, run): %s\n", first.str().c_str());
   std::fprintf(stderr, "second step (captured):            %s\n", capture.str().c_str());
+  std::fprintf(stderr, "parameters' hash: %016llx\n", (unsigned long long)state_hash(state));
+  if (replays && mpi::size() > 1)
+    std::fprintf(stderr, "waiting for the other ranks: %.1f%% of a replayed step (rank 0)\n", 100 * comm_s / replay_s);
   if (replays)
     std::fprintf(stderr, "replayed steps: %.3f s each (%zu launches), evaluation %.1f s, total %.1f s\n",
                  replay_s / replays, train_step.launches(), eval_s, total);

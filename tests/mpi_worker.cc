@@ -7,6 +7,8 @@
 //           point-to-point transfer), with RG_RING=2 one ring over point-to-point transfers; both equal the host loop
 //   train   data-parallel training steps under rg::Jit (batch split over CPU@0, CPU@1; the model each rank's own)
 //           against the same steps on the whole batch in this process: the losses and parameters agree
+//   crash   two data-parallel training steps, a checkpoint written by rank 0, then rank 1 dies
+//   resume  a new job loads that checkpoint and trains to step 5: losses and parameters equal 5 steps in one process
 //   hang    rank 1 never reaches the sum: the others must fail within RG_MPI_TIMEOUT, naming rank 1
 //   kill    rank 1 dies before the sum
 #include <signal.h>
@@ -16,6 +18,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -23,6 +26,7 @@
 #include "compiler/tensor/tensor.h"
 #include "nn/nn.h"
 #include "nn/optim.h"
+#include "nn/state/checkpoint.h"
 #include "runtime/mpi/mpi.h"
 
 namespace {
@@ -127,35 +131,47 @@ struct Net : rg::nn::Module {
   rg::nn::Linear l2;
 };
 
-// The losses of `steps` Adam steps under rg::Jit on batches of 16, split over `devices` when given, and the
-// parameters after them.
-std::pair<std::vector<float>, std::vector<float>> train_steps(const std::vector<std::string>& devices, int steps) {
-  rg::Tensor::manual_seed(7);
+// Adam steps under rg::Jit on batches of 16 (step s's batch fixed by s), split over `devices` when given.
+struct Training {
+  explicit Training(const std::vector<std::string>& devices)
+      : devices(devices),
+        net((rg::Tensor::manual_seed(7), Net())),
+        opt(rg::optim::Adam(rg::nn::get_parameters(net), 0.01)) {}
+  float step(int s) {
+    std::vector<int32_t> labels(16);
+    for (int i = 0; i < 16; ++i) labels[size_t(i)] = (i * 3 + s) % 4;
+    rg::Tensor x = rg::Tensor::from_vector(values(16 * 12, s), {16, 12});
+    return jit({x, rg::Tensor::from_vector(labels, {16})})[0].to_vector<float>()[0];
+  }
+  std::vector<float> params() {
+    std::vector<float> all;
+    for (const rg::Tensor& p : rg::nn::get_parameters(net))
+      for (float v : p.to_vector<float>()) all.push_back(v);
+    return all;
+  }
+  std::vector<std::string> devices;
   Net net;
-  rg::optim::LAMB opt = rg::optim::Adam(rg::nn::get_parameters(net), 0.01);
-  std::vector<rg::Tensor> buffers = rg::nn::get_buffers(net);
-  rg::Jit step([&](const std::vector<rg::Tensor>& in) {
+  rg::optim::LAMB opt;
+  rg::Jit jit{[this](const std::vector<rg::Tensor>& in) {
     rg::Tensor::Train training;
     opt.zero_grad();
     rg::Tensor x = in[0], y = in[1];
     if (!devices.empty()) x = x.shard(devices, 0), y = y.shard(devices, 0);
     rg::Tensor loss = net(x).sparse_categorical_crossentropy(y);
     loss.backward();
-    std::vector<rg::Tensor> with = buffers;
+    std::vector<rg::Tensor> with = rg::nn::get_buffers(net);
     with.push_back(loss);
     opt.step(with);
     return std::vector<rg::Tensor>{loss};
-  });
-  std::vector<float> losses, params;
-  for (int s = 0; s < steps; ++s) {
-    std::vector<int32_t> labels(16);
-    for (int i = 0; i < 16; ++i) labels[size_t(i)] = (i * 3 + s) % 4;
-    rg::Tensor x = rg::Tensor::from_vector(values(16 * 12, s), {16, 12});
-    losses.push_back(step({x, rg::Tensor::from_vector(labels, {16})})[0].to_vector<float>()[0]);
-  }
-  for (const rg::Tensor& p : rg::nn::get_parameters(net))
-    for (float v : p.to_vector<float>()) params.push_back(v);
-  return {losses, params};
+  }};
+};
+
+// The losses of `steps` steps, and the parameters after them.
+std::pair<std::vector<float>, std::vector<float>> train_steps(const std::vector<std::string>& devices, int steps) {
+  Training t(devices);
+  std::vector<float> losses;
+  for (int s = 0; s < steps; ++s) losses.push_back(t.step(s));
+  return {losses, t.params()};
 }
 
 void train() {
@@ -172,16 +188,58 @@ void train() {
   }
 }
 
+// The checkpoint file of the crash and resume modes: one for the job, written by rank 0 (the parameters are the
+// same on every rank), read by every rank.
+std::string checkpoint_path() {
+  const char* dir = std::getenv("RG_TEST_CHECKPOINT_DIR");
+  return std::string(dir ? dir : "/tmp") + "/mpi_worker.safetensors";
+}
+
+// Two data-parallel steps, a checkpoint, then rank 1 dies at the third: the job ends with the checkpoint on disk.
+void crash() {
+  Training t({"CPU@0", "CPU@1"});
+  for (int s = 0; s < 2; ++s) t.step(s);
+  uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a of the parameters' bits
+  for (float v : t.params()) {
+    uint32_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    h = (h ^ bits) * 0x100000001b3ull;
+  }
+  rg::mpi::check_same(h, "the parameters before the checkpoint");
+  if (rg::mpi::rank() == 0) rg::save_checkpoint(checkpoint_path(), t.net, t.opt, {{"step", "2"}});
+  rg::mpi::check_same(1, "the checkpoint written");
+  if (rg::mpi::rank() == 1) raise(SIGKILL);
+  t.step(2);
+}
+
+// A new job resumes from crash()'s checkpoint to step 5: the parameters equal five steps in one process.
+void resume() {
+  const int steps = 5;
+  auto [want_losses, want_params] = train_steps({}, steps);
+  Training t({"CPU@0", "CPU@1"});
+  const int from = std::stoi(rg::load_checkpoint(checkpoint_path(), t.net, t.opt).at("step"));
+  std::vector<float> losses;
+  for (int s = from; s < steps; ++s) losses.push_back(t.step(s));
+  expect_near("resumed losses", losses, std::vector<double>(want_losses.begin() + from, want_losses.end()));
+  expect_near("resumed parameters", t.params(), std::vector<double>(want_params.begin(), want_params.end()));
+  std::printf("rank %d: resumed at step %d\n", rg::mpi::rank(), from);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "ops";
   try {
     rg::mpi::Options options;
-    options.map_indices = mode != "train";  // training keeps a model per rank on its own CPU
+    // Training keeps a model per rank on its own CPU.
+    options.map_indices = mode != "train" && mode != "crash" && mode != "resume";
     rg::mpi::init(options);
     if (mode == "train") {
       train();
+    } else if (mode == "crash") {
+      crash();
+    } else if (mode == "resume") {
+      resume();
     } else if (mode == "ops") {
       add_and_sum({"CPU:0", "CPU:1"});
       matmul({"CPU:0", "CPU:1"});

@@ -27,12 +27,10 @@ void save_checkpoint(const std::string& path, nn::Module& model, const optim::Op
   for (const auto& [device, t] : Tensor::rng_state()) all.emplace(kRng + device, t);
   const std::string tmp = path + ".tmp";
   safe_save(all, tmp, metadata);
-  if (std::rename(tmp.c_str(), path.c_str()) != 0)
-    throw Error("save_checkpoint: cannot rename " + tmp + " to " + path);
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw Error("save_checkpoint: cannot rename " + tmp + " to " + path);
 }
 
-std::map<std::string, std::string> load_checkpoint(const std::string& path, nn::Module& model,
-                                                   optim::Optimizer& opt) {
+std::map<std::string, std::string> load_checkpoint(const std::string& path, nn::Module& model, optim::Optimizer& opt) {
   const std::map<std::string, Tensor> all = safe_load(path);
   for (const auto& [key, t] : all)
     if (key.compare(0, kModel.size(), kModel) != 0 && key.compare(0, kOptim.size(), kOptim) != 0 &&

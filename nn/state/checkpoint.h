@@ -20,7 +20,6 @@ void save_checkpoint(const std::string& path, nn::Module& model, const optim::Op
 // Loads a checkpoint into the model, the optimizer and the random generators, in place (a step captured by
 // rg::Jit keeps its buffers), and returns its metadata. A missing or malformed file, or tensors that do not
 // fit the model or the optimizer, are an rg::Error naming the file and the key.
-std::map<std::string, std::string> load_checkpoint(const std::string& path, nn::Module& model,
-                                                   optim::Optimizer& opt);
+std::map<std::string, std::string> load_checkpoint(const std::string& path, nn::Module& model, optim::Optimizer& opt);
 
 }  // namespace rg

@@ -31,7 +31,8 @@ struct Net : nn::Module {
 // A run of a model and Adam whose step draws its batch at random (so the generator's state matters), under
 // rg::Jit as the examples train.
 struct Training {
-  explicit Training(uint32_t seed) : net((Tensor::manual_seed(seed), Net())), opt(optim::Adam(nn::get_parameters(net), 0.05)) {
+  explicit Training(uint32_t seed)
+      : net((Tensor::manual_seed(seed), Net())), opt(optim::Adam(nn::get_parameters(net), 0.05)) {
     std::vector<float> xs(40 * 6);
     for (size_t i = 0; i < xs.size(); ++i) xs[i] = float((i * 7) % 11) / 5.0f - 1.0f;
     std::vector<int32_t> ys(40);
@@ -96,24 +97,30 @@ TEST_F(Checkpoint, AFileThatDoesNotFitNamesTheKey) {
   std::map<std::string, Tensor> wrong_shape = all;
   wrong_shape.at("optim.m.0") = Tensor::zeros({2, 2});
   safe_save(wrong_shape, path);
-  EXPECT_NE(error_of([&] { load_checkpoint(path, run.net, run.opt); }).find("'m.0' is float32 (2, 2), the optimizer's float32 (8, 6)"), std::string::npos)
+  EXPECT_NE(error_of([&] {
+              load_checkpoint(path, run.net, run.opt);
+            }).find("'m.0' is float32 (2, 2), the optimizer's float32 (8, 6)"),
+            std::string::npos)
       << error_of([&] { load_checkpoint(path, run.net, run.opt); });
 
   std::map<std::string, Tensor> extra = all;
   extra.emplace("other.x", Tensor::zeros({1}));
   safe_save(extra, path);
-  EXPECT_NE(error_of([&] { load_checkpoint(path, run.net, run.opt); }).find("unexpected key 'other.x'"), std::string::npos)
+  EXPECT_NE(error_of([&] { load_checkpoint(path, run.net, run.opt); }).find("unexpected key 'other.x'"),
+            std::string::npos)
       << error_of([&] { load_checkpoint(path, run.net, run.opt); });
 
   std::map<std::string, Tensor> bad_rng = all;
   bad_rng.at("rng.LLVM") = Tensor::zeros({4});
   safe_save(bad_rng, path);
-  EXPECT_NE(error_of([&] { load_checkpoint(path, run.net, run.opt); }).find("the state of LLVM must be uint32 (4,)"), std::string::npos)
+  EXPECT_NE(error_of([&] { load_checkpoint(path, run.net, run.opt); }).find("the state of LLVM must be uint32 (4,)"),
+            std::string::npos)
       << error_of([&] { load_checkpoint(path, run.net, run.opt); });
 
   all.erase("model.l1.weight");
   safe_save(all, path);
-  EXPECT_NE(error_of([&] { load_checkpoint(path, run.net, run.opt); }).find("missing key 'l1.weight'"), std::string::npos)
+  EXPECT_NE(error_of([&] { load_checkpoint(path, run.net, run.opt); }).find("missing key 'l1.weight'"),
+            std::string::npos)
       << error_of([&] { load_checkpoint(path, run.net, run.opt); });
 }
 

@@ -94,6 +94,20 @@ TEST(Mpi, DataParallelStepsUnderTheJitEqualTheSingleProcessSteps) {
   EXPECT_NE(r.output.find("rank 1: ok train"), std::string::npos) << r.output;
 }
 
+TEST(Mpi, ACheckpointWrittenBeforeACrashResumesToTheSameParameters) {
+  REQUIRE_MPIRUN();
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  const std::string dir = std::string("RG_TEST_CHECKPOINT_DIR=") + (tmp ? tmp : "/tmp") + " RG_MPI_TIMEOUT=2";
+  MpiRun crashed = mpirun(2, "crash", dir);
+  EXPECT_NE(crashed.status, 0) << crashed.output;
+  EXPECT_EQ(crashed.output.find("ok crash"), std::string::npos) << crashed.output;
+  MpiRun r = mpirun(2, "resume", dir);
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("rank 0: resumed at step 2"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("rank 0: ok resume"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("rank 1: ok resume"), std::string::npos) << r.output;
+}
+
 TEST(Mpi, AHangingRankFailsTheOthersWithinTheTimeLimit) {
   REQUIRE_MPIRUN();
   MpiRun r = mpirun(2, "hang", "RG_MPI_TIMEOUT=2");

@@ -1,4 +1,6 @@
 // Sharding over devices, the symbolic way (docs/multi_device.md): every result is checked against a plain loop.
+#include "compiler/schedule/shard.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -8,8 +10,8 @@
 #include <vector>
 
 #include "compiler/schedule/allreduce.h"
+#include "compiler/schedule/schedule.h"
 #include "compiler/tensor/jit.h"
-#include "compiler/tensor/shard_axis.h"
 #include "compiler/tensor/tensor.h"
 #include "compiler/tensor/tensor_graph.h"
 #include "nn/nn.h"
@@ -618,6 +620,52 @@ TEST(Shard, GraphDoesNotGrowWithTheDeviceCount) {
       if (axis == 1 && devs.size() == 3) continue;  // 4 columns do not split over 3
       EXPECT_EQ(program(devs, axis).to_vector<float>(), want) << devs.size() << " devices, axis " << axis;
       EXPECT_EQ(program(devs, axis).realize().to_vector<float>(), want) << devs.size() << " devices, axis " << axis;
+    }
+  }
+}
+
+// The buffers a kernel writes inside a sharded computation hold each device's piece: a convolution's padded
+// input and its output below a reduction, the buffers the scheduler adds, are half the batch on each of two
+// devices (full-shape, each device looped over both halves, the other's masked). The values equal the unsharded.
+TEST(Shard, IntermediatesOfAShardedBatchAreStoredAsPieces) {
+  const std::vector<float> v = data(8 * 1 * 6 * 6), wv = data(4 * 1 * 3 * 3, 0.25f, -0.5f);
+  auto program = [&](const std::vector<std::string>& devs) {
+    Tensor x = Tensor::from_vector(v, {8, 1, 6, 6}), w = Tensor::from_vector(wv, {4, 1, 3, 3});
+    if (!devs.empty()) x = x.shard(devs, 0);
+    return x.conv2d(w).relu().sum({1});
+  };
+  Tensor sharded = program(kTwo);
+  ASSERT_EQ(sharded.shape(), (Shape{8, 4, 4}));
+  const ScheduleResult s = schedule({shard_u(graph_of(sharded), 0, 2)});
+  int written = 0;
+  for (const UPtr& call : s.linear->src) {
+    if (call->src[0]->op != Op::SINK) continue;  // a copy
+    const UPtr& out = call->src[1];              // slot 0: the buffer the kernel stores
+    EXPECT_LE(out->buffer_arg().size, 8 * 4 * 4 * 4 / 2) << "a full-shape intermediate of " << out->buffer_arg().size;
+    ++written;
+  }
+  EXPECT_GE(written, 3);  // the padded input, the convolution, the sum
+  EXPECT_EQ(sharded.to_vector<float>(), program({}).to_vector<float>());
+}
+
+// The gradient of a replicated weight sums over the sharded batch (a reduction the gradient builds, not a sum
+// the Tensor API shards): each device sums its own rows, no kernel ranges over the whole batch.
+TEST(Shard, AWeightGradientSumsEachDevicesRows) {
+  const std::vector<float> v = data(8 * 3), wv = data(3, 0.5f, 1.0f);
+  auto grad = [&](const std::vector<std::string>& devs, ScheduleResult* s) {
+    Tensor x = Tensor::from_vector(v, {8, 3}), w = Tensor::from_vector(wv, {1, 3});
+    w.requires_grad(true);
+    if (!devs.empty()) x = x.shard(devs, 0);
+    ((x * w).relu() * x).sum().backward();
+    if (s) *s = schedule({graph_of(*w.grad())});
+    return w.grad()->to_vector<float>();
+  };
+  ScheduleResult s;
+  EXPECT_EQ(grad(kTwo, &s), grad({}, nullptr));
+  for (const UPtr& call : s.linear->src) {
+    if (call->src[0]->op != Op::SINK) continue;  // a copy
+    for (const UPtr& u : toposort(call->src[0])) {
+      EXPECT_FALSE(u->op == Op::RANGE && u->src[0]->is_const() && u->src[0]->as_int() == 8) << render(call->src[0]);
     }
   }
 }

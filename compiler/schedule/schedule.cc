@@ -10,9 +10,11 @@
 #include "compiler/ir/rewrite.h"
 #include "compiler/ir/shape.h"
 #include "compiler/schedule/realize.h"
+#include "compiler/schedule/shard.h"
 #include "rules/gradient.h"
 #include "rules/rangeify.h"
 #include "rules/rangeify_helpers.h"
+#include "rules/shard.h"
 #include "rules/split_reduce.h"
 
 namespace rg {
@@ -73,6 +75,13 @@ class Views {
 std::string device_of(const UPtr& value, const std::string& device_of_constants) {
   const std::string d = graph_device(value);
   return d.empty() ? device_of_constants : d;
+}
+
+// Does the graph compute on a device tuple? (Only then can it hold sharded values.)
+bool on_device_tuple(const UPtr& graph) {
+  for (const UPtr& u : toposort(graph))
+    if (u->op == Op::DEVICE && is_device_tuple(u->arg_str())) return true;
+  return false;
 }
 
 // The tensor graph still reachable after rangeify is an op the rules cannot index.
@@ -323,10 +332,12 @@ ScheduleResult schedule(const std::vector<UPtr>& given, const PassObserver* obse
   for (const UPtr& r : given)
     if (!r || !r->has_shape)
       throw Error("schedule: a root must be a tensor-graph node" + (r ? " (got " + lower_name(r->op) + ")" : ""));
-  // Composites with their own gradient read as their values, and large reductions into few outputs become two
-  // kernels (rules/split_reduce.rules), before planning.
-  UPtr sink = graph_rewrite(graph_rewrite(UOp::make(Op::SINK, dtypes::void_, given), rules::forward_values),
-                            rules::split_reduces);
+  // Before planning: composites with their own gradient read as their values, a reduction over a shard axis
+  // reduces each device's piece (rules/shard.rules), and large reductions into few outputs become two kernels
+  // (rules/split_reduce.rules).
+  UPtr sink = graph_rewrite(UOp::make(Op::SINK, dtypes::void_, given), rules::forward_values);
+  if (on_device_tuple(sink)) sink = graph_rewrite(sink, rules::reduce_pieces);
+  sink = graph_rewrite(sink, rules::split_reduces);
   const std::vector<UPtr>& roots = sink->src;
   std::vector<UPtr> order = toposort(sink);
   order.pop_back();  // the SINK itself
@@ -354,9 +365,16 @@ ScheduleResult schedule(const std::vector<UPtr>& given, const PassObserver* obse
       view.set(k, value->shape == b->shape ? b : UOp::make(Op::RESHAPE, b->dtype, {b}, value->shape));
       continue;
     }
+    // A value sharded over a device tuple is stored as its pieces, as a realized sharded tensor is: each device
+    // computes and holds only its own, where a full-shape buffer would have it loop over every device's rows.
+    const int64_t pieces = is_device_tuple(device) ? int64_t(device_tuple(device).size()) : 1;
+    const int64_t axis = pieces > 1 ? shard_axis_of(value) : -1;
+    const bool sharded = axis >= 0 && value->shape[size_t(axis)] % pieces == 0;
+    if (sharded) value = shard_u(value, axis, pieces);
     const int64_t n = int64_t(value->numel());
     UPtr buf = new_buffer(value->dtype, n, device);
-    view.set(k, value->shape == Shape{n} ? buf : UOp::make(Op::RESHAPE, buf->dtype, {buf}, value->shape));
+    UPtr held = value->shape == Shape{n} ? buf : UOp::make(Op::RESHAPE, buf->dtype, {buf}, value->shape);
+    view.set(k, sharded ? unshard_u(held, axis, pieces) : held);
     if (n == 0) continue;  // an empty tensor: allocated, never written
     std::vector<UPtr> buffers;
     UPtr kernel = build_kernel(value, buf, &buffers, &res.var_values, observer);

@@ -12,6 +12,7 @@
 #include "compiler/ir/placement.h"
 #include "compiler/ir/shape.h"
 #include "compiler/schedule/allreduce.h"
+#include "compiler/schedule/shard.h"
 #include "compiler/tensor/backend.h"
 #include "compiler/tensor/tensor.h"
 
@@ -125,35 +126,6 @@ inline std::string canonical_graph_device(const UPtr& root) {
 
 // ---------------------------------------------------------------- sharding helpers (docs/multi_device.md#forms)
 
-// `_device_num * size` on `axis`, 0 on the others: the window offsets (ops.def) that move a PAD or SHRINK
-// to the piece of the device running the kernel.
-inline std::vector<UPtr> device_offsets(const UPtr& x, int64_t axis, int64_t n, int64_t size) {
-  std::vector<UPtr> src{x};
-  for (size_t d = 0; d < x->shape.size(); ++d)
-    src.push_back(int64_t(d) == axis ? device_num(n) * size : cnst_int(dtypes::index, 0));
-  return src;
-}
-
-// A device's piece seen full-shape: ONE PAD whose bounds depend on _device_num, placing the piece at
-// _device_num * size along `axis` with Invalid around it (bounds (dnum * size, (n - 1 - dnum) * size)).
-inline UPtr unshard_u(const UPtr& piece, int64_t axis, int64_t n) {
-  if (n == 1) return piece;
-  const int64_t sz = piece->shape[axis];
-  Pairs pads(piece->shape.size(), {0, 0});
-  pads[axis] = {0, (n - 1) * sz};
-  return mk(Op::PAD, piece->dtype, device_offsets(piece, axis, n, sz), to_arg(pads));
-}
-
-// The piece of a full-shape value a device holds: ONE SHRINK with bounds (dnum * size, (dnum + 1) * size).
-inline UPtr shard_u(const UPtr& full, int64_t axis, int64_t n) {
-  if (n == 1) return full;
-  const int64_t sz = full->shape[axis] / n;
-  Pairs bounds;
-  for (size_t d = 0; d < full->shape.size(); ++d)
-    bounds.push_back(int64_t(d) == axis ? std::pair{int64_t(0), sz} : std::pair{int64_t(0), full->shape[d]});
-  return mk(Op::SHRINK, full->dtype, device_offsets(full, axis, n, sz), to_arg(bounds));
-}
-
 // MSTACK's replacement, `STACK(v_0, ..., v_n-1).index(_device_num)`: device k sees v_k. The index is the
 // stacked axis SHRUNK to the row _device_num (a moved window) and reshaped away; rangeify lowers the INDEX
 // of the STACK to nested WHEREs (rules/rangeify.rules, index_stack_to_where).
@@ -180,17 +152,6 @@ inline UPtr scatter_u(const UPtr& x, int64_t axis, int64_t n, const std::string&
     laid_out = mk(Op::PERMUTE, x->dtype, {laid_out}, first);
   }
   return mk(Op::COPY, x->dtype, {laid_out, mk(Op::DEVICE, dtypes::void_, {}, tuple)}, n);
-}
-
-// Where the shard axis `axis` of `from` lands when reshaped to `to`: the axis of the same size after
-// the same number of elements; -1 when the reshape splits or merges it.
-inline int64_t reshape_axis(const Shape& from, const Shape& to, int64_t axis) {
-  int64_t before = product(Shape(from.begin(), from.begin() + axis)), p = 1;
-  for (size_t k = 0; k < to.size(); ++k) {
-    if (p == before && to[k] == from[axis]) return int64_t(k);
-    p *= to[k];
-  }
-  return -1;
 }
 
 }  // namespace rg::tensor_detail

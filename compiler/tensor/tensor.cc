@@ -7,9 +7,9 @@
 #include <unordered_map>
 
 #include "compiler/ir/shape.h"
+#include "compiler/schedule/shard.h"
 #include "compiler/tensor/backend.h"
 #include "compiler/tensor/graph_builders.h"
-#include "compiler/tensor/shard_axis.h"
 #include "runtime/device.h"
 
 namespace rg {

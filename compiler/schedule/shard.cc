@@ -1,14 +1,23 @@
-#include "compiler/tensor/shard_axis.h"
+#include "compiler/schedule/shard.h"
 
 #include <algorithm>
 #include <unordered_map>
 
 #include "compiler/ir/shape.h"
-#include "compiler/tensor/graph_builders.h"
+#include "compiler/schedule/allreduce.h"
 
 namespace rg {
 
 namespace {
+
+// `_device_num * size` on `axis`, 0 on the others: the window offsets (ops.def) that move a PAD or SHRINK
+// to the piece of the device running the kernel.
+std::vector<UPtr> device_offsets(const UPtr& x, int64_t axis, int64_t n, int64_t size) {
+  std::vector<UPtr> src{x};
+  for (size_t d = 0; d < x->shape.size(); ++d)
+    src.push_back(int64_t(d) == axis ? device_num(n) * size : cnst_int(dtypes::index, 0));
+  return src;
+}
 
 // The axis a moved PAD places its source along: the one whose offset is not a constant 0.
 int64_t moved_axis(const UOp& pad) {
@@ -40,7 +49,7 @@ int64_t axis_of(const UOp& u, const std::unordered_map<const UOp*, int64_t>& of)
       return a < 0 || at == order.end() ? -1 : int64_t(at - order.begin());
     }
     case Op::RESHAPE:
-      return a < 0 ? -1 : tensor_detail::reshape_axis(u.src[0]->shape, u.shape, a);
+      return a < 0 ? -1 : reshape_axis(u.src[0]->shape, u.shape, a);
     case Op::REDUCE_AXIS: {
       const std::vector<int64_t> axes = u.reduce_axis_arg().axes;
       return std::find(axes.begin(), axes.end(), a) == axes.end() ? a : -1;
@@ -55,6 +64,32 @@ int64_t axis_of(const UOp& u, const std::unordered_map<const UOp*, int64_t>& of)
 }
 
 }  // namespace
+
+UPtr unshard_u(const UPtr& piece, int64_t axis, int64_t n) {
+  if (n == 1) return piece;
+  const int64_t sz = piece->shape[axis];
+  Pairs pads(piece->shape.size(), {0, 0});
+  pads[axis] = {0, (n - 1) * sz};
+  return UOp::make(Op::PAD, piece->dtype, device_offsets(piece, axis, n, sz), to_arg(pads));
+}
+
+UPtr shard_u(const UPtr& full, int64_t axis, int64_t n) {
+  if (n == 1) return full;
+  const int64_t sz = full->shape[axis] / n;
+  Pairs bounds;
+  for (size_t d = 0; d < full->shape.size(); ++d)
+    bounds.push_back(int64_t(d) == axis ? std::pair{int64_t(0), sz} : std::pair{int64_t(0), full->shape[d]});
+  return UOp::make(Op::SHRINK, full->dtype, device_offsets(full, axis, n, sz), to_arg(bounds));
+}
+
+int64_t reshape_axis(const Shape& from, const Shape& to, int64_t axis) {
+  int64_t before = product(Shape(from.begin(), from.begin() + axis)), p = 1;
+  for (size_t k = 0; k < to.size(); ++k) {
+    if (p == before && to[k] == from[axis]) return int64_t(k);
+    p *= to[k];
+  }
+  return -1;
+}
 
 int64_t shard_axis_of(const UPtr& graph, const std::unordered_map<const UOp*, int64_t>& known) {
   std::unordered_map<const UOp*, int64_t> of = known;

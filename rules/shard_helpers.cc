@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "compiler/ir/placement.h"
-#include "compiler/schedule/shard.h"
+#include "compiler/ir/shard.h"
 
 namespace rg {
 namespace {

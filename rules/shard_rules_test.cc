@@ -1,10 +1,9 @@
 // reduce_pieces: a reduction over the shard axis of a sharded value reduces each device's piece; others stay.
-#include "rules/shard.h"
-
 #include <gtest/gtest.h>
 
 #include "compiler/ir/rewrite.h"
-#include "compiler/schedule/shard.h"
+#include "compiler/ir/shard.h"
+#include "rules/shard.h"
 #include "rules/shard_helpers.h"
 
 namespace rg {
@@ -36,10 +35,10 @@ TEST(ShardRules, AReductionOverTheShardAxisReducesThePiece) {
 
 TEST(ShardRules, OtherReductionsStay) {
   UPtr x = unshard_u(input({3, 5}, kTwo), 0, 2);
-  EXPECT_FALSE(reduces_shard_axis(reduce(x, {1})));                                 // the other axis
-  EXPECT_FALSE(reduces_shard_axis(reduce(input({6, 5}, kTwo), {0})));               // replicated
-  EXPECT_FALSE(reduces_shard_axis(reduce(input({6, 5}, "CPU"), {0})));              // one device
-  EXPECT_FALSE(reduces_shard_axis(reduce(shard_u(x, 0, 2), {0})));                  // already the piece
+  EXPECT_FALSE(reduces_shard_axis(reduce(x, {1})));                     // the other axis
+  EXPECT_FALSE(reduces_shard_axis(reduce(input({6, 5}, kTwo), {0})));   // replicated
+  EXPECT_FALSE(reduces_shard_axis(reduce(input({6, 5}, "CPU"), {0})));  // one device
+  EXPECT_FALSE(reduces_shard_axis(reduce(shard_u(x, 0, 2), {0})));      // already the piece
   const UPtr r = reduce(x, {1});
   EXPECT_EQ(graph_rewrite(r, rules::reduce_pieces), r);
 }

@@ -1,5 +1,5 @@
 // Sharding over devices, the symbolic way (docs/multi_device.md): every result is checked against a plain loop.
-#include "compiler/schedule/shard.h"
+#include "compiler/ir/shard.h"
 
 #include <gtest/gtest.h>
 

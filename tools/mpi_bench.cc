@@ -1,8 +1,10 @@
-// mpirun -np 2 .bazel/bin/tools/mpi_bench [--min BYTES] [--max BYTES] [--reps N]
+// ./bazelw build --config=opt //tools:mpi_bench && mpirun -np 2 .bazel/bin/tools/mpi_bench [--min BYTES]
+//     [--max BYTES] [--reps N]
 //
 // Allreduce bandwidth of rulegrad's ring over MPI against MPI_Allreduce on the same bytes: for each size from
 // --min (4 KiB) to --max (64 MiB), doubling by 4, rank r holds row r of a (ranks, n) float tensor sharded over
-// (CPU:0, CPU:1, ...), one per rank, and `sum(0)` (the ring forced, RG_RING=2) is replayed under rg::Jit; then
+// (CPU:0, CPU:1, ...), one per rank, and `sum(0)` is replayed under rg::Jit with the ring forced (RG_RING=2: one
+// collective step, the transport's ring of simultaneous MPI_Isend/MPI_Irecv); then
 // the same n floats go through MPI_Allreduce. Prints per size the time of each (best of 3 rounds of --reps), the
 // algorithm bandwidth (bytes / time) and the ring's share of MPI_Allreduce's. The first size's answer is checked
 // against the plain sum. Links //runtime/mpi (a separate target, so //tools:bench does not link MPI).

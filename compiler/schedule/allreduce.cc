@@ -107,8 +107,6 @@ UPtr chunked(Op op, const UPtr& partial, const std::vector<std::string>& devices
 
 }  // namespace
 
-UPtr device_num(int64_t devices) { return var("_device_num", 0, devices - 1); }
-
 UPtr is_device(int64_t k, int64_t devices, const Shape& s) {
   UPtr c = UOp::make(Op::CMPEQ, dtypes::bool_, {device_num(devices), cnst_int(dtypes::index, k)});
   if (s.empty()) return c;

@@ -7,12 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "compiler/ir/shard.h"  // device_num
 #include "compiler/ir/uop.h"
 
 namespace rg {
 
-// The device's position in its tuple, `_device_num`, bound per device when a kernel runs.
-UPtr device_num(int64_t devices);
 // `_device_num == k` as a bool value of shape s.
 UPtr is_device(int64_t k, int64_t devices, const Shape& s);
 

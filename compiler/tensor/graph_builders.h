@@ -11,8 +11,8 @@
 
 #include "compiler/ir/placement.h"
 #include "compiler/ir/shape.h"
+#include "compiler/ir/shard.h"
 #include "compiler/schedule/allreduce.h"
-#include "compiler/schedule/shard.h"
 #include "compiler/tensor/backend.h"
 #include "compiler/tensor/tensor.h"
 

@@ -7,7 +7,7 @@
 #include <unordered_map>
 
 #include "compiler/ir/shape.h"
-#include "compiler/schedule/shard.h"
+#include "compiler/ir/shard.h"
 #include "compiler/tensor/backend.h"
 #include "compiler/tensor/graph_builders.h"
 #include "runtime/device.h"

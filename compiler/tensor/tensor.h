@@ -413,7 +413,7 @@ class Tensor {
     UPtr uop;
     std::string device;  // canonical; empty for a graph of constants, which fits every device
     // On several devices (docs/multi_device.md#device-tuples): the devices, the shard axis its graph says (-1: the
-    // whole tensor on each; compiler/schedule/shard.h), and once realized the per-device buffer view (RESHAPE of a
+    // whole tensor on each; compiler/ir/shard.h), and once realized the per-device buffer view (RESHAPE of a
     // BUFFER on the device tuple, piece shape).
     std::vector<std::string> devices;
     int64_t axis = -1;
@@ -426,7 +426,7 @@ class Tensor {
   static inline bool training_ = false;
 
   Tensor(UPtr u, std::string device);
-  // A graph on `devices` (empty: one device, `device`), its shard axis read from the graph (compiler/schedule/shard.h);
+  // A graph on `devices` (empty: one device, `device`), its shard axis read from the graph (compiler/ir/shard.h);
   // the axes of `operands`, whose graphs it is built on, are known, so that only the new nodes are read.
   static Tensor on_devices(UPtr u, const std::vector<std::string>& devices, const std::string& device,
                            const std::vector<const Tensor*>& operands = {});

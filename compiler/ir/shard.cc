@@ -1,10 +1,9 @@
-#include "compiler/schedule/shard.h"
+#include "compiler/ir/shard.h"
 
 #include <algorithm>
 #include <unordered_map>
 
 #include "compiler/ir/shape.h"
-#include "compiler/schedule/allreduce.h"
 
 namespace rg {
 
@@ -64,6 +63,8 @@ int64_t axis_of(const UOp& u, const std::unordered_map<const UOp*, int64_t>& of)
 }
 
 }  // namespace
+
+UPtr device_num(int64_t devices) { return var("_device_num", 0, devices - 1); }
 
 UPtr unshard_u(const UPtr& piece, int64_t axis, int64_t n) {
   if (n == 1) return piece;

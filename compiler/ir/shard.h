@@ -1,6 +1,6 @@
 // The forms of a value sharded over a device tuple (docs/multi_device.md#forms): a device's piece seen
 // full-shape, the piece of a full-shape value, and the shard axis read back from a graph. The Tensor API
-// builds them; the scheduler stores an intermediate of a sharded value as its pieces.
+// builds them; the scheduler stores an intermediate of a sharded value as its pieces (rules/shard.rules).
 #pragma once
 
 #include <cstdint>
@@ -9,6 +9,9 @@
 #include "compiler/ir/uop.h"
 
 namespace rg {
+
+// The device's position in its tuple, `_device_num`, bound per device when a kernel runs.
+UPtr device_num(int64_t devices);
 
 // A device's piece seen full-shape: ONE PAD whose bounds depend on _device_num, placing the piece at
 // _device_num * size along `axis` with Invalid around it (bounds (dnum * size, (n - 1 - dnum) * size)).

@@ -6,6 +6,7 @@
 #include "compiler/ir/env.h"
 #include "compiler/ir/placement.h"
 #include "compiler/ir/shape.h"
+#include "compiler/ir/shard.h"
 
 namespace rg {
 
@@ -55,7 +56,11 @@ UPtr custom_grads(const UPtr& c, const UPtr& g) {
   const size_t k = size_t(c->arg_int());
   auto none = [] { return mk(Op::NO_GRAD, dtypes::void_, {}); };
   std::vector<UPtr> src{none(), none()};
-  const UMap seeded{{c->src[1], mk(Op::RESHAPE, g->dtype, {g}, c->src[1]->shape)}};
+  // A seed smaller than g holds each device's piece of a value sharded over a tuple (on its first axis).
+  const UPtr& seed = c->src[1];
+  const int64_t pieces = int64_t(g->numel()) / std::max<int64_t>(int64_t(seed->numel()), 1);
+  const UPtr value = pieces > 1 ? shard_u(g, 0, pieces) : g;
+  const UMap seeded{{seed, mk(Op::RESHAPE, g->dtype, {value}, seed->shape)}};
   for (size_t i = 0; i < k; ++i) src.push_back(substitute(c->src[2 + k + i], seeded));
   for (size_t i = 0; i < k; ++i) src.push_back(none());
   return mk(Op::GRADS, dtypes::void_, std::move(src));

@@ -38,7 +38,8 @@ UPtr prod_others(const UPtr& r);
 // of a tuple: g on that device of the tuple, 0 on the others. A scatter (COPY arg n): each device's g
 // brought back and placed at its piece of the source's leading axis. Null (no rule) for other copies.
 UPtr copy_back(const UPtr& g, const UPtr& copy);
-// CUSTOM_GRAD c's GRADS: for each input x_i the graph d_i with c's seed replaced by g; none for the value,
+// CUSTOM_GRAD c's GRADS: for each input x_i the graph d_i with c's seed replaced by g (by each device's piece
+// of g when the seed is a tuple's buffer of pieces: a batch sharded on its first axis); none for the value,
 // the seed and the d_i themselves.
 UPtr custom_grads(const UPtr& c, const UPtr& g);
 

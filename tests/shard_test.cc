@@ -648,6 +648,29 @@ TEST(Shard, IntermediatesOfAShardedBatchAreStoredAsPieces) {
   EXPECT_EQ(sharded.to_vector<float>(), program({}).to_vector<float>());
 }
 
+// A convolution of a batch sharded over two devices takes its input gradient as the transposed convolution of
+// the output's gradient, each device its own rows (the single device's form, not autodiff's window sums): both
+// gradients equal the unsharded ones.
+TEST(Shard, ConvolutionOfAShardedBatchHasTheTransposedConvolutionGradient) {
+  const std::vector<float> xv = data(4 * 2 * 6 * 6, 0.5f, -1.0f), wv = data(3 * 2 * 3 * 3, 0.25f, 0.5f),
+                           cv = data(4 * 3 * 4 * 4, 0.75f, -2.0f);
+  auto grads = [&](const std::vector<std::string>& devs) {
+    Tensor x = Tensor::from_vector(xv, {4, 2, 6, 6}), w = Tensor::from_vector(wv, {3, 2, 3, 3});
+    x.requires_grad(true), w.requires_grad(true);
+    Tensor in = devs.empty() ? x : x.shard(devs, 0);
+    Tensor y = in.conv2d(w);
+    EXPECT_EQ(count_op(graph_of(y), Op::CUSTOM_GRAD), 1) << devs.size() << " devices";
+    (y * Tensor::from_vector(cv, {4, 3, 4, 4})).sum().backward();
+    return std::pair{x.grad()->to_vector<float>(), w.grad()->to_vector<float>()};
+  };
+  const auto [dx, dw] = grads(kTwo);
+  const auto [want_dx, want_dw] = grads({});
+  ASSERT_EQ(dx.size(), want_dx.size());
+  ASSERT_EQ(dw.size(), want_dw.size());
+  for (size_t i = 0; i < dx.size(); ++i) EXPECT_NEAR(dx[i], want_dx[i], 1e-4f * (1 + std::fabs(want_dx[i]))) << i;
+  for (size_t i = 0; i < dw.size(); ++i) EXPECT_NEAR(dw[i], want_dw[i], 1e-4f * (1 + std::fabs(want_dw[i]))) << i;
+}
+
 // The gradient of a replicated weight sums over the sharded batch (a reduction the gradient builds, not a sum
 // the Tensor API shards): each device sums its own rows, no kernel ranges over the whole batch.
 TEST(Shard, AWeightGradientSumsEachDevicesRows) {

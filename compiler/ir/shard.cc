@@ -41,6 +41,7 @@ int64_t axis_of(const UOp& u, const std::unordered_map<const UOp*, int64_t>& of)
     case Op::EXPAND:
     case Op::CONTIGUOUS:
     case Op::ASSIGN:
+    case Op::CUSTOM_GRAD:  // its value's
       return a;
     case Op::PERMUTE: {
       const std::vector<int64_t>& order = u.arg_ints();

@@ -25,8 +25,8 @@ int64_t reshape_axis(const Shape& from, const Shape& to, int64_t axis);
 
 // The axis along which a full-shape value on a device tuple is split: that of the PAD moved by
 // `_device_num` which places a device's piece (`_unshard`), followed up through the ops above it
-// (elementwise ops take their sharded operand's; movement ops move it; a reduce keeps it unless it
-// reduces it). -1 for a value that is whole on each device (replicated, a per-device value such as
+// (elementwise ops take their sharded operand's, a CUSTOM_GRAD its value's; movement ops move it; a reduce keeps it
+// unless it reduces it). -1 for a value that is whole on each device (replicated, a per-device value such as
 // `_shard`'s piece or a STACK indexed by the device) or on one device.
 // `known` gives the axes of nodes already known (a Tensor's operands): the walk stops there, so that an op reads
 // only the nodes it added.

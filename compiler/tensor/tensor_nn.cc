@@ -294,16 +294,22 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, i
   // Autodiff through the windows would give the input's gradient as one value per window element (a buffer
   // kernel-size times the input: 655 MB for the example's second layer) summed back into place. It is the
   // transposed convolution of the output's gradient instead: a kernel of the forward's form. The weight's
-  // gradient is autodiff's. One device (a sharded input keeps autodiff's), one group.
-  if (groups == 1 && devices().empty() && weight.devices().empty() && y.numel() > 0) {
+  // gradient is autodiff's. One group; one device, or a batch sharded over a tuple with the weight replicated
+  // (data parallel): the seed then holds each device's piece, seen full-shape, and backward seeds it with its
+  // piece of the output's gradient (custom_grads, rules/gradient_helpers.h). Other shardings keep autodiff's.
+  const bool batch_sharded = !devices().empty() && shard_axis() == 0 && y.shard_axis() == 0;
+  if (groups == 1 && (devices().empty() || batch_sharded) && weight.devices().empty() && y.numel() > 0) {
     const std::vector<int64_t> s = per_axis(stride, n, who, "stride"), d = per_axis(dilation, n, who, "dilation");
     std::vector<int64_t> op(n);
     for (size_t a = 0; a < n; ++a)  // the input positions past the last window (a stride that does not divide)
       op[a] = shape()[2 + a] + pads[a].first + pads[a].second - d[a] * (weight.shape()[2 + a] - 1) - 1 -
               (y.shape()[2 + a] - 1) * s[a];
     // The gradient's placeholder: a buffer never written, which backward replaces (reshapes of it fold into it).
-    const UPtr seed_buffer = backend::buffer_with_data(y.dtype(), y.numel(), nullptr, 0, y.device());
-    const UPtr seed = reshape_u(seed_buffer, y.shape());
+    const int64_t pieces = batch_sharded ? int64_t(devices().size()) : 1;
+    Shape piece = y.shape();
+    piece[0] /= pieces;
+    const UPtr seed_buffer = backend::buffer_with_data(y.dtype(), product(piece), nullptr, 0, y.device());
+    const UPtr seed = unshard_u(reshape_u(seed_buffer, piece), 0, pieces);
     // The convolution reshapes the weight, and a reshape of a reshape folds: y reads the node under them.
     UPtr w_read = graph_of(weight);
     while (w_read->op == Op::RESHAPE) w_read = w_read->src[0];

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -416,8 +417,10 @@ UPtr pack_operands(const UPtr& linear) {
     const Machine machine = opt_target(*o).machine;
     UPtr kernel = call->src[0];
     std::vector<UPtr> buffers(call->src.begin() + 1, call->src.end());
-    while (std::optional<PackedOperand> p = pack_operand(kernel, machine)) {
+    std::set<size_t> copies;
+    while (std::optional<PackedOperand> p = pack_operand(kernel, machine, copies)) {
       UPtr copy = new_buffer(p->dtype, p->elements, device);
+      copies.insert(p->copy_slot);
       calls.push_back(UOp::make(Op::CALL, dtypes::void_, {p->pack, copy, buffers[p->slot]}));
       kernel = p->kernel;
       if (p->copy_slot == buffers.size())

@@ -68,17 +68,17 @@ TEST(Heuristics, ColumnsNoWidthDividesArePadded) {
 }
 
 TEST(Heuristics, WeightGradientAccumulatesVectorsInATile) {
-  // dW[f, c, u, v] = sum over (b, i, j) of dY[b, f, i, j] * X[b, c, i + u, j + v]: no output axis is
-  // contiguous in 4s (the kernel is 5 wide), so the lanes go on the reduction's contiguous column axis (8
-  // columns: 8 lanes) and a 4 x 4 tile of filters and channels shares each loaded vector. (The first kernel
-  // stores dY as the sum's gradient computes it: it is broadcast over channels and the window.)
+  // dW[f, c, u, v] = sum over (b, i, j) of dY[b, f, i, j] * X[b, c, i + u, j + v], summed channels-last
+  // (conv_weight_grad): dY is copied as (b, i, j, f) by the first kernel, the second sums into (c, u, v, f), whose
+  // filters are contiguous in both, so they are the 8 lanes and 8 channels the tile's rows; the third moves the
+  // sum to the weight's layout.
   const int64_t B = 2, C = 8, F = 8, side = 12, K = 5, out = side - K + 1;
   const std::vector<float> x = pattern(B * C * side * side, 7, 13, 1 / 8.0f),
                            dy = pattern(B * F * out * out, 3, 7, 0.25f), w(F * C * K * K, 0.5f);
   Tensor X = Tensor::from_vector(x, {B, C, side, side}), W = Tensor::from_vector(w, {F, C, K, K});
   W.requires_grad(true);
   Tensor dW = gradient((X.conv2d(W) * Tensor::from_vector(dy, {B, F, out, out})).sum(), {W})[0];
-  EXPECT_EQ(avx512_opts(dW, 1, 2), "UPCAST(6, 8) UPCAST(0, 4) UPCAST(1, 4)");
+  EXPECT_EQ(avx512_opts(dW, 1, 3), "UPCAST(3, 8) UPCAST(0, 8) SWAP(0, 3)");
   std::vector<float> got = dW.to_vector<float>();
   for (int64_t f = 0; f < F; ++f)
     for (int64_t c = 0; c < C; ++c)

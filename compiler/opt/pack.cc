@@ -60,7 +60,7 @@ std::optional<Candidate> candidate(const UPtr& load, const KernelAxes& ax, int64
 
 }  // namespace
 
-std::optional<PackedOperand> pack_operand(const UPtr& kernel, const Machine& m) {
+std::optional<PackedOperand> pack_operand(const UPtr& kernel, const Machine& m, const std::set<size_t>& copies) {
   if (m.vector_lanes < 4) return std::nullopt;
   const int64_t w = 2 * int64_t(m.vector_lanes);  // the heuristics' register tile: two vectors of columns
   const KernelAxes ax = kernel_axes(kernel);
@@ -83,7 +83,8 @@ std::optional<PackedOperand> pack_operand(const UPtr& kernel, const Machine& m) 
 
   for (const UPtr& load : topo) {
     if (load->op != Op::INDEX || load->src.size() != 2 || load->src[0]->op != Op::PARAM || !reduced.count(load.get()) ||
-        stored.count(load->src[0].get()) || load->dtype.ptr || load->src[0]->dtype.image_h != 0)
+        stored.count(load->src[0].get()) || load->dtype.ptr || load->src[0]->dtype.image_h != 0 ||
+        copies.count(size_t(load->src[0]->arg_int())))
       continue;
     const std::optional<Candidate> c = candidate(load, ax, w);
     if (!c) continue;

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <set>
 
 #include "compiler/ir/uop.h"
 #include "compiler/opt/machine.h"
@@ -28,7 +29,10 @@ struct PackedOperand {
   int64_t elements = 0;
   DType dtype;
 };
-std::optional<PackedOperand> pack_operand(const UPtr& kernel, const Machine& machine);
+// `copies`: the slots that already hold a copy made by packing, never packed again (a copy's index can look
+// like an operand to pack once more: the loop of pack_operands would not end).
+std::optional<PackedOperand> pack_operand(const UPtr& kernel, const Machine& machine,
+                                          const std::set<size_t>& copies = {});
 
 inline constexpr int64_t kPackStrideBytes = 1024;
 inline constexpr int64_t kPackReuse = 64;

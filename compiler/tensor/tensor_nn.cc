@@ -277,6 +277,42 @@ Tensor transposed_conv(const Tensor& x_in, const Tensor& weight, const std::opti
   return conv(x, w, bias, groups, 1, d, cpads, who);
 }
 
+// The weight's gradient of a convolution of x (N, Cin, *spatial) in one group, given the output's gradient dy
+// (N, Cout, *o): the sum over the batch and the output positions of dy times x's windows. dy is copied
+// channels-last first and the sum laid out (Cin, *k, Cout), then moved to the weight's (Cout, Cin, *k): the
+// output channels, contiguous in the copy and in the result, give the kernel whole vectors, where autodiff's
+// form left it the window's 3 or 5 columns (scalar code). Over a sharded batch the sum is the allreduce of the
+// devices' partials, brought to the weight's device.
+Tensor conv_weight_grad(const Tensor& x, const Tensor& dy, const Tensor& weight, const std::vector<int64_t>& s,
+                        const std::vector<int64_t>& d, const Pairs& pads, const char* who) {
+  const size_t n = weight.ndim() - 2;
+  const Shape hw(weight.shape().begin() + 2, weight.shape().end());
+  const Tensor p = pool(pad_last(x, pads, 0), hw, s, d, who);  // (N, Cin, *o, *k)
+  std::vector<int64_t> windows{1}, channels_last{0};
+  for (size_t a = 0; a < n; ++a) windows.push_back(int64_t(2 + n + a));
+  windows.push_back(0);
+  for (size_t a = 0; a < n; ++a) windows.push_back(int64_t(2 + a)), channels_last.push_back(int64_t(2 + a));
+  channels_last.push_back(1);
+  Shape xs{p.shape()[1]}, ds(n + 1, 1);
+  xs.insert(xs.end(), hw.begin(), hw.end());
+  xs.push_back(1);
+  ds.push_back(dy.shape()[1]);
+  Shape tail{dy.shape()[0]};
+  tail.insert(tail.end(), dy.shape().begin() + 2, dy.shape().end());
+  xs.insert(xs.end(), tail.begin(), tail.end());
+  ds.insert(ds.end(), tail.begin(), tail.end());
+  // dy as (N, *o, Cout) in memory, read as (Cout, N, *o): the output channels are its unit stride.
+  std::vector<int64_t> channels_first{int64_t(n + 1)};
+  for (size_t a = 0; a <= n; ++a) channels_first.push_back(int64_t(a));
+  const Tensor dyt = dy.permute(channels_last).contiguous().permute(channels_first);
+  // Stored (Cin, *k, Cout) by the kernel that sums, then copied to the weight's layout.
+  Tensor g = (p.permute(windows).reshape(xs) * dyt.reshape(ds)).sum(last_axes(n + 1)).contiguous();
+  std::vector<int64_t> weight_order{int64_t(n + 1)};
+  for (size_t a = 0; a <= n; ++a) weight_order.push_back(int64_t(a));
+  g = g.permute(weight_order);
+  return g.devices().empty() ? g : g.to(weight.device());
+}
+
 }  // namespace
 
 Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, int64_t groups, PerAxis stride,
@@ -313,10 +349,11 @@ Tensor Tensor::conv2d(const Tensor& weight, const std::optional<Tensor>& bias, i
     // The convolution reshapes the weight, and a reshape of a reshape folds: y reads the node under them.
     UPtr w_read = graph_of(weight);
     while (w_read->op == Op::RESHAPE) w_read = w_read->src[0];
-    const UMap dw = backprop(graph_of(y), seed, {w_read});
-    if (auto it = dw.find(w_read); it != dw.end()) {  // else a weight folded away (a constant): autodiff's
+    const std::vector<UPtr> y_graph = toposort(graph_of(y));
+    if (std::any_of(y_graph.begin(), y_graph.end(), [&](const UPtr& u) { return u == w_read; })) {
+      // (else a weight folded away, a constant: autodiff's)
       const Tensor dx = transposed_conv(y.like(seed), weight, std::nullopt, 1, s, d, pads, op, who);
-      const UPtr w_grad = reshape_u(it->second, weight.shape());
+      const UPtr w_grad = graph_of(conv_weight_grad(*this, y.like(seed), weight, s, d, pads, who));
       out = y.like(UOp::make(Op::CUSTOM_GRAD, y.dtype(),
                              {graph_of(y), seed_buffer, graph_of(*this), graph_of(weight), graph_of(dx), w_grad},
                              int64_t(2)));

@@ -145,6 +145,34 @@ Array4 conv_transpose_ref(const Array4& in, const Array4& w, const Floats* bias,
   return out;
 }
 
+// The weight's gradient is summed channels-last (conv_weight_grad): a 5x5 kernel over 24x24 images, the shape
+// whose copy of the output's gradient the packing loop once packed again without end, and a 3x3 one, each
+// against the loop dW[o][i][ky][kx] = sum over b, y, x of dy[b][o][y][x] * in[b][i][y + ky][x + kx].
+TEST(Conv2d, WeightGradientMatchesLoops) {
+  for (auto [batch, channels, side, k] : {std::tuple{16, 32, 24, 5}, std::tuple{8, 16, 8, 3}}) {
+    const int64_t o = side - k + 1;
+    const Floats xv = noise(size_t(batch * channels * side * side), 11),
+                 wv = noise(size_t(channels * channels * k * k), 12), dyv = noise(size_t(batch * channels * o * o), 13);
+    Tensor x = on_device(xv, {batch, channels, side, side}), w = on_device(wv, {channels, channels, k, k});
+    w.requires_grad(true);
+    (x.conv2d(w) * on_device(dyv, {batch, channels, o, o})).sum().backward();
+    Floats want(wv.size(), 0.0f);
+    for (int64_t co = 0; co < channels; ++co)
+      for (int64_t ci = 0; ci < channels; ++ci)
+        for (int64_t ky = 0; ky < k; ++ky)
+          for (int64_t kx = 0; kx < k; ++kx) {
+            double acc = 0;
+            for (int64_t b = 0; b < batch; ++b)
+              for (int64_t y = 0; y < o; ++y)
+                for (int64_t xx = 0; xx < o; ++xx)
+                  acc += double(dyv[size_t(((b * channels + co) * o + y) * o + xx)]) *
+                         xv[size_t(((b * channels + ci) * side + y + ky) * side + xx + kx)];
+            want[size_t(((co * channels + ci) * k + ky) * k + kx)] = float(acc);
+          }
+    expect_near(w.grad()->to_vector<float>(), want, 2e-3f);
+  }
+}
+
 TEST(ConvTranspose2d, MatchesLoops) {
   struct Case {
     Array4 in, w;

@@ -301,15 +301,12 @@ Tensor conv_weight_grad(const Tensor& x, const Tensor& dy, const Tensor& weight,
   tail.insert(tail.end(), dy.shape().begin() + 2, dy.shape().end());
   xs.insert(xs.end(), tail.begin(), tail.end());
   ds.insert(ds.end(), tail.begin(), tail.end());
+  std::vector<int64_t> last_first{int64_t(n + 1)};  // the last of n + 2 axes moved first
+  for (size_t a = 0; a <= n; ++a) last_first.push_back(int64_t(a));
   // dy as (N, *o, Cout) in memory, read as (Cout, N, *o): the output channels are its unit stride.
-  std::vector<int64_t> channels_first{int64_t(n + 1)};
-  for (size_t a = 0; a <= n; ++a) channels_first.push_back(int64_t(a));
-  const Tensor dyt = dy.permute(channels_last).contiguous().permute(channels_first);
+  const Tensor dyt = dy.permute(channels_last).contiguous().permute(last_first);
   // Stored (Cin, *k, Cout) by the kernel that sums, then copied to the weight's layout.
-  Tensor g = (p.permute(windows).reshape(xs) * dyt.reshape(ds)).sum(last_axes(n + 1)).contiguous();
-  std::vector<int64_t> weight_order{int64_t(n + 1)};
-  for (size_t a = 0; a <= n; ++a) weight_order.push_back(int64_t(a));
-  g = g.permute(weight_order);
+  Tensor g = (p.permute(windows).reshape(xs) * dyt.reshape(ds)).sum(last_axes(n + 1)).contiguous().permute(last_first);
   return g.devices().empty() ? g : g.to(weight.device());
 }
 

@@ -53,42 +53,63 @@ UPtr RangeifyCtx::param(const UPtr& buffer) {
 // Reshape keeps the row-major order, so both shapes split into groups of axes with equal products
 // (a merge, a split, or a general regroup); each group is flattened and unflattened on its own.
 // Axes of size 1 index nothing. Inside a group, the outermost source axis needs no modulo and the
-// innermost no division: a valid index is always inside the shape.
-std::vector<UPtr> reshape_indices(const Shape& in, const Shape& out, const std::vector<UPtr>& idx) {
+// innermost no division: a valid index is always inside the shape. A symbolic axis found on both sides is a
+// group of its own; the others group by their largest sizes until the products are equal (docs/symbolic.md).
+std::vector<UPtr> reshape_indices(const std::vector<UPtr>& in, const std::vector<UPtr>& out,
+                                  const std::vector<UPtr>& idx) {
+  auto is = [](const UPtr& s, int64_t v) { return s->is_const() && s->as_int() == v; };
   std::vector<UPtr> res(in.size(), ic(0));
-  if (product(in) == 0) return res;  // nothing is ever read
+  if (std::any_of(in.begin(), in.end(), [&](const UPtr& s) { return is(s, 0); })) return res;  // nothing is read
+  auto equal = [](const SizeProduct& a, const SizeProduct& b) {
+    return a.c == b.c && (a.sym == b.sym || (a.sym && b.sym && same_size(a.sym, b.sym)));
+  };
+  // Counts equal only at the bound values ((3, 4) viewed as (3, n)): one group, read with the output's strides.
+  SizeProduct all_in, all_out;
+  for (const UPtr& s : in) all_in.mul(s);
+  for (const UPtr& s : out) all_out.mul(s);
+  const bool one_group = !equal(all_in, all_out);
   size_t i = 0, o = 0;
   while (i < in.size() || o < out.size()) {
-    if (i < in.size() && in[i] == 1) {
+    if (i < in.size() && is(in[i], 1)) {
       ++i;
       continue;
     }
-    if (o < out.size() && out[o] == 1) {
+    if (o < out.size() && is(out[o], 1)) {
       ++o;
       continue;
     }
     std::vector<size_t> gi, go;
-    int64_t pi = 1, po = 1;
+    SizeProduct pi, po;
+    __int128 most_in = 1, most_out = 1;
     do {
-      if (pi <= po && i < in.size())
-        pi *= in[i], gi.push_back(i++);
+      const bool take_in = o >= out.size() || (i < in.size() && most_in <= most_out);
+      if (take_in)
+        most_in *= in[i]->vmax, pi.mul(in[i]), gi.push_back(i++);
       else
-        po *= out[o], go.push_back(o++);
-    } while (pi != po);
-    std::vector<int64_t> group_shape;
-    std::vector<UPtr> group_idx;
-    for (size_t k : go) group_shape.push_back(out[k]), group_idx.push_back(idx[k]);
-    UPtr flat = flat_index(group_shape, group_idx);
-    int64_t stride = 1;
+        most_out *= out[o]->vmax, po.mul(out[o]), go.push_back(o++);
+    } while ((i < in.size() || o < out.size()) && (one_group || !equal(pi, po)));
+    std::vector<UPtr> group_sizes, group_idx;
+    for (size_t k : go) group_sizes.push_back(out[k]), group_idx.push_back(idx[k]);
+    UPtr flat = flat_index_of_sizes(group_sizes, group_idx);
+    SizeProduct stride;
     for (size_t k = gi.size(); k-- > 0;) {
       size_t d = gi[k];
-      if (in[d] == 1) continue;
-      UPtr q = stride == 1 ? flat : flat / ic(stride);
-      res[d] = k == 0 ? q : q % ic(in[d]);
-      stride *= in[d];
+      if (is(in[d], 1)) continue;
+      UPtr q = stride.is_one() ? flat : flat / stride.uop();
+      res[d] = k == 0 ? q : q % in[d];
+      stride.mul(in[d]);
     }
   }
   return res;
+}
+
+std::vector<UPtr> reshape_indices(const Shape& in, const Shape& out, const std::vector<UPtr>& idx) {
+  auto sizes = [](const Shape& s) {
+    std::vector<UPtr> r;
+    for (int64_t d : s) r.push_back(ic(d));
+    return r;
+  };
+  return reshape_indices(sizes(in), sizes(out), idx);
 }
 
 std::vector<UPtr> permute_indices(const std::vector<int64_t>& order, const std::vector<UPtr>& idx) {
@@ -126,21 +147,24 @@ std::vector<UPtr> flip_indices(const Shape& in, const std::vector<int64_t>& flag
 // A pad whose `before` is symbolic (an offset moves the window): the conditions are asked of the shifted
 // index, 0 <= i - before < size, which folds where i is itself `r + before` (a sharded value read back on
 // its own device: rules/symbolic.rules cancels the offset, and the bounds of r decide both conditions).
-UPtr pad_index_moved(int64_t size, int64_t before_c, const UPtr& offset, const UPtr& i, UPtr* valid) {
+UPtr pad_index_moved(const UPtr& size, int64_t before_c, const UPtr& offset, const UPtr& i, UPtr* valid) {
   const UPtr before = before_c == 0 ? offset : offset + ic(before_c);
   const UPtr shifted = i - before;
-  UPtr ok = ne(shifted < ic(0), cnst_int(dtypes::bool_, 1)) & (shifted < ic(size));
+  UPtr ok = ne(shifted < ic(0), cnst_int(dtypes::bool_, 1)) & (shifted < size);
   *valid = *valid ? *valid & ok : ok;
   return where(ok, shifted, invalid(dtypes::index));
 }
 
 std::vector<UPtr> pad_indices(const Shape& in, const Pairs& pads, const std::vector<UPtr>& idx, UPtr* valid,
-                              const std::vector<UPtr>& offsets) {
+                              const std::vector<UPtr>& offsets, const std::vector<UPtr>& in_sizes) {
   std::vector<UPtr> res = idx;
   *valid = UPtr();
   for (size_t d = 0; d < idx.size(); ++d) {
-    if (!offsets.empty() && !is_zero(offsets[d])) {
-      res[d] = pad_index_moved(in[d], pads[d].first, offsets[d], idx[d], valid);
+    // A padded axis of symbolic size is gated at that size.
+    const bool sized = !in_sizes.empty() && !in_sizes[d]->is_const() && (pads[d].first || pads[d].second);
+    if (sized || (!offsets.empty() && !is_zero(offsets[d]))) {
+      res[d] = pad_index_moved(sized ? in_sizes[d] : ic(in[d]), pads[d].first, offsets.empty() ? ic(0) : offsets[d],
+                               idx[d], valid);
       continue;
     }
     const int64_t before = pads[d].first, end = before + in[d];
@@ -160,6 +184,7 @@ std::vector<UPtr> pad_indices(const Shape& in, const Pairs& pads, const std::vec
 UPtr index_reshape(const UPtr& m, USpan idx) {
   check_rank(m, idx.size());
   const UPtr& x = m->src[0];
+  if (x->symbolic() || m->symbolic()) return make_index(x, reshape_indices(sym_shape(*x), sym_shape(*m), vec(idx)));
   return make_index(x, reshape_indices(x->shape, m->shape, vec(idx)));
 }
 
@@ -187,7 +212,7 @@ UPtr index_pad(const UPtr& m, USpan idx) {
   check_rank(m, idx.size());
   const UPtr& x = m->src[0];
   UPtr valid;
-  std::vector<UPtr> inner = pad_indices(x->shape, m->pairs_arg(), vec(idx), &valid, offsets_of(m));
+  std::vector<UPtr> inner = pad_indices(x->shape, m->pairs_arg(), vec(idx), &valid, offsets_of(m), x->sym);
   UPtr read = make_index(x, inner);
   if (!valid) return read;
   // The value is gated too: an Invalid index alone would vanish when x turns out to be a constant.
@@ -219,7 +244,7 @@ UPtr index_reduce(RangeifyCtx& ctx, const UPtr& m, USpan idx) {
   std::vector<UPtr> inner = vec(idx), ranges;
   for (int64_t d : arg.axes) {
     if (x->shape[d] == 1) continue;  // reducing one element reads index 0, as the output did
-    UPtr r = range(x->shape[d], ctx.next_range++, AxisType::Reduce);
+    UPtr r = range(x->symbolic() ? x->sym[d] : ic(x->shape[d]), ctx.next_range++, AxisType::Reduce);
     inner[d] = r;
     ranges.push_back(r);
   }

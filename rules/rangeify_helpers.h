@@ -28,6 +28,9 @@ struct RangeifyCtx {
 // --- index arithmetic on plain index lists (unit-tested on their own) ---
 // `idx` indexes the output of the op; the result indexes its source.
 std::vector<UPtr> reshape_indices(const Shape& in, const Shape& out, const std::vector<UPtr>& idx);
+// The same with symbolic sizes, one index-valued node per axis (docs/symbolic.md).
+std::vector<UPtr> reshape_indices(const std::vector<UPtr>& in, const std::vector<UPtr>& out,
+                                  const std::vector<UPtr>& idx);
 std::vector<UPtr> permute_indices(const std::vector<int64_t>& order, const std::vector<UPtr>& idx);
 std::vector<UPtr> expand_indices(const Shape& in, const std::vector<UPtr>& idx);
 // (start, end) per axis; `offsets` (one per axis, or none) move the windows: (start + o, end + o).
@@ -37,8 +40,9 @@ std::vector<UPtr> flip_indices(const Shape& in, const std::vector<int64_t>& flag
 // Pad by (before, after) per axis: each padded axis becomes `where(valid_d, i - before, Invalid)`;
 // `valid` gets the AND of the per-axis conditions (null when every index is known to be inside).
 // `offsets` (one per axis, or none) move the windows: (before + o, after - o), so `before` is symbolic.
+// `in_sizes` (x's symbolic sizes, or none) gate an axis at its symbolic size.
 std::vector<UPtr> pad_indices(const Shape& in, const Pairs& pads, const std::vector<UPtr>& idx, UPtr* valid,
-                              const std::vector<UPtr>& offsets = {});
+                              const std::vector<UPtr>& offsets = {}, const std::vector<UPtr>& in_sizes = {});
 
 // --- helpers called from rules ---
 UPtr index_reshape(const UPtr& m, USpan idx);

@@ -453,14 +453,17 @@ ScheduleCapture::ScheduleCapture() {
 
 ScheduleCapture::~ScheduleCapture() { tl_capture = nullptr; }
 
-void rebind(ExecItem& item, size_t slot, const UPtr& buffer) {
+void rebind(ExecItem& item, size_t slot, const UPtr& buffer, bool any_size) {
   if (slot >= item.buffers.size()) throw Error("rebind: no slot " + std::to_string(slot));
   const UPtr& old = item.buffers[slot];
-  if (buffer->op != Op::BUFFER || buffer->dtype != old->dtype || buffer->buffer_arg().size != old->buffer_arg().size ||
+  if (buffer->op != Op::BUFFER)
+    throw Error("rebind: slot " + std::to_string(slot) + " takes a buffer, not " + lower_name(buffer->op));
+  if (buffer->dtype != old->dtype || (!any_size && buffer->buffer_arg().size != old->buffer_arg().size) ||
       buffer->src[0]->arg_str() != old->src[0]->arg_str())
     throw Error("rebind: slot " + std::to_string(slot) + " holds " + std::to_string(old->buffer_arg().size) + " " +
-                old->dtype.name() + " on " + old->src[0]->arg_str() + ", not " + lower_name(buffer->op) + " " +
-                buffer->dtype.name() + " on " + (buffer->src.empty() ? "?" : buffer->src[0]->arg_str()));
+                old->dtype.name() + " on " + old->src[0]->arg_str() + ", not " +
+                std::to_string(buffer->buffer_arg().size) + " " + buffer->dtype.name() + " on " +
+                buffer->src[0]->arg_str());
   if (item.program) item.memory[slot] = &buffer_memory(buffer, item.shard);
   item.buffers[slot] = buffer;
 }

@@ -94,7 +94,8 @@ class ScheduleCapture {
 
 // Points slot `slot` of a captured launch at `buffer`, which must match the one it replaces in dtype,
 // element count and device (an rg::Error naming both otherwise).
-void rebind(ExecItem& item, size_t slot, const UPtr& buffer);
+// `any_size`: the buffer may hold another count, as an input of a symbolic shape does (docs/symbolic.md).
+void rebind(ExecItem& item, size_t slot, const UPtr& buffer, bool any_size = false);
 // Sets the values a captured kernel launch reads for the variables `values` names (the others keep theirs).
 void rebind_vars(ExecItem& item, const VarValues& values);
 // Runs captured launches in order: no scheduling, lowering or cache lookups.

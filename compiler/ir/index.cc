@@ -100,6 +100,30 @@ UPtr flat_index(const Shape& shape, const std::vector<UPtr>& idx) {
   return flat ? flat : cnst_int(dtypes::index, 0);
 }
 
+void SizeProduct::mul(const UPtr& size) {
+  if (size->is_const())
+    c *= size->as_int();
+  else
+    sym = sym ? sym * size : size;
+}
+
+UPtr SizeProduct::uop() const {
+  if (!sym) return cnst_int(dtypes::index, c);
+  return c == 1 ? sym : sym * cnst_int(dtypes::index, c);
+}
+
+UPtr flat_index_of_sizes(const std::vector<UPtr>& sizes, const std::vector<UPtr>& idx) {
+  std::vector<SizeProduct> stride(sizes.size());
+  for (size_t d = sizes.size(); d-- > 1;) (stride[d - 1] = stride[d]).mul(sizes[d]);
+  UPtr flat;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d]->is_const() && sizes[d]->as_int() == 1) continue;
+    UPtr term = stride[d].is_one() ? idx[d] : idx[d] * stride[d].uop();
+    flat = flat ? flat + term : term;
+  }
+  return flat ? flat : cnst_int(dtypes::index, 0);
+}
+
 bool affine_aligned(const AffineIndex& a, int64_t w) {
   if (w <= 0 || a.offset % w != 0) return false;
   return std::all_of(a.terms.begin(), a.terms.end(), [w](const auto& t) { return t.second % w == 0; });

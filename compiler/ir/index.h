@@ -64,6 +64,17 @@ bool affine_aligned(const AffineIndex& a, int64_t w);
 
 // The row-major flat offset of idx in shape (dims of 1 add nothing): the schedule's store index.
 UPtr flat_index(const Shape& shape, const std::vector<UPtr>& idx);
+// The same with symbolic sizes (docs/symbolic.md): strides are products of the sizes after each axis, constants
+// folded, so a fixed shape gives flat_index(shape, idx)'s node.
+UPtr flat_index_of_sizes(const std::vector<UPtr>& sizes, const std::vector<UPtr>& idx);
+// A product of sizes as c * (the non-constant ones); 1 when empty.
+struct SizeProduct {
+  int64_t c = 1;
+  UPtr sym;
+  void mul(const UPtr& size);
+  bool is_one() const { return c == 1 && !sym; }
+  UPtr uop() const;
+};
 
 // --- ranges in nesting order ---
 // RANGEs by range_key (compiler/ir/uop.h): outermost first, or innermost first.

@@ -18,6 +18,26 @@ std::optional<int64_t> checked_product(const Shape& s);
 int64_t product(const Shape& s, const std::string& who = "");
 // The node's shape, or nullopt for kernel-level nodes (ranges, indices, ...).
 std::optional<Shape> infer_shape(Op op, const std::vector<UPtr>& src, const Arg& arg);
+// --- symbolic sizes (docs/symbolic.md) ---
+// A node's sizes, one index-valued node per axis: its `sym`, or a constant per axis of a fixed shape.
+std::vector<UPtr> sym_shape(const UOp& u);
+// "(n, 64)": each size as an expression of the variables' names.
+std::string sym_shape_str(const UOp& u);
+std::string size_str(const UPtr& size);
+std::string sizes_str(const std::vector<UPtr>& sizes);
+// The symbolic sizes of a node made of (op, src, arg) with the given largest shape: empty when every size is a
+// constant. An rg::Error naming the op and the shape when it cannot take them (a reshape whose element counts
+// differ, an expand or a shrink of a symbolic axis, a flip or a pad of one).
+std::vector<UPtr> infer_sym(Op op, const std::vector<UPtr>& src, const Arg& arg, const Shape& shape);
+// A size's value with its variables at their bound values: nullopt, or an rg::Error naming `who` and the
+// variable, when one is not bound.
+std::optional<int64_t> bound_value(const UPtr& size);
+int64_t bound_size(const UPtr& size, const std::string& who);
+// x viewed at like's shape, its symbolic sizes included: x itself when it has that shape already.
+UPtr reshape_like(const UPtr& x, const UOp& like);
+// Whether two sizes are provably equal: one node, or the same constant times the same variables' product.
+bool same_size(const UPtr& a, const UPtr& b);
+
 // A COPY's scatter count n (its arg): piece k of the value's leading axis of n goes to device k of the
 // tuple, and the COPY has the piece's shape. 0 (no arg): the whole value goes to every device.
 inline int64_t copy_scatter(const Arg& copy_arg) {

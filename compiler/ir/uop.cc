@@ -350,6 +350,7 @@ UOp::UOp(Op op_, DType dtype_, std::vector<UPtr> src_, Arg arg_, size_t hash_)
   if (std::optional<Shape> s = infer_shape(op, src, arg)) {
     shape = std::move(*s);
     has_shape = true;
+    sym = infer_sym(op, src, arg, shape);
   }
 }
 
@@ -479,8 +480,10 @@ void bind_value(VarValues& values, const std::string& name, int64_t value) {
     }
   values.push_back({name, value});
 }
-UPtr range(int64_t bound, int64_t id, AxisType type) {
-  return UOp::make(Op::RANGE, dtypes::index, {cnst_int(dtypes::index, bound)}, to_arg(RangeArg{id, type}));
+UPtr range(int64_t bound, int64_t id, AxisType type) { return range(cnst_int(dtypes::index, bound), id, type); }
+
+UPtr range(const UPtr& bound, int64_t id, AxisType type) {
+  return UOp::make(Op::RANGE, dtypes::index, {bound}, to_arg(RangeArg{id, type}));
 }
 
 UPtr range_like(const UPtr& r, const RangeChange& c) {

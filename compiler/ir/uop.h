@@ -75,6 +75,10 @@ class UOp {
   // Tensor-graph nodes know their shape; kernel-level nodes have none.
   Shape shape;
   bool has_shape = false;
+  // Symbolic sizes (docs/symbolic.md): one index-valued node per axis when some axis' size is an expression of
+  // variables, `shape` then holding each axis' largest value; empty when every size is a constant.
+  std::vector<UPtr> sym;
+  bool symbolic() const { return !sym.empty(); }
 
   // The one way to create a node: returns the existing node if an equal one lives.
   static UPtr make(Op op, DType dtype, std::vector<UPtr> src = {}, Arg arg = {});
@@ -128,6 +132,7 @@ void bind_value(VarValues& values, const std::string& name, int64_t value);
 // The variable a CPU kernel's THREAD axis becomes: the worker's index, which the runner sets.
 inline constexpr const char* kCoreIdVar = "core_id";
 UPtr range(int64_t bound, int64_t id, AxisType type = AxisType::Loop);
+UPtr range(const UPtr& bound, int64_t id, AxisType type = AxisType::Loop);  // a symbolic size's loop
 // RANGE r with some of its parts changed: range_like(r, {.axis = 5}), range_like(r, {.bound = 4, .type = t}).
 struct RangeChange {
   std::optional<int64_t> bound = std::nullopt, axis = std::nullopt;

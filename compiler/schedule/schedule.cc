@@ -115,13 +115,16 @@ UPtr build_kernel(const UPtr& value, const UPtr& out, std::vector<UPtr>* buffers
   const Shape& shape = value->shape;
   KernelBuild kb;
   UPtr out_param = kb.ctx.param(out);
+  // A symbolic size's loop runs to its variables, their bound values kept for the run (docs/symbolic.md).
+  std::vector<UPtr> sizes = sym_shape(*value);
+  for (UPtr& s : sizes) s = graph_rewrite(s, rules::to_params, kb.ctx);
   std::vector<UPtr> idx, ranges;
   for (size_t d = 0; d < shape.size(); ++d) {
     if (shape[d] == 1) {
       idx.push_back(cnst_int(dtypes::index, 0));
       continue;
     }
-    ranges.push_back(range(shape[d], int64_t(d), AxisType::Loop));
+    ranges.push_back(range(sizes[d], int64_t(d), AxisType::Loop));
     idx.push_back(ranges.back());
   }
   kb.ctx.next_range = int64_t(shape.size());
@@ -131,7 +134,7 @@ UPtr build_kernel(const UPtr& value, const UPtr& out, std::vector<UPtr>* buffers
   UPtr v = run_passes(kernel_passes(), UOp::make(Op::INDEX, value->dtype, std::move(src)), kb, observer);
   check_rangeified(v);
 
-  UPtr addr = UOp::make(Op::INDEX, out_param->dtype, {out_param, flat_index(shape, idx)});
+  UPtr addr = UOp::make(Op::INDEX, out_param->dtype, {out_param, flat_index_of_sizes(sizes, idx)});
   UPtr body = UOp::make(Op::STORE, dtypes::void_, {addr, v});
   if (!ranges.empty()) {
     std::vector<UPtr> end{body};
@@ -192,7 +195,7 @@ void schedule_copy(const UPtr& k, const UPtr& value, Views& view, std::vector<UP
     }
     const int64_t n = int64_t(k->numel());
     UPtr to = new_buffer(src->dtype, n, k->src[1]->arg_str());
-    view.set(k, k->shape == Shape{n} ? to : UOp::make(Op::RESHAPE, to->dtype, {to}, k->shape));
+    view.set(k, reshape_like(to, *k));
     if (n == 0) return;
     std::vector<UPtr> call{UOp::make(Op::COPY, src->dtype, {UOp::make(Op::STACK, src->dtype, bufs), k->src[1]}, k->arg),
                            to};
@@ -212,7 +215,7 @@ void schedule_copy(const UPtr& k, const UPtr& value, Views& view, std::vector<UP
   const int64_t n = int64_t(k->numel());
   UPtr from(sb);
   UPtr to = new_buffer(src->dtype, n, dev->arg_str());
-  view.set(k, k->shape == Shape{n} ? to : UOp::make(Op::RESHAPE, to->dtype, {to}, k->shape));
+  view.set(k, reshape_like(to, *k));
   if (n == 0) return;
   // A scatter's COPY reads its source as (pieces, piece size).
   const int64_t pieces = copy_scatter(k->arg);
@@ -256,7 +259,7 @@ void schedule_assign(const UPtr& k, const UPtr& value_graph, Views& view, std::v
   calls.pop_back();
   UPtr tmp = new_buffer(value->dtype, n, target->src[0]->arg_str());
   store(value, tmp);
-  store(value->shape == Shape{n} ? tmp : UOp::make(Op::RESHAPE, tmp->dtype, {tmp}, value->shape), target);
+  store(reshape_like(tmp, *value), target);
 }
 
 // The plan's order when it has ASSIGNs: sources first as always, and every kernel that reads a buffer's value
@@ -362,7 +365,7 @@ ScheduleResult schedule(const std::vector<UPtr>& given, const PassObserver* obse
     if (const UPtr& b = base_buffer(value); b && b->src[0]->arg_str() == device) {
       // Already a buffer there: nothing to compute. Its view is one reshape of it (a realized tensor's form), not
       // the chain of reshapes the value may be (two reshapes of one realized reduction).
-      view.set(k, value->shape == b->shape ? b : UOp::make(Op::RESHAPE, b->dtype, {b}, value->shape));
+      view.set(k, reshape_like(b, *value));
       continue;
     }
     // A value sharded over a device tuple is stored as its pieces, as a realized sharded tensor is: each device
@@ -373,7 +376,7 @@ ScheduleResult schedule(const std::vector<UPtr>& given, const PassObserver* obse
     if (sharded) value = shard_u(value, axis, pieces);
     const int64_t n = int64_t(value->numel());
     UPtr buf = new_buffer(value->dtype, n, device);
-    UPtr held = value->shape == Shape{n} ? buf : UOp::make(Op::RESHAPE, buf->dtype, {buf}, value->shape);
+    UPtr held = reshape_like(buf, *value);
     view.set(k, sharded ? unshard_u(held, axis, pieces) : held);
     if (n == 0) continue;  // an empty tensor: allocated, never written
     std::vector<UPtr> buffers;

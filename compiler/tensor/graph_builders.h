@@ -41,13 +41,73 @@ inline UPtr mk(Op op, DType dt, std::vector<UPtr> src, Arg arg = {}) {
   return UOp::make(op, dt, std::move(src), std::move(arg));
 }
 
-// A reshape of a reshape is one reshape of the inner source.
-inline UPtr reshape_u(const UPtr& x, const Shape& s) {
-  if (x->shape == s) return x;
-  const UPtr& base = x->op == Op::RESHAPE ? x->src[0] : x;
-  return base->shape == s ? base : mk(Op::RESHAPE, x->dtype, {base}, s);
+// ---------------------------------------------------------------- symbolic sizes (docs/symbolic.md)
+
+// A shape as one index-valued node per axis (compiler/ir/shape.h's sym_shape).
+using Sizes = std::vector<UPtr>;
+inline Shape largest(const Sizes& s) {
+  Shape r;
+  for (const UPtr& d : s) r.push_back(d->vmax);
+  return r;
 }
-inline UPtr expand_u(const UPtr& x, const Shape& s) { return x->shape == s ? x : mk(Op::EXPAND, x->dtype, {x}, s); }
+inline bool fixed(const Sizes& s) {
+  return std::all_of(s.begin(), s.end(), [](const UPtr& d) { return d->is_const(); });
+}
+inline UPtr size_c(int64_t v) { return cnst_int(dtypes::index, v); }
+
+// The sizes of a symbolic x at the fixed shape s that only adds or drops axes of 1 (an unsqueeze, a keepdim's
+// squeeze): x's sizes in order on s's other axes; nullopt when s regroups them.
+inline std::optional<Sizes> sizes_keeping(const UOp& x, const Shape& s) {
+  Sizes from;
+  for (size_t d = 0; d < x.shape.size(); ++d)
+    if (x.shape[d] != 1) from.push_back(x.sym[d]);
+  Sizes out;
+  size_t k = 0;
+  for (int64_t d : s) {
+    if (d == 1) {
+      out.push_back(size_c(1));
+      continue;
+    }
+    if (k == from.size() || from[k]->vmax != d) return std::nullopt;
+    out.push_back(from[k++]);
+  }
+  return k == from.size() ? std::optional<Sizes>(out) : std::nullopt;
+}
+
+// x reshaped to the sizes, their nodes its sources when some is symbolic; a reshape of a reshape is one reshape
+// of the inner source.
+inline UPtr reshape_sizes(const UPtr& x, const Sizes& s) {
+  const Shape most = largest(s);
+  const Sizes sym = fixed(s) ? Sizes{} : s;
+  if (x->shape == most && x->sym == sym) return x;
+  const UPtr& base = x->op == Op::RESHAPE ? x->src[0] : x;
+  if (base->shape == most && base->sym == sym) return base;
+  std::vector<UPtr> src{base};
+  src.insert(src.end(), sym.begin(), sym.end());
+  return mk(Op::RESHAPE, x->dtype, std::move(src), most);
+}
+inline UPtr reshape_u(const UPtr& x, const Shape& s) {
+  if (x->symbolic())
+    if (std::optional<Sizes> kept = sizes_keeping(*x, s)) return reshape_sizes(x, *kept);
+  if (x->shape == s && !x->symbolic()) return x;
+  const UPtr& base = x->op == Op::RESHAPE ? x->src[0] : x;
+  return base->shape == s && !base->symbolic() ? base : mk(Op::RESHAPE, x->dtype, {base}, s);
+}
+inline UPtr expand_sizes(const UPtr& x, const Sizes& s) {
+  const Shape most = largest(s);
+  const Sizes sym = fixed(s) ? Sizes{} : s;
+  if (x->shape == most && x->sym == sym) return x;
+  std::vector<UPtr> src{x};
+  src.insert(src.end(), sym.begin(), sym.end());
+  return mk(Op::EXPAND, x->dtype, std::move(src), most);
+}
+inline UPtr expand_u(const UPtr& x, const Shape& s) {
+  if (!x->symbolic()) return x->shape == s ? x : mk(Op::EXPAND, x->dtype, {x}, s);
+  Sizes sizes = x->sym;  // a symbolic x keeps its sizes where it is not broadcast
+  for (size_t d = 0; d < s.size(); ++d)
+    if (x->shape[d] == 1) sizes[d] = size_c(s[d]);
+  return expand_sizes(x, sizes);
+}
 
 // A constant of shape s: CONST → RESHAPE to all ones → EXPAND (the tensor-graph convention).
 inline UPtr const_u(DType dt, double v, const Shape& s) {
@@ -55,12 +115,41 @@ inline UPtr const_u(DType dt, double v, const Shape& s) {
   if (s.empty()) return c;
   return expand_u(mk(Op::RESHAPE, dt, {c}, Shape(s.size(), 1)), s);
 }
+inline UPtr const_sizes(DType dt, double v, const Sizes& s) {
+  if (fixed(s)) return const_u(dt, v, largest(s));
+  return expand_sizes(mk(Op::RESHAPE, dt, {cnst(dt, v)}, Shape(s.size(), 1)), s);
+}
 
 // Left-pads x's shape with ones to `s`'s rank, then expands (numpy broadcasting of one operand).
 inline UPtr broadcast_u(const UPtr& x, const Shape& s) {
   Shape padded(s.size() - x->shape.size(), 1);
   padded.insert(padded.end(), x->shape.begin(), x->shape.end());
   return expand_u(reshape_u(x, padded), s);
+}
+inline UPtr broadcast_sizes(const UPtr& x, const Sizes& s) {
+  Sizes padded(s.size() - x->shape.size(), size_c(1));
+  const Sizes own = sym_shape(*x);
+  padded.insert(padded.end(), own.begin(), own.end());
+  return expand_sizes(reshape_sizes(x, padded), s);
+}
+// numpy broadcasting of the nodes' sizes, symbolic ones included; an rg::Error naming both shapes.
+inline Sizes broadcast_sizes_of(const std::vector<const UOp*>& xs, const std::string& who) {
+  size_t n = 0;
+  for (const UOp* x : xs) n = std::max(n, x->shape.size());
+  Sizes out(n, size_c(1));
+  for (const UOp* x : xs) {
+    const Sizes own = sym_shape(*x);
+    for (size_t i = 0; i < own.size(); ++i) {
+      UPtr& o = out[n - own.size() + i];
+      const UPtr& d = own[i];
+      if (d->is_const() && d->as_int() == 1) continue;
+      if (o->is_const() && o->as_int() == 1)
+        o = d;
+      else if (!same_size(o, d))
+        throw Error(who + ": cannot broadcast " + sym_shape_str(*xs[0]) + " with " + sym_shape_str(*x));
+    }
+  }
+  return out;
 }
 
 // numpy broadcasting of two shapes; nullopt when they do not broadcast.

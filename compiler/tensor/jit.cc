@@ -59,6 +59,18 @@ Tensor copied(const Tensor& t) {
   buffer_copy(copy, b);
   return tensor_of(substitute(g, UMap{{b, copy}}));
 }
+
+// A captured output's view with its symbolic sizes at this call's values (docs/symbolic.md#what-the-jit-replays).
+UPtr at_values(const UPtr& view, const VarValues& values) {
+  if (!view->symbolic()) return view;
+  UMap rebound;
+  for (const UPtr& n : toposort(view))
+    if (n->op == Op::BIND)
+      for (const auto& [name, value] : values)
+        if (n->src[0]->arg_var().name == name)
+          rebound[n] = UOp::make(Op::BIND, n->dtype, {n->src[0], cnst_int(dtypes::index, value)});
+  return substitute(view, rebound);
+}
 }  // namespace
 
 Jit& Jit::capture_first_call() {
@@ -135,16 +147,17 @@ std::vector<Tensor> Jit::operator()(const std::vector<Tensor>& given, const std:
                 std::to_string(inputs_.size()));
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Tensor &now = inputs[i], &then = inputs_[i];
-    if (now.shape() != then.shape() || now.dtype() != then.dtype() || now.device() != then.device())
-      throw Error("Jit: input " + std::to_string(i) + " is " + now.dtype().name() + " " + shape_str(now.shape()) +
-                  " on " + now.device() + ", captured as " + then.dtype().name() + " " + shape_str(then.shape()) +
-                  " on " + then.device());
+    // A symbolic input matches by its sizes' names: (3, n) at every n.
+    const std::string shape_now = sym_shape_str(*now.uop()), shape_then = sym_shape_str(*then.uop());
+    if (shape_now != shape_then || now.dtype() != then.dtype() || now.device() != then.device())
+      throw Error("Jit: input " + std::to_string(i) + " is " + now.dtype().name() + " " + shape_now + " on " +
+                  now.device() + ", captured as " + then.dtype().name() + " " + shape_then + " on " + then.device());
     if (now.shard_axis() != then.shard_axis())
       throw Error("Jit: input " + std::to_string(i) + " is sharded on axis " + std::to_string(now.shard_axis()) +
                   ", captured on axis " + std::to_string(then.shard_axis()));
     const UPtr& b = storage(now);
     if (b == storage(then)) continue;
-    for (auto [k, s] : uses_[i]) rebind(items_[k], s, b);
+    for (auto [k, s] : uses_[i]) rebind(items_[k], s, b, now.symbolic());
     inputs_[i] = now;  // keeps the buffer the launches now name alive
   }
   std::vector<std::string> names;
@@ -159,9 +172,9 @@ std::vector<Tensor> Jit::operator()(const std::vector<Tensor>& given, const std:
     if (output_input_[o] >= 0)
       out.push_back(inputs[output_input_[o]]);
     else if (fresh_outputs_ && on_one_device(outputs_[o]))
-      out.push_back(copied(outputs_[o]));
+      out.push_back(copied(Tensor(at_values(outputs_[o].uop(), values))));
     else
-      out.push_back(Tensor(outputs_[o].uop()));
+      out.push_back(Tensor(at_values(outputs_[o].uop(), values)));
   }
   return out;
 }

@@ -61,6 +61,19 @@ Tensor Tensor::from_bytes(const void* data, size_t bytes, DType dt, const Shape&
   return Tensor(mk(Op::RESHAPE, dt, {buf}, shape), dev);
 }
 
+Tensor Tensor::full(const std::vector<Sym>& shape, Number value, std::optional<DType> dt) {
+  if (std::all_of(shape.begin(), shape.end(), [](const Sym& d) { return d.is_const(); })) {
+    Shape c;
+    for (const Sym& d : shape) c.push_back(d.value());
+    return full(c, value, dt);
+  }
+  Sizes s;
+  for (const Sym& d : shape) s.push_back(d.uop());
+  for (const UPtr& d : s)
+    if (d->vmin < 0) fail("full", "size " + size_str(d) + " can be negative");
+  return Tensor(const_sizes(dt.value_or(scalar_dtype(value)), value.value, s), "");
+}
+
 Tensor Tensor::full(const Shape& shape, Number value, std::optional<DType> dt) {
   for (int64_t d : shape)
     if (d < 0) fail("full", "negative dimension in shape " + shape_str(shape));
@@ -155,14 +168,33 @@ void Tensor::realize_all(std::vector<Tensor*> tensors) {
 
 void Tensor::read_bytes(void* out, size_t bytes, DType want, const char* type_name) const {
   if (dtype() != want)
-    fail("to_vector", "tensor of shape " + shape_str(shape()) + " is " + dtype().name() + ", asked for " + type_name);
+    fail("to_vector",
+         "tensor of shape " + sym_shape_str(*uop()) + " is " + dtype().name() + ", asked for " + type_name);
   if (multi() && shard_axis() >= 0) return to(node_->devices[0]).read_bytes(out, bytes, want, type_name);
   Tensor t = *this;
   t.realize();
   backend::read(multi() ? t.node_->data : t.uop(), out, bytes);
 }
 
-int64_t Tensor::numel() const { return product(shape()); }
+int64_t Tensor::numel() const {
+  if (!symbolic()) return product(shape());
+  int64_t n = 1;  // the values at the bound sizes, laid out row-major (docs/symbolic.md)
+  for (const UPtr& d : uop()->sym) n *= bound_size(d, "numel");
+  return n;
+}
+
+const Shape& Tensor::shape() const {
+  const UPtr& u = uop();
+  if (u->symbolic())
+    fail("shape", "the shape " + sym_shape_str(*u) + " is symbolic: sym_shape() gives its sizes (docs/symbolic.md)");
+  return u->shape;
+}
+
+std::vector<Sym> Tensor::sym_shape() const {
+  std::vector<Sym> r;
+  for (const UPtr& d : rg::sym_shape(*uop())) r.emplace_back(d);
+  return r;
+}
 
 std::string Tensor::device() const { return node_->device.empty() ? default_device() : node_->device; }
 

@@ -80,6 +80,13 @@ class Tensor {
   static Tensor full(const Shape& shape, Number value, std::optional<DType> dt = std::nullopt);
   static Tensor zeros(const Shape& shape, DType dt = dtypes::float32) { return full(shape, 0, dt); }
   static Tensor ones(const Shape& shape, DType dt = dtypes::float32) { return full(shape, 1, dt); }
+  // Sizes that may be symbolic (docs/symbolic.md): Tensor::zeros({n, 8}).
+  static Tensor full(const std::vector<Sym>& shape, Number value, std::optional<DType> dt = std::nullopt);
+  static Tensor full(std::initializer_list<Sym> shape, Number value, std::optional<DType> dt = std::nullopt) {
+    return full(std::vector<Sym>(shape), value, dt);
+  }
+  static Tensor zeros(std::initializer_list<Sym> shape, DType dt = dtypes::float32) { return full(shape, 0, dt); }
+  static Tensor ones(std::initializer_list<Sym> shape, DType dt = dtypes::float32) { return full(shape, 1, dt); }
   // Integer arguments give int32, any floating argument float32 (as in tinygrad).
   template <class A, class = std::enable_if_t<std::is_arithmetic_v<A>>>
   static Tensor arange(A stop) {
@@ -164,9 +171,13 @@ class Tensor {
   template <class T>
   T item() const;
 
-  const Shape& shape() const { return uop()->shape; }
+  // The shape; an rg::Error for a symbolic one (docs/symbolic.md), whose sizes sym_shape() gives.
+  const Shape& shape() const;
+  // Each axis' size, a constant or an expression of variables: x.shrink({{0, n}}).sym_shape() is {n}.
+  std::vector<Sym> sym_shape() const;
+  bool symbolic() const { return uop()->symbolic(); }
   DType dtype() const { return uop()->dtype; }
-  int64_t ndim() const { return static_cast<int64_t>(shape().size()); }
+  int64_t ndim() const { return static_cast<int64_t>(uop()->shape.size()); }
   int64_t numel() const;
   // The device the tensor's value is computed on, canonical as in tinygrad ("llvm:0" is "LLVM").
   // Constants belong to no device and report the default device, where they would be computed alone.
@@ -235,6 +246,12 @@ class Tensor {
   Tensor reshape(const Shape& shape) const;  // one -1 allowed
   Tensor permute(const std::vector<int64_t>& order) const;
   Tensor expand(const Shape& shape) const;  // -1 keeps an axis; new leading axes allowed
+  // Sizes that may be symbolic (docs/symbolic.md): x.reshape({n, 64}), x.expand({n, 64}). A list of constants
+  // takes the overloads above; -1 is for those only.
+  Tensor reshape(std::initializer_list<Sym> shape) const { return reshape(std::vector<Sym>(shape)); }
+  Tensor reshape(const std::vector<Sym>& shape) const;
+  Tensor expand(std::initializer_list<Sym> shape) const { return expand(std::vector<Sym>(shape)); }
+  Tensor expand(const std::vector<Sym>& shape) const;
   // The fill follows the Python-scalar rules as in tinygrad: a floating value pads an int tensor into float32,
   // a 0 fill keeps the dtype.
   Tensor pad(const Pairs& padding, Number value = 0) const;
@@ -244,6 +261,11 @@ class Tensor {
   // pad's (before + o, after - o), at the shape the constant bounds give; the kernels read the offsets' values
   // when they run. Every value in an offset's range must keep its window inside (an rg::Error otherwise).
   Tensor shrink(const Pairs& bounds, const std::vector<Sym>& offsets) const;
+  // Bounds that may be symbolic (docs/symbolic.md): x.shrink({{0, n}, {0, 64}}) has the shape (n, 64), and
+  // x.shrink({{pos, pos + 1}}) is the row at pos. A size's range must keep the window inside the axis.
+  using SymPairs = std::vector<std::pair<Sym, Sym>>;
+  Tensor shrink(std::initializer_list<std::pair<Sym, Sym>> bounds) const { return shrink(SymPairs(bounds)); }
+  Tensor shrink(const SymPairs& bounds) const;
   Tensor pad(const Pairs& padding, const std::vector<Sym>& offsets, Number value = 0) const;
   Tensor flip(const std::vector<int64_t>& axes) const;
   Tensor flip(int64_t axis) const { return flip(std::vector<int64_t>{axis}); }

@@ -11,6 +11,7 @@
 #include "compiler/tensor/graph_builders.h"
 #include "compiler/tensor/tensor.h"
 #include "compiler/tensor/tensor_graph.h"
+#include "rules/symbolic.h"
 #include "runtime/ranks.h"
 
 namespace rg {
@@ -20,6 +21,12 @@ using namespace tensor_detail;
 // ---------------------------------------------------------------- movement
 
 Tensor Tensor::reshape(const Shape& new_shape) const {
+  if (symbolic()) {  // only axes of 1 added or dropped: the symbolic sizes stay on the others
+    std::optional<Sizes> kept = sizes_keeping(*uop(), new_shape);
+    if (!kept)
+      fail("reshape", "cannot reshape the symbolic shape " + sym_shape_str(*uop()) + " to " + shape_str(new_shape));
+    return like(reshape_sizes(uop(), *kept));
+  }
   Shape s = new_shape;
   int infer = -1;
   for (size_t i = 0; i < s.size(); ++i) {
@@ -46,9 +53,52 @@ Tensor Tensor::reshape(const Shape& new_shape) const {
   return like(reshape_u(uop(), s));
 }
 
+namespace {
+Sizes sizes_of(const std::vector<Sym>& shape) {
+  Sizes s;
+  for (const Sym& d : shape) s.push_back(d.uop());
+  return s;
+}
+// The constants of a shape with no symbolic size, without making nodes for them (most calls spell integers).
+std::optional<Shape> constants(const std::vector<Sym>& shape) {
+  Shape c;
+  for (const Sym& d : shape) {
+    if (!d.is_const()) return std::nullopt;
+    c.push_back(d.value());
+  }
+  return c;
+}
+
+}  // namespace
+
+Tensor Tensor::reshape(const std::vector<Sym>& new_shape) const {
+  if (std::optional<Shape> c = constants(new_shape)) return reshape(*c);
+  const Sizes s = sizes_of(new_shape);
+  for (const UPtr& d : s)
+    if (d->vmin < 0) fail("reshape", "size " + size_str(d) + " of " + sizes_str(s) + " can be negative");
+  if (shard_axis() >= 0) fail("reshape", "a sharded tensor takes no symbolic shape " + sizes_str(s));
+  std::vector<UPtr> src{uop()};  // checked against this shape, before the reshape folds into the one below it
+  src.insert(src.end(), s.begin(), s.end());
+  mk(Op::RESHAPE, dtype(), std::move(src), largest(s));
+  return like(reshape_sizes(uop(), s));
+}
+
+Tensor Tensor::expand(const std::vector<Sym>& new_shape) const {
+  if (std::optional<Shape> c = constants(new_shape); c && !symbolic()) return expand(*c);
+  Sizes s = sizes_of(new_shape);
+  if (s.size() < size_t(ndim()))
+    fail("expand", "cannot expand " + sym_shape_str(*uop()) + " to " + sizes_str(s) + ": fewer axes");
+  const size_t lead = s.size() - size_t(ndim());
+  const Sizes own = rg::sym_shape(*uop());
+  for (size_t i = lead; i < s.size(); ++i)
+    if (s[i]->is_const() && s[i]->as_int() == -1) s[i] = own[i - lead];
+  if (shard_axis() >= 0) fail("expand", "a sharded tensor takes no symbolic shape " + sizes_str(s));
+  return like(broadcast_sizes(uop(), s));
+}
+
 Tensor Tensor::permute(const std::vector<int64_t>& order) const {
   const int64_t n = ndim();
-  std::string why = ints_str(order) + " is not a permutation of the axes of " + shape_str(shape());
+  std::string why = ints_str(order) + " is not a permutation of the axes of " + sym_shape_str(*uop());
   if (int64_t(order.size()) != n) fail("permute", why);
   std::vector<int64_t> o;
   std::vector<bool> seen(n, false);
@@ -66,6 +116,11 @@ Tensor Tensor::permute(const std::vector<int64_t>& order) const {
 }
 
 Tensor Tensor::expand(const Shape& new_shape) const {
+  if (symbolic()) {  // -1 keeps an axis' symbolic size
+    std::vector<Sym> s;
+    for (int64_t d : new_shape) s.push_back(d);
+    return expand(s);
+  }
   if (new_shape.size() < shape().size())
     fail("expand", "cannot expand " + shape_str(shape()) + " to " + shape_str(new_shape) + ": fewer axes");
   const size_t lead = new_shape.size() - shape().size();
@@ -248,6 +303,47 @@ Tensor Tensor::slice(const std::vector<Slice>& axes) const {
 
 Tensor Tensor::shrink(const Pairs& bounds) const { return shrink(bounds, std::vector<Sym>{}); }
 
+Tensor Tensor::shrink(const SymPairs& bounds) const {
+  if (std::all_of(bounds.begin(), bounds.end(),
+                  [](const auto& b) { return b.first.is_const() && b.second.is_const(); })) {
+    Pairs p;
+    for (const auto& [b, e] : bounds) p.push_back({b.value(), e.value()});
+    return shrink(p);
+  }
+  // Each window as (constant start, offset, size): the offset is the start's symbolic part.
+  Pairs fixed_bounds;
+  std::vector<Sym> offsets;
+  Sizes sizes;
+  bool sized = false, moved = false;
+  for (const auto& [b, e] : bounds) {
+    const Sym size = e - b;
+    const UPtr n = graph_rewrite(size.uop(), rules::symbolic);  // (pos + 1) - pos is 1
+    if (!n->is_const() && n->vmin < 0)
+      fail("shrink", "the window (" + size_str(b.uop()) + ", " + size_str(e.uop()) + ") can have a negative size");
+    const int64_t start = b.is_const() ? b.value() : 0;
+    fixed_bounds.push_back({start, start + n->vmax});
+    offsets.push_back(b.is_const() ? Sym(0) : b);
+    moved |= !b.is_const();
+    sized |= !n->is_const();
+    sizes.push_back(n);
+  }
+  if (bounds.size() != size_t(ndim()))
+    fail("shrink", "bounds need one (start, end) pair per axis of shape " + sym_shape_str(*uop()));
+  for (size_t d = 0; d < bounds.size(); ++d) {
+    const UPtr b = bounds[d].first.uop();
+    if (b->vmin < 0 || b->vmax + sizes[d]->vmax > uop()->shape[d])
+      fail("shrink", "the window (" + bounds[d].first.str() + ", " + bounds[d].second.str() + ") can reach " +
+                         std::to_string(b->vmax + sizes[d]->vmax) + ", past axis " + std::to_string(d) + " of " +
+                         sym_shape_str(*uop()));
+  }
+  if (!sized) return moved ? shrink(fixed_bounds, offsets) : shrink(fixed_bounds);
+  if (shard_axis() >= 0) fail("shrink", "a sharded tensor takes no symbolic bounds");
+  std::vector<UPtr> src{uop()};
+  for (const Sym& o : offsets) src.push_back(o.uop());
+  src.insert(src.end(), sizes.begin(), sizes.end());
+  return like(mk(Op::SHRINK, dtype(), std::move(src), to_arg(fixed_bounds)));
+}
+
 Tensor Tensor::shrink(const Pairs& bounds, const std::vector<Sym>& offsets) const {
   if (bounds.size() != shape().size())
     fail("shrink",
@@ -288,8 +384,8 @@ Tensor Tensor::T() const {
 }
 
 Tensor Tensor::transpose(int64_t a, int64_t b) const {
-  a = norm_axis(a, ndim(), "transpose", shape());
-  b = norm_axis(b, ndim(), "transpose", shape());
+  a = norm_axis(a, ndim(), "transpose", uop()->shape);
+  b = norm_axis(b, ndim(), "transpose", uop()->shape);
   std::vector<int64_t> order(ndim());
   std::iota(order.begin(), order.end(), 0);
   std::swap(order[a], order[b]);
@@ -313,8 +409,8 @@ Tensor Tensor::squeeze(int64_t axis) const {
 }
 
 Tensor Tensor::unsqueeze(int64_t axis) const {
-  axis = norm_axis(axis, ndim() + 1, "unsqueeze", shape());
-  Shape s = shape();
+  axis = norm_axis(axis, ndim() + 1, "unsqueeze", uop()->shape);
+  Shape s = uop()->shape;
   s.insert(s.begin() + axis, 1);
   return reshape(s);
 }
@@ -337,10 +433,17 @@ Tensor Tensor::contiguous() const { return like(mk(Op::CONTIGUOUS, dtype(), {uop
 // ---------------------------------------------------------------- elementwise
 
 Tensor Tensor::scalar_like(Number s) const {
-  return Tensor(const_u(scalar_dtype_next_to(dtype(), s), s.value, shape()), "");
+  return Tensor(const_sizes(scalar_dtype_next_to(dtype(), s), s.value, rg::sym_shape(*uop())), "");
 }
 
 Tensor Tensor::binary(Op op, const Tensor& o, const char* who) const {
+  if (symbolic() || o.symbolic()) {
+    const Sizes s = broadcast_sizes_of({uop().get(), o.uop().get()}, who);
+    const DType dt = least_upper_dtype(dtype(), o.dtype());
+    const std::string dev = common_device(who, {this, &o});
+    UPtr a = broadcast_sizes(cast_u(uop(), dt), s), b = broadcast_sizes(cast_u(o.uop(), dt), s);
+    return Tensor(mk(op, is(op, kComparison) ? dtypes::bool_ : dt, {a, b}), dev);
+  }
   Shape s = broadcast_shape(shape(), o.shape(), who);
   DType dt = least_upper_dtype(dtype(), o.dtype());
   std::vector<std::string> devs;
@@ -390,6 +493,15 @@ Tensor Tensor::minimum(const Tensor& o) const {
 }
 
 Tensor Tensor::where(const Tensor& a, const Tensor& b) const {
+  if (symbolic() || a.symbolic() || b.symbolic()) {
+    const Sizes s = broadcast_sizes_of({uop().get(), a.uop().get(), b.uop().get()}, "where");
+    const DType dt = least_upper_dtype(a.dtype(), b.dtype());
+    const std::string dev = common_device("where", {this, &a, &b});
+    return Tensor(mk(Op::WHERE, dt,
+                     {broadcast_sizes(cast_u(uop(), dtypes::bool_), s), broadcast_sizes(cast_u(a.uop(), dt), s),
+                      broadcast_sizes(cast_u(b.uop(), dt), s)}),
+                  dev);
+  }
   Shape s = broadcast_shape(broadcast_shape(shape(), a.shape(), "where"), b.shape(), "where");
   DType dt = least_upper_dtype(a.dtype(), b.dtype());
   std::vector<std::string> devs;
@@ -508,7 +620,7 @@ std::vector<bool> reduced_axes(const std::vector<int64_t>& axes, const Shape& sh
 }  // namespace
 
 Tensor Tensor::reduce(Op op, const std::vector<int64_t>& axes, bool keepdim, const char* who) const {
-  std::vector<bool> reduced = reduced_axes(axes, shape(), who);
+  std::vector<bool> reduced = reduced_axes(axes, uop()->shape, who);
   const int64_t sa = shard_axis();
   if (sa >= 0 && reduced[sa] && shape()[sa] != 1) return allreduce(op, reduced, keepdim);
   return like(reduce_u(op, uop(), reduced, keepdim));  // over other axes: still sharded
@@ -572,10 +684,14 @@ Tensor Tensor::min(const Axes& axes, bool keepdim) const {
 }
 Tensor Tensor::prod(const Axes& axes, bool keepdim) const { return reduce(Op::MUL, axes.v, keepdim, "prod"); }
 Tensor Tensor::mean(const Axes& axes, bool keepdim) const {
-  std::vector<bool> reduced = reduced_axes(axes.v, shape(), "mean");
+  std::vector<bool> reduced = reduced_axes(axes.v, uop()->shape, "mean");
   int64_t count = 1;
-  for (int64_t i = 0; i < ndim(); ++i)
-    if (reduced[i]) count *= shape()[i];
+  for (int64_t i = 0; i < ndim(); ++i) {
+    if (!reduced[i]) continue;
+    if (symbolic() && !uop()->sym[i]->is_const())
+      fail("mean", "axis " + std::to_string(i) + " of " + sym_shape_str(*uop()) + " has a symbolic size: use sum");
+    count *= uop()->shape[i];
+  }
   // As tinygrad: the sum and the division in the accumulation dtype (float32 for halves), then the output dtype.
   Tensor s = cast(sum_acc_dtype(dtype())).sum(axes, keepdim);
   DType out = dtype().is_float() ? dtype() : dtypes::float32;
@@ -586,36 +702,93 @@ Tensor Tensor::mean(const Axes& axes, bool keepdim) const {
 
 Tensor Tensor::matmul(const Tensor& w) const {
   const int64_t dx = ndim(), dw = w.ndim();
-  if (dx == 0 || dw == 0)
-    fail("matmul", "both operands need at least 1 axis, got " + shape_str(shape()) + " and " + shape_str(w.shape()));
+  const std::string shapes = sym_shape_str(*uop()) + " and " + sym_shape_str(*w.uop());
+  if (dx == 0 || dw == 0) fail("matmul", "both operands need at least 1 axis, got " + shapes);
   const int64_t axis_w = dw - std::min<int64_t>(dw, 2);  // the contracted axis of w
-  if (shape().back() != w.shape()[axis_w])
-    fail("matmul", "cannot multiply " + shape_str(shape()) + " and " + shape_str(w.shape()));
+  if (!same_size(rg::sym_shape(*uop()).back(), rg::sym_shape(*w.uop())[size_t(axis_w)]))
+    fail("matmul", "cannot multiply " + shapes);
+  const Shape& xshape = uop()->shape;
+  const Shape& wshape = w.uop()->shape;
   // x: (..., n, 1, k) and w: (..., 1, m, k) multiply and sum over k (tinygrad's dot).
   const int64_t ones = std::min<int64_t>({dx - 1, dw - 1, 1});
-  Shape xs(shape().begin(), shape().end() - 1);
+  Shape xs(xshape.begin(), xshape.end() - 1);
   xs.insert(xs.end(), ones, 1);
-  xs.push_back(shape().back());
-  Shape ws(w.shape().begin(), w.shape().begin() + axis_w);
+  xs.push_back(xshape.back());
+  Shape ws(wshape.begin(), wshape.begin() + axis_w);
   ws.insert(ws.end(), ones, 1);
-  ws.insert(ws.end(), w.shape().begin() + axis_w, w.shape().end());
+  ws.insert(ws.end(), wshape.begin() + axis_w, wshape.end());
   Tensor x = reshape(xs), y = w.reshape(ws).transpose(-1, -std::min<int64_t>(dw, 2));
-  if (!try_broadcast_shape(x.shape(), y.shape()))
-    fail("matmul", "cannot multiply " + shape_str(shape()) + " and " + shape_str(w.shape()) + ": batch axes differ");
+  if (!x.symbolic() && !y.symbolic() && !try_broadcast_shape(x.shape(), y.shape()))
+    fail("matmul", "cannot multiply " + shapes + ": batch axes differ");
   DType out = least_upper_dtype(dtype(), w.dtype());
   return (x * y).sum(-1).cast(out);
 }
 
 Tensor Tensor::softmax(int64_t axis) const {
-  axis = norm_axis(axis, std::max<int64_t>(ndim(), 1), "softmax", shape());  // a 0-d tensor takes 0 and -1
+  axis = norm_axis(axis, std::max<int64_t>(ndim(), 1), "softmax", uop()->shape);  // a 0-d tensor takes 0 and -1
   Tensor m = *this - max(axis, true);
   Tensor e = m.exp();
   return e / e.sum(axis, true);
 }
 
+namespace {
+UPtr add_sizes(const UPtr& a, const UPtr& b) {
+  if (a->is_const() && b->is_const()) return size_c(a->as_int() + b->as_int());
+  if (a->is_const() && a->as_int() == 0) return b;
+  return b->is_const() && b->as_int() == 0 ? a : a + b;
+}
+
+// x in an axis d of `out` sizes, its values starting at `before`, 0 elsewhere: a cat's piece at a symbolic place
+// (PAD with offsets and sizes, ops.def), the fill explicit as Tensor::pad's.
+UPtr place_u(const UPtr& x, size_t d, const UPtr& before, const Sizes& out) {
+  const int64_t at = before->is_const() ? before->as_int() : 0;
+  Pairs arg(x->shape.size(), {0, 0});
+  arg[d] = {at, out[d]->vmax - x->shape[d] - at};
+  std::vector<UPtr> window(x->shape.size(), size_c(0));
+  if (!before->is_const()) window[d] = before;
+  window.insert(window.end(), out.begin(), out.end());
+  auto pad = [&](const UPtr& v) {
+    std::vector<UPtr> src{v};
+    src.insert(src.end(), window.begin(), window.end());
+    return mk(Op::PAD, v->dtype, std::move(src), to_arg(arg));
+  };
+  return mk(Op::WHERE, x->dtype,
+            {pad(const_sizes(dtypes::bool_, 1, sym_shape(*x))), pad(x), const_sizes(x->dtype, 0, out)});
+}
+}  // namespace
+
 Tensor Tensor::cat(const std::vector<Tensor>& tensors, int64_t axis) {
   if (tensors.empty()) fail("cat", "empty list of tensors");
   const Tensor& first = tensors[0];
+  if (std::any_of(tensors.begin(), tensors.end(), [](const Tensor& t) { return t.symbolic(); })) {
+    const size_t d = size_t(norm_axis(axis, first.ndim(), "cat", first.uop()->shape));
+    const Sizes own = rg::sym_shape(*first.uop());
+    DType dt = first.dtype();
+    UPtr total = size_c(0);
+    std::vector<const Tensor*> all;
+    for (const Tensor& t : tensors) {
+      const Sizes s = rg::sym_shape(*t.uop());
+      bool ok = s.size() == own.size() && t.shard_axis() < 0;
+      for (size_t i = 0; ok && i < s.size(); ++i) ok = i == d || same_size(s[i], own[i]);
+      if (!ok)
+        fail("cat", "shapes " + sym_shape_str(*first.uop()) + " and " + sym_shape_str(*t.uop()) +
+                        " differ outside axis " + std::to_string(axis));
+      dt = least_upper_dtype(dt, t.dtype());
+      total = add_sizes(total, s[d]);
+      all.push_back(&t);
+    }
+    const std::string dev = common_device("cat", all);
+    Sizes out = own;
+    out[d] = total;
+    std::optional<Tensor> acc;
+    UPtr at = size_c(0);
+    for (const Tensor& t : tensors) {
+      Tensor piece(place_u(cast_u(t.uop(), dt), d, at, out), dev);
+      at = add_sizes(at, rg::sym_shape(*t.uop())[d]);
+      acc = !acc ? piece : dt.is_bool() ? acc->binary(Op::OR, piece, "cat") : *acc + piece;
+    }
+    return *acc;
+  }
   const int64_t d = norm_axis(axis, first.ndim(), "cat", first.shape());
   DType dt = first.dtype();
   int64_t total = 0;

@@ -1,5 +1,6 @@
 #include "compiler/tensor/variable.h"
 
+#include "compiler/ir/shape.h"
 #include "runtime/executor.h"
 
 namespace rg {
@@ -26,6 +27,14 @@ UPtr Variable::uop() const {
   return value_ ? UOp::make(Op::BIND, dtypes::index, {v, cnst_int(dtypes::index, *value_)}) : v;
 }
 
-Sym::Sym(int64_t c) : u_(cnst_int(dtypes::index, c)) {}
+UPtr Sym::uop() const { return u_ ? u_ : cnst_int(dtypes::index, c_); }
+
+std::string Sym::str() const { return u_ ? size_str(u_) : std::to_string(c_); }
+
+Sym::Sym(UPtr u) : u_(std::move(u)) {
+  if (!u_ || u_->dtype != dtypes::index || (u_->has_shape && !u_->shape.empty()))
+    throw Error("Sym: not a scalar index value: " + (u_ ? render_expr(u_) : std::string("null")));
+  if (u_->is_const()) c_ = u_->as_int(), u_ = UPtr();
+}
 
 }  // namespace rg

@@ -2,8 +2,8 @@
 // may be moved by one: shrink and pad take an offset per axis (tensor.h), so `cache.shrink({{0, 1}, {0, 4}},
 // {pos, 0})` is row `pos` of a cache. A kernel is compiled once for the whole range and reads the value bound
 // when it runs: realize binds each variable to the value of its bind() in the graph, and rg::Jit replays
-// with the values of the bound variables given to each call (jit.h). Sizes stay constant: a variable moves a
-// window, it does not resize it.
+// with the values of the bound variables given to each call (jit.h). A variable may also be a size
+// (docs/symbolic.md): `x.shrink({{0, n}, {0, 64}})` has the symbolic shape (n, 64).
 #pragma once
 
 #include <cstdint>
@@ -37,21 +37,30 @@ class Variable {
 // A symbolic integer: a constant, a Variable, or +, - and * of them with integers (an index-valued graph).
 class Sym {
  public:
-  Sym(int64_t c);  // implicit on purpose: offsets read `{pos, 0}`
+  Sym(int64_t c) : c_(c) {}  // implicit on purpose: offsets read `{pos, 0}`; a constant makes no node
   Sym(int c) : Sym(int64_t(c)) {}
   Sym(const Variable& v) : u_(v.uop()) {}
-  const UPtr& uop() const { return u_; }
-  int64_t lo() const { return u_->vmin; }
-  int64_t hi() const { return u_->vmax; }
+  explicit Sym(UPtr u);  // an index-valued scalar node (an rg::Error otherwise)
+  UPtr uop() const;
+  bool is_const() const { return !u_; }
+  int64_t value() const { return c_; }  // a constant's value
+  std::string str() const;              // "n+1": the variables by name
+  int64_t lo() const { return u_ ? u_->vmin : c_; }
+  int64_t hi() const { return u_ ? u_->vmax : c_; }
 
-  friend Sym operator+(const Sym& a, const Sym& b) { return Sym(a.u_ + b.u_); }
-  friend Sym operator-(const Sym& a, const Sym& b) { return Sym(a.u_ - b.u_); }
-  friend Sym operator*(const Sym& a, int64_t c) { return Sym(a.u_ * c); }
-  friend Sym operator*(int64_t c, const Sym& a) { return Sym(a.u_ * c); }
+  friend Sym operator+(const Sym& a, const Sym& b) {
+    return a.is_const() && b.is_const() ? Sym(a.c_ + b.c_) : Sym(a.uop() + b.uop());
+  }
+  friend Sym operator-(const Sym& a, const Sym& b) {
+    return a.is_const() && b.is_const() ? Sym(a.c_ - b.c_) : Sym(a.uop() - b.uop());
+  }
+  friend Sym operator*(const Sym& a, const Sym& b) {
+    return a.is_const() && b.is_const() ? Sym(a.c_ * b.c_) : Sym(a.uop() * b.uop());
+  }
 
  private:
-  explicit Sym(UPtr u) : u_(std::move(u)) {}
-  UPtr u_;
+  int64_t c_ = 0;
+  UPtr u_;  // null for a constant
 };
 
 }  // namespace rg

@@ -4,13 +4,13 @@
 // are (in, out)), so a GPT-2 state dict loads as is. Shared by the example, its test and `bench -- gpt`.
 //
 // Decoding keeps a KV cache of fixed capacity (the context) per layer and writes position `pos`, a bound
-// Variable, so one captured rg::Jit step serves every position. Sizes cannot be symbolic yet: attention covers
-// all capacity positions and a mask hides those after `pos`. With symbolic shapes the cache would be read as
-// shrink({0, pos + 1}) instead of masked.
+// Variable, so one captured rg::Jit step serves every position. Attention reads the cache's first pos + 1
+// positions, a symbolic size (docs/symbolic.md): its kernels loop to the position, not to the capacity.
 #pragma once
 
 #include <cmath>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -65,12 +65,12 @@ struct Attention : nn::Module {
           all.shrink({{0, B}, {0, T}, {i * width, (i + 1) * width}}).reshape({B, T, heads, D}).permute({0, 2, 1, 3}));
     return out;
   }
-  // softmax(q k^T / sqrt(D), masked) v, merged back to (B, T, C) and projected.
-  Tensor attend(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& visible) const {
+  // softmax(q k^T / sqrt(D), masked where `visible` is given) v, merged back to (B, T, C) and projected.
+  Tensor attend(const Tensor& q, const Tensor& k, const Tensor& v, const std::optional<Tensor>& visible) const {
     const int64_t B = q.shape()[0], T = q.shape()[2];
     Tensor att = q.matmul(k.permute({0, 1, 3, 2})) * (1.0 / std::sqrt(double(width / heads)));
-    att = visible.where(att, -1e9).softmax(-1);  // finite: no inf - inf anywhere in the backward
-    return c_proj(att.matmul(v).permute({0, 2, 1, 3}).reshape({B, T, width}));
+    if (visible) att = visible->where(att, -1e9);  // finite: no inf - inf anywhere in the backward
+    return c_proj(att.softmax(-1).matmul(v).permute({0, 2, 1, 3}).reshape({B, T, width}));
   }
   // The whole sequence, causal.
   Tensor operator()(const Tensor& x) const {
@@ -82,15 +82,14 @@ struct Attention : nn::Module {
   // One position `pos` of x (B, 1, C): its k and v written into the cache at pos, attention over positions
   // [0, pos] of the cache.
   Tensor decode(const Tensor& x, const Sym& pos, KvCache& cache) const {
-    const int64_t S = cache.k.shape()[2];
+    const Shape& s = cache.k.shape();  // (B, heads, capacity, head_dim)
     std::vector<Tensor> p = qkv(x);
     // No assign into a window yet: the cache is rewritten with row pos replaced (a select by a one-hot row).
-    Tensor row = Tensor::full({1}, true).pad({{0, S - 1}}, {pos}).reshape({S, 1});
-    cache.k.assign(row.where(p[1].expand(cache.k.shape()), cache.k));
-    cache.v.assign(row.where(p[2].expand(cache.v.shape()), cache.v));
-    // Column j is visible when j <= pos: a window of [true x S, false x (S - 1)] starting at S - 1 - pos.
-    Tensor visible = Tensor::full({S}, true).pad({{0, S - 1}}).shrink({{0, S}}, {Sym(S - 1) - pos});
-    return attend(p[0], cache.k, cache.v, visible);
+    Tensor row = Tensor::full({1}, true).pad({{0, s[2] - 1}}, {pos}).reshape({s[2], 1});
+    cache.k.assign(row.where(p[1].expand(s), cache.k));
+    cache.v.assign(row.where(p[2].expand(s), cache.v));
+    const Tensor::SymPairs seen{{0, s[0]}, {0, s[1]}, {0, pos + 1}, {0, s[3]}};
+    return attend(p[0], cache.k.shrink(seen), cache.v.shrink(seen), std::nullopt);
   }
 
   Conv1D c_attn, c_proj;

@@ -156,12 +156,14 @@ UPtr pad_index_moved(const UPtr& size, int64_t before_c, const UPtr& offset, con
 }
 
 std::vector<UPtr> pad_indices(const Shape& in, const Pairs& pads, const std::vector<UPtr>& idx, UPtr* valid,
-                              const std::vector<UPtr>& offsets, const std::vector<UPtr>& in_sizes) {
+                              const std::vector<UPtr>& offsets, const std::vector<UPtr>& in_sizes,
+                              const std::vector<UPtr>& out_sizes) {
   std::vector<UPtr> res = idx;
   *valid = UPtr();
   for (size_t d = 0; d < idx.size(); ++d) {
-    // A padded axis of symbolic size is gated at that size.
-    const bool sized = !in_sizes.empty() && !in_sizes[d]->is_const() && (pads[d].first || pads[d].second);
+    // An axis of symbolic size inside another size is gated at its own.
+    const bool sized =
+        !in_sizes.empty() && !in_sizes[d]->is_const() && (out_sizes.empty() || out_sizes[d] != in_sizes[d]);
     if (sized || (!offsets.empty() && !is_zero(offsets[d]))) {
       res[d] = pad_index_moved(sized ? in_sizes[d] : ic(in[d]), pads[d].first, offsets.empty() ? ic(0) : offsets[d],
                                idx[d], valid);
@@ -212,7 +214,7 @@ UPtr index_pad(const UPtr& m, USpan idx) {
   check_rank(m, idx.size());
   const UPtr& x = m->src[0];
   UPtr valid;
-  std::vector<UPtr> inner = pad_indices(x->shape, m->pairs_arg(), vec(idx), &valid, offsets_of(m), x->sym);
+  std::vector<UPtr> inner = pad_indices(x->shape, m->pairs_arg(), vec(idx), &valid, offsets_of(m), x->sym, m->sym);
   UPtr read = make_index(x, inner);
   if (!valid) return read;
   // The value is gated too: an Invalid index alone would vanish when x turns out to be a constant.

@@ -40,9 +40,11 @@ std::vector<UPtr> flip_indices(const Shape& in, const std::vector<int64_t>& flag
 // Pad by (before, after) per axis: each padded axis becomes `where(valid_d, i - before, Invalid)`;
 // `valid` gets the AND of the per-axis conditions (null when every index is known to be inside).
 // `offsets` (one per axis, or none) move the windows: (before + o, after - o), so `before` is symbolic.
-// `in_sizes` (x's symbolic sizes, or none) gate an axis at its symbolic size.
+// `in_sizes` and `out_sizes` (x's and the pad's symbolic sizes, or none): an axis whose symbolic size differs from
+// the output's is gated at its own.
 std::vector<UPtr> pad_indices(const Shape& in, const Pairs& pads, const std::vector<UPtr>& idx, UPtr* valid,
-                              const std::vector<UPtr>& offsets = {}, const std::vector<UPtr>& in_sizes = {});
+                              const std::vector<UPtr>& offsets = {}, const std::vector<UPtr>& in_sizes = {},
+                              const std::vector<UPtr>& out_sizes = {});
 
 // --- helpers called from rules ---
 UPtr index_reshape(const UPtr& m, USpan idx);

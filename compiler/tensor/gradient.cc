@@ -36,6 +36,9 @@ UMap backprop(const UPtr& root, const UPtr& seed, const std::vector<UPtr>& targe
     const UPtr& u = *it;
     auto g = grads.find(u);
     if (!on_path.count(u.get()) || g == grads.end()) continue;
+    if (u->symbolic())  // docs/symbolic.md: the movement rules' gradients are written for integer shapes
+      throw Error("backward: no gradient through the symbolic shape " + sym_shape_str(*u) + " of " + lower_name(u->op) +
+                  " yet");
     UPtr answer = rewrite_once(UOp::make(Op::GRAD, u->dtype, {u, g->second}), rules::gradient);
     if (!answer)
       throw Error("gradient: no derivative for " + lower_name(u->op) + " of shape " + shape_str(u->shape) +

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <sstream>
 
 #include "compiler/ir/error_of.h"
 #include "compiler/tensor/jit.h"
@@ -194,6 +195,51 @@ TEST(Symbolic, CatWithSymbolicParts) {
   }
 }
 
+// tinygrad's test_symbolic_pad_view_frozen (seed 000): a[:, :i] padded back to (3, 10) under the JIT; each call's
+// pad follows its own i, not the one captured.
+TEST(Symbolic, APaddedViewFollowsEachCallsSize) {
+  Tensor a = Tensor::from_vector(iota(30, 1), {3, 10}).realize();
+  Variable vi("i", 1, 10);
+  Jit step([&](const std::vector<Tensor>& in, const std::vector<Variable>& vars) {
+    const Sym i = vars[0];
+    return std::vector<Tensor>{in[0].shrink({{0, 3}, {0, i}}).pad({{0, 0}, {0, 10 - i}}) * 2};
+  });
+  for (int i : {2, 3, 7, 10, 1}) {
+    std::vector<float> want(30, 0.f);
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < i; ++c) want[r * 10 + c] = 2.f * float(r * 10 + c + 1);
+    EXPECT_EQ(step({a}, {vi.bind(i)})[0].to_vector<float>(), want) << "i = " << i;
+  }
+  // The pad fills with its value, at a symbolic place on both sides.
+  Tensor row = Tensor::from_vector(iota(4, 1)).realize();
+  Tensor placed = row.shrink({{0, 2}}).pad({{vi.bind(3), 0}}, -1);
+  EXPECT_EQ(placed.sym_shape()[0].str(), "i+2");
+  EXPECT_EQ(placed.to_vector<float>(), (std::vector<float>{-1, -1, -1, 1, 2}));
+}
+
+// tinygrad's test_two_vars_plus1 and test_matmul_same_var_different_val.
+TEST(Symbolic, TwoVariablesAndOneVariableAtTwoValues) {
+  Variable vi("i", 1, 5), vj("j", 1, 5);
+  for (int i : {1, 4})
+    for (int j : {2, 5}) {
+      std::vector<float> a = iota(3 * i, 0.5f, 0.5f), b = iota(3 * j, -1, 0.25f);
+      Tensor ta = Tensor::from_vector(a, {i, 3}).reshape({vi.bind(i), 3});
+      Tensor tb = Tensor::from_vector(b, {3, j}).reshape({3, vj.bind(j)});
+      Tensor c = ta.matmul(tb) + 1;
+      EXPECT_EQ(c.sym_shape()[0].str() + "," + c.sym_shape()[1].str(), "i,j");
+      std::vector<float> want(i * j, 1.f), got = c.to_vector<float>();
+      for (int r = 0; r < i; ++r)
+        for (int k = 0; k < j; ++k)
+          for (int m = 0; m < 3; ++m) want[r * j + k] += a[r * 3 + m] * b[m * j + k];
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t k = 0; k < want.size(); ++k) EXPECT_NEAR(got[k], want[k], 1e-5) << i << "x" << j << " at " << k;
+    }
+  // One variable bound to 4 on one side and 5 on the other: two sizes, not one.
+  Tensor a = Tensor::from_vector(iota(12), {3, 4}).reshape({3, vi.bind(4)});
+  Tensor b = Tensor::from_vector(iota(25), {5, 5}).reshape({vi.bind(5), 5});
+  EXPECT_EQ(error_of([&] { (void)a.matmul(b); }), "matmul: cannot multiply (3, i) and (i, 5)");
+}
+
 TEST(Symbolic, ErrorsNameTheShapesAndTheVariable) {
   Tensor x = Tensor::from_vector(iota(16)).realize();
   Variable n("n", 1, 16), m("m", 1, 16);
@@ -210,6 +256,16 @@ TEST(Symbolic, ErrorsNameTheShapesAndTheVariable) {
   EXPECT_EQ(error_of([&] { (void)unbound.to_vector<float>(); }),
             "numel: the variable 'n' of size n is not bound (bind it: Variable::bind)");
   EXPECT_EQ(error_of([&] { (void)a.reshape({3, -1}); }), "reshape: cannot reshape the symbolic shape (n,) to (3, -1)");
+  // Printing shows the values at the bound sizes and the sizes by name.
+  std::ostringstream printed;
+  printed << x.shrink({{0, n.bind(3)}});
+  EXPECT_EQ(printed.str(), "Tensor([0, 1, 2], shape=(n,), dtype=float32, device=CPU)");
+  // No gradient through a symbolic shape yet: an error, not a gradient at the largest size.
+  Tensor w = Tensor::from_vector(iota(16)).requires_grad(true);
+  EXPECT_EQ(error_of([&] {
+              w.shrink({{0, n.bind(3)}}).sum().backward();
+            }),
+            "backward: no gradient through the symbolic shape (n,) of shrink yet");
   // An op that does not take symbolic sizes yet cannot read them as numbers.
   EXPECT_EQ(error_of([&] { (void)a.flip(0); }),
             "shape: the shape (n,) is symbolic: sym_shape() gives its sizes (docs/symbolic.md)");

@@ -243,7 +243,8 @@ class Tensor {
   Tensor image() const;
 
   // --- movement ---
-  Tensor reshape(const Shape& shape) const;  // one -1 allowed
+  using SymPairs = std::vector<std::pair<Sym, Sym>>;  // (start, end) or (before, after) per axis, maybe symbolic
+  Tensor reshape(const Shape& shape) const;           // one -1 allowed
   Tensor permute(const std::vector<int64_t>& order) const;
   Tensor expand(const Shape& shape) const;  // -1 keeps an axis; new leading axes allowed
   // Sizes that may be symbolic (docs/symbolic.md): x.reshape({n, 64}), x.expand({n, 64}). A list of constants
@@ -263,10 +264,14 @@ class Tensor {
   Tensor shrink(const Pairs& bounds, const std::vector<Sym>& offsets) const;
   // Bounds that may be symbolic (docs/symbolic.md): x.shrink({{0, n}, {0, 64}}) has the shape (n, 64), and
   // x.shrink({{pos, pos + 1}}) is the row at pos. A size's range must keep the window inside the axis.
-  using SymPairs = std::vector<std::pair<Sym, Sym>>;
   Tensor shrink(std::initializer_list<std::pair<Sym, Sym>> bounds) const { return shrink(SymPairs(bounds)); }
   Tensor shrink(const SymPairs& bounds) const;
   Tensor pad(const Pairs& padding, const std::vector<Sym>& offsets, Number value = 0) const;
+  // Padding that may be symbolic (docs/symbolic.md): x.pad({{0, 0}, {0, 10 - i}}) of a (3, i) tensor is (3, 10).
+  Tensor pad(std::initializer_list<std::pair<Sym, Sym>> padding, Number value = 0) const {
+    return pad(SymPairs(padding), value);
+  }
+  Tensor pad(const SymPairs& padding, Number value = 0) const;
   Tensor flip(const std::vector<int64_t>& axes) const;
   Tensor flip(int64_t axis) const { return flip(std::vector<int64_t>{axis}); }
   // Python's start:stop:step on each axis, negative values counting from the end, out-of-range bounds

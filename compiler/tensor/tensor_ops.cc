@@ -201,6 +201,59 @@ Tensor Tensor::pad(const Pairs& padding, const std::vector<Sym>& offsets, Number
   return like(mk(Op::WHERE, dt, {mask, base, const_u(dt, value.value, base->shape)}));
 }
 
+namespace {
+UPtr add_sizes(const UPtr& a, const UPtr& b) {
+  if (a->is_const() && b->is_const()) return size_c(a->as_int() + b->as_int());
+  if (a->is_const() && a->as_int() == 0) return b;
+  if (b->is_const() && b->as_int() == 0) return a;
+  return graph_rewrite(a + b, rules::symbolic);  // i + (10 - i) is 10
+}
+
+// x inside sizes `out`, its values starting at `before` on each axis and `fill` elsewhere: a pad or a cat's piece
+// at symbolic places (PAD with offsets and sizes, ops.def), the fill explicit as Tensor::pad's.
+UPtr place_u(const UPtr& x, const Sizes& before, const Sizes& out, double fill) {
+  Pairs arg;
+  std::vector<UPtr> window;
+  for (size_t d = 0; d < x->shape.size(); ++d) {
+    const int64_t at = before[d]->is_const() ? before[d]->as_int() : 0;
+    arg.push_back({at, out[d]->vmax - x->shape[d] - at});
+    window.push_back(before[d]->is_const() ? size_c(0) : before[d]);
+  }
+  window.insert(window.end(), out.begin(), out.end());
+  auto pad = [&](const UPtr& v) {
+    std::vector<UPtr> src{v};
+    src.insert(src.end(), window.begin(), window.end());
+    return mk(Op::PAD, v->dtype, std::move(src), to_arg(arg));
+  };
+  return mk(Op::WHERE, x->dtype,
+            {pad(const_sizes(dtypes::bool_, 1, sym_shape(*x))), pad(x), const_sizes(x->dtype, fill, out)});
+}
+}  // namespace
+
+Tensor Tensor::pad(const SymPairs& padding, Number value) const {
+  if (std::all_of(padding.begin(), padding.end(),
+                  [](const auto& p) { return p.first.is_const() && p.second.is_const(); })) {
+    Pairs p;
+    for (const auto& [b, a] : padding) p.push_back({b.value(), a.value()});
+    return pad(p, value);
+  }
+  if (padding.size() != size_t(ndim()))
+    fail("pad", "padding needs one (before, after) pair per axis of shape " + sym_shape_str(*uop()));
+  if (shard_axis() >= 0) fail("pad", "a sharded tensor takes no symbolic padding");
+  const Sizes own = rg::sym_shape(*uop());
+  Sizes before, out;
+  for (size_t d = 0; d < padding.size(); ++d) {
+    const UPtr b = padding[d].first.uop(), a = padding[d].second.uop();
+    if (b->vmin < 0 || a->vmin < 0)
+      fail("pad", "padding (" + padding[d].first.str() + ", " + padding[d].second.str() + ") of axis " +
+                      std::to_string(d) + " can be negative");
+    before.push_back(b);
+    out.push_back(add_sizes(add_sizes(b, own[d]), a));
+  }
+  const DType dt = value.value == 0 ? dtype() : least_upper_dtype(dtype(), scalar_dtype_next_to(dtype(), value));
+  return like(place_u(cast_u(uop(), dt), before, out, value.value));
+}
+
 Tensor Tensor::pad(const Pairs& padding, PadMode mode) const {
   if (mode == PadMode::constant) return pad(padding, 0);
   const char* who = mode == PadMode::reflect     ? "pad(reflect)"
@@ -731,32 +784,6 @@ Tensor Tensor::softmax(int64_t axis) const {
   return e / e.sum(axis, true);
 }
 
-namespace {
-UPtr add_sizes(const UPtr& a, const UPtr& b) {
-  if (a->is_const() && b->is_const()) return size_c(a->as_int() + b->as_int());
-  if (a->is_const() && a->as_int() == 0) return b;
-  return b->is_const() && b->as_int() == 0 ? a : a + b;
-}
-
-// x in an axis d of `out` sizes, its values starting at `before`, 0 elsewhere: a cat's piece at a symbolic place
-// (PAD with offsets and sizes, ops.def), the fill explicit as Tensor::pad's.
-UPtr place_u(const UPtr& x, size_t d, const UPtr& before, const Sizes& out) {
-  const int64_t at = before->is_const() ? before->as_int() : 0;
-  Pairs arg(x->shape.size(), {0, 0});
-  arg[d] = {at, out[d]->vmax - x->shape[d] - at};
-  std::vector<UPtr> window(x->shape.size(), size_c(0));
-  if (!before->is_const()) window[d] = before;
-  window.insert(window.end(), out.begin(), out.end());
-  auto pad = [&](const UPtr& v) {
-    std::vector<UPtr> src{v};
-    src.insert(src.end(), window.begin(), window.end());
-    return mk(Op::PAD, v->dtype, std::move(src), to_arg(arg));
-  };
-  return mk(Op::WHERE, x->dtype,
-            {pad(const_sizes(dtypes::bool_, 1, sym_shape(*x))), pad(x), const_sizes(x->dtype, 0, out)});
-}
-}  // namespace
-
 Tensor Tensor::cat(const std::vector<Tensor>& tensors, int64_t axis) {
   if (tensors.empty()) fail("cat", "empty list of tensors");
   const Tensor& first = tensors[0];
@@ -783,7 +810,9 @@ Tensor Tensor::cat(const std::vector<Tensor>& tensors, int64_t axis) {
     std::optional<Tensor> acc;
     UPtr at = size_c(0);
     for (const Tensor& t : tensors) {
-      Tensor piece(place_u(cast_u(t.uop(), dt), d, at, out), dev);
+      Sizes before(own.size(), size_c(0));
+      before[d] = at;
+      Tensor piece(place_u(cast_u(t.uop(), dt), before, out, 0), dev);
       at = add_sizes(at, rg::sym_shape(*t.uop())[d]);
       acc = !acc ? piece : dt.is_bool() ? acc->binary(Op::OR, piece, "cat") : *acc + piece;
     }

@@ -16,7 +16,13 @@ constexpr int64_t kEdge = 3;
 }  // namespace
 
 std::ostream& operator<<(std::ostream& out, const Tensor& t) {
-  const Shape& s = t.shape();
+  Shape s;  // a symbolic size at its bound value
+  std::string shape = "(";
+  for (const Sym& d : t.sym_shape()) {
+    s.push_back(d.is_const() ? d.value() : bound_size(d.uop(), "print"));
+    shape += (shape.size() > 1 ? ", " : "") + d.str();
+  }
+  shape += s.size() == 1 ? ",)" : ")";
   const std::vector<double> v = t.cast(dtypes::float64).to_vector<double>();
   const bool elide = t.numel() > kElideAbove;
   const bool integral = !t.dtype().is_float();
@@ -53,7 +59,7 @@ std::ostream& operator<<(std::ostream& out, const Tensor& t) {
   };
   out << "Tensor(";
   show(0, 0);
-  return out << ", shape=" << shape_str(s) << ", dtype=" << t.dtype().name() << ", device=" << t.device() << ")";
+  return out << ", shape=" << shape << ", dtype=" << t.dtype().name() << ", device=" << t.device() << ")";
 }
 
 }  // namespace rg

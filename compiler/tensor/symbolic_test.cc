@@ -53,6 +53,8 @@ TEST(Symbolic, RowsOfAMatrixReduceAndBroadcast) {
     EXPECT_EQ((rows - rows.mean(1, true)).to_vector<float>(), centered) << "n = " << v;
     EXPECT_EQ(rows.sum(0).to_vector<float>(), colsum) << "n = " << v;
     EXPECT_EQ(shape_of(rows.sum(1)), "(n)");
+    EXPECT_EQ(rows.min(0).to_vector<float>(), iota(4)) << "n = " << v;  // the first row
+    EXPECT_EQ(rows.max(0).to_vector<float>(), iota(4, float(4 * (v - 1)))) << "n = " << v;  // the last
   }
 }
 
@@ -240,6 +242,24 @@ TEST(Symbolic, TwoVariablesAndOneVariableAtTwoValues) {
   EXPECT_EQ(error_of([&] { (void)a.matmul(b); }), "matmul: cannot multiply (3, i) and (i, 5)");
 }
 
+// A causal mask over the cached positions: a prefill of 3 tokens at `start` sees, in row t, positions [0, start + t]
+// of the start + 3 so far. Symbolic aranges are windows of a fixed one.
+TEST(Symbolic, ACausalMaskOverTheCachedPositions) {
+  Variable sp("start", 0, 8);
+  Tensor positions = Tensor::arange(11);
+  for (int start : {0, 2, 5}) {
+    const Sym at = sp.bind(start), n = at + 3;
+    Tensor cols = positions.shrink({{0, n}}).reshape({1, n});
+    Tensor rows = positions.shrink({{at, at + 3}}).reshape({3, 1});
+    Tensor mask = cols <= rows;
+    EXPECT_EQ(mask.sym_shape()[1].str(), "start+3");
+    std::vector<bool> want;
+    for (int t = 0; t < 3; ++t)
+      for (int j = 0; j < start + 3; ++j) want.push_back(j <= start + t);
+    EXPECT_EQ(mask.to_vector<bool>(), want) << "start = " << start;
+  }
+}
+
 TEST(Symbolic, ErrorsNameTheShapesAndTheVariable) {
   Tensor x = Tensor::from_vector(iota(16)).realize();
   Variable n("n", 1, 16), m("m", 1, 16);
@@ -253,6 +273,8 @@ TEST(Symbolic, ErrorsNameTheShapesAndTheVariable) {
             }),
             "shrink: the window (0, n+1) can reach 17, past axis 0 of (16,)");
   Tensor unbound = x.shrink({{0, n}});
+  EXPECT_EQ(error_of([&] { (void)(unbound * 2).realize(); }),
+            "run_linear: kernel E_n reads variable 'n', which is not bound");
   EXPECT_EQ(error_of([&] { (void)unbound.to_vector<float>(); }),
             "numel: the variable 'n' of size n is not bound (bind it: Variable::bind)");
   EXPECT_EQ(error_of([&] { (void)a.reshape({3, -1}); }), "reshape: cannot reshape the symbolic shape (n,) to (3, -1)");

@@ -530,8 +530,8 @@ namespace {
 // floats negate, integers complement (~x also reverses unsigned order, where -x would not), bools invert.
 UPtr inverse_u(const UPtr& x) {
   if (x->dtype.is_float()) return mk(Op::NEG, x->dtype, {x});
-  if (x->dtype.is_bool()) return mk(Op::CMPNE, dtypes::bool_, {x, const_u(dtypes::bool_, 1, x->shape)});
-  return mk(Op::XOR, x->dtype, {x, const_u(x->dtype, -1, x->shape)});
+  if (x->dtype.is_bool()) return mk(Op::CMPNE, dtypes::bool_, {x, const_sizes(dtypes::bool_, 1, sym_shape(*x))});
+  return mk(Op::XOR, x->dtype, {x, const_sizes(x->dtype, -1, sym_shape(*x))});
 }
 }  // namespace
 
@@ -593,7 +593,7 @@ RG_COMPOUND(/)
 
 Tensor Tensor::logical_not() const {
   UPtr x = cast_u(uop(), dtypes::bool_);
-  return like(mk(Op::CMPNE, dtypes::bool_, {x, const_u(dtypes::bool_, 1, shape())}));
+  return like(mk(Op::CMPNE, dtypes::bool_, {x, const_sizes(dtypes::bool_, 1, rg::sym_shape(*uop()))}));
 }
 
 Tensor Tensor::operator-() const {

@@ -47,14 +47,14 @@ Tensor Tensor::lshift(int bits) const {
   if (bits < 0 || bits >= int(dtype().itemsize() * 8))
     fail("lshift",
          "shift by " + std::to_string(bits) + " bits of " + dtype().name() + " (shape " + shape_str(shape()) + ")");
-  return like(mk(Op::SHL, dtype(), {uop(), const_u(dtype(), bits, shape())}));
+  return like(mk(Op::SHL, dtype(), {uop(), const_sizes(dtype(), bits, rg::sym_shape(*uop()))}));
 }
 Tensor Tensor::rshift(int bits) const {
   check_bits(*this, "rshift", false);
   if (bits < 0 || bits >= int(dtype().itemsize() * 8))
     fail("rshift",
          "shift by " + std::to_string(bits) + " bits of " + dtype().name() + " (shape " + shape_str(shape()) + ")");
-  return like(mk(Op::SHR, dtype(), {uop(), const_u(dtype(), bits, shape())}));
+  return like(mk(Op::SHR, dtype(), {uop(), const_sizes(dtype(), bits, rg::sym_shape(*uop()))}));
 }
 
 Tensor Tensor::bitcast(DType dt) const {

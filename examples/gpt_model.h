@@ -84,10 +84,11 @@ struct Attention : nn::Module {
   Tensor decode(const Tensor& x, const Sym& pos, KvCache& cache) const {
     const Shape& s = cache.k.shape();  // (B, heads, capacity, head_dim)
     std::vector<Tensor> p = qkv(x);
-    // No assign into a window yet: the cache is rewritten with row pos replaced (a select by a one-hot row).
-    Tensor row = Tensor::full({1}, true).pad({{0, s[2] - 1}}, {pos}).reshape({s[2], 1});
-    cache.k.assign(row.where(p[1].expand(s), cache.k));
-    cache.v.assign(row.where(p[2].expand(s), cache.v));
+    // k and v written into the cache's row pos (an assign into a window), before attention reads the cache.
+    const Tensor::SymPairs row{{0, s[0]}, {0, s[1]}, {pos, pos + 1}, {0, s[3]}};
+    Tensor k_row = cache.k.shrink(row), v_row = cache.v.shrink(row);
+    k_row.assign(p[1]), v_row.assign(p[2]);
+    Tensor::realize_all({&p[0], &k_row, &v_row});  // one c_attn for q, k and v
     const Tensor::SymPairs seen{{0, s[0]}, {0, s[1]}, {0, pos + 1}, {0, s[3]}};
     return attend(p[0], cache.k.shrink(seen), cache.v.shrink(seen), std::nullopt);
   }
@@ -114,7 +115,10 @@ struct Block : nn::Module {
     Tensor h = x + attn(ln_1(x));
     return h + mlp(ln_2(h));
   }
-  Tensor decode(const Tensor& x, const Sym& pos, KvCache& cache) const {
+  // x is realized first: the cache's assigns run inside attn.decode, and a lazy x would be computed again
+  // there and after, back through every earlier layer.
+  Tensor decode(Tensor x, const Sym& pos, KvCache& cache) const {
+    x.realize();
     Tensor h = x + attn.decode(ln_1(x), pos, cache);
     return h + mlp(ln_2(h));
   }
@@ -161,8 +165,8 @@ struct Gpt : nn::Module {
       cache.push_back({Tensor::zeros(s).to(device).realize(), Tensor::zeros(s).to(device).realize()});
     return cache;
   }
-  // tokens (B, 1) at position pos (a Variable in [0, context - 1]): the logits (B, 1, vocab); the cache gains
-  // this position (lazily: realize cache_tensors(cache) with the logits).
+  // tokens (B, 1) at position pos (a Variable in [0, context - 1]): the logits (B, 1, vocab); the cache holds
+  // this position's keys and values once the call returns (their assigns run in it).
   Tensor decode(const Tensor& tokens, const Sym& pos, std::vector<KvCache>& cache) const {
     Tensor x = wte(tokens) + wpe.weight.shrink({{0, 1}, {0, config.width}}, {pos, 0});
     for (size_t i = 0; i < h.size(); ++i) x = h[i].decode(x, pos, cache[i]);

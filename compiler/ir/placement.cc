@@ -11,6 +11,13 @@ const UPtr& base_buffer(const UPtr& u) {
   return *p && (*p)->op == Op::BUFFER ? *p : kNone;
 }
 
+const UPtr& window_buffer(const UPtr& u) {
+  static const UPtr kNone;
+  const UPtr* p = &u;
+  while (*p && ((*p)->op == Op::RESHAPE || (*p)->op == Op::PERMUTE || (*p)->op == Op::SHRINK)) p = &(*p)->src[0];
+  return *p && (*p)->op == Op::BUFFER ? *p : kNone;
+}
+
 bool is_device_tuple(const std::string& name) { return !name.empty() && name.front() == '('; }
 
 std::vector<std::string> device_tuple(const std::string& name) {

@@ -15,6 +15,11 @@ namespace rg {
 // handle is u's own or one of its graph's: valid while u lives.
 const UPtr& base_buffer(const UPtr& u);
 
+// The BUFFER a window of it views: a chain of RESHAPEs, PERMUTEs and SHRINKs (moved by offsets too) over it,
+// each element of the view one element of the buffer, so a store through it writes the buffer (an assign into
+// a window). A null handle otherwise (a pad, an expand or a flip on the way).
+const UPtr& window_buffer(const UPtr& u);
+
 // A device tuple, the device of a sharded tensor's buffers: "(CPU, CPU:1)" names one shard per device.
 // device_tuple splits it ({"CPU", "CPU:1"}, spaces dropped); a plain name gives itself alone; rg::Error for
 // a tuple without its ')' or with an empty member. tuple_name joins names as device_tuple reads them.

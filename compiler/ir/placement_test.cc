@@ -40,6 +40,18 @@ TEST(Placement, NothingElseIsAView) {
     EXPECT_FALSE(base_buffer(n)) << lower_name(n->op);
 }
 
+TEST(Placement, AWindowOfABufferIsAStoreTarget) {
+  UPtr b = buffer(1, 12);
+  UPtr x = mv(Op::RESHAPE, b, {3, 4});
+  UPtr row = UOp::make(Op::SHRINK, x->dtype, {x}, std::vector<int64_t>{1, 2, 0, 4});
+  EXPECT_EQ(window_buffer(row), b);
+  EXPECT_EQ(window_buffer(mv(Op::PERMUTE, mv(Op::RESHAPE, row, {2, 2}), {1, 0})), b);
+  // Not one element per element: a pad, an expand, a flip.
+  EXPECT_FALSE(window_buffer(UOp::make(Op::PAD, x->dtype, {x}, std::vector<int64_t>{0, 1, 0, 0})));
+  EXPECT_FALSE(window_buffer(mv(Op::EXPAND, mv(Op::RESHAPE, b, {1, 12}), {2, 12})));
+  EXPECT_FALSE(window_buffer(mv(Op::FLIP, x, {1, 0})));
+}
+
 TEST(Placement, DeviceTuples) {
   EXPECT_FALSE(is_device_tuple("CPU"));
   EXPECT_TRUE(is_device_tuple("(CPU, CPU:1)"));

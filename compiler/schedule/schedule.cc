@@ -111,7 +111,7 @@ namespace {
 // SINK(END(STORE(INDEX(PARAM0, flat), value), ranges...)) for `value` stored into `out`; slot i of the
 // kernel is bound to buffers[i], and the variables it reads to the values in *vars.
 UPtr build_kernel(const UPtr& value, const UPtr& out, std::vector<UPtr>* buffers, VarValues* vars,
-                  const PassObserver* observer) {
+                  const PassObserver* observer, const UPtr& window = UPtr()) {
   const Shape& shape = value->shape;
   KernelBuild kb;
   UPtr out_param = kb.ctx.param(out);
@@ -134,7 +134,17 @@ UPtr build_kernel(const UPtr& value, const UPtr& out, std::vector<UPtr>* buffers
   UPtr v = run_passes(kernel_passes(), UOp::make(Op::INDEX, value->dtype, std::move(src)), kb, observer);
   check_rangeified(v);
 
-  UPtr addr = UOp::make(Op::INDEX, out_param->dtype, {out_param, flat_index_of_sizes(sizes, idx)});
+  // Into a window of `out` (an assign's target view): the store's address is the window indexed by the ranges.
+  UPtr at = flat_index_of_sizes(sizes, idx);
+  if (window && !base_buffer(window)) {
+    std::vector<UPtr> wsrc{window};
+    wsrc.insert(wsrc.end(), idx.begin(), idx.end());
+    const UPtr a = run_passes(kernel_passes(), UOp::make(Op::INDEX, window->dtype, std::move(wsrc)), kb, observer);
+    if (a->op != Op::INDEX || a->src.size() != 2 || a->src[0] != out_param)
+      throw Error("schedule: an assign's window " + sym_shape_str(*window) + " is no address in its buffer");
+    at = a->src[1];
+  }
+  UPtr addr = UOp::make(Op::INDEX, out_param->dtype, {out_param, at});
   UPtr body = UOp::make(Op::STORE, dtypes::void_, {addr, v});
   if (!ranges.empty()) {
     std::vector<UPtr> end{body};
@@ -240,16 +250,17 @@ bool reads_output_elsewhere(const UPtr& kernel) {
 // kernel copies that over.
 void schedule_assign(const UPtr& k, const UPtr& value_graph, Views& view, std::vector<UPtr>& calls, VarValues* vars,
                      const PassObserver* observer) {
-  const UOp* tb = viewed_buffer(k->src[0]);
-  if (!tb) throw Error("schedule: the target of an assign is not a buffer: " + lower_name(k->src[0]->op));
+  const UPtr& window = k->src[0];  // the buffer, or a window of it (docs/pipeline.md#assigns)
+  const UOp* tb = window_buffer(window).get();
+  if (!tb) throw Error("schedule: the target of an assign is not a buffer: " + lower_name(window->op));
   const UPtr target(tb);
-  view.set(k, k->src[0]);
+  view.set(k, window);
   const UPtr value = view.read(value_graph);
   const int64_t n = int64_t(value->numel());
   if (n == 0) return;
   auto store = [&](const UPtr& v, const UPtr& out) {
     std::vector<UPtr> buffers;
-    UPtr kernel = build_kernel(v, out, &buffers, vars, observer);
+    UPtr kernel = build_kernel(v, out, &buffers, vars, observer, out == target ? window : UPtr());
     std::vector<UPtr> call{kernel};
     call.insert(call.end(), buffers.begin(), buffers.end());
     calls.push_back(UOp::make(Op::CALL, dtypes::void_, std::move(call)));
@@ -278,7 +289,7 @@ std::vector<UPtr> order_with_assigns(const RealizePlan& plan) {
       if (!seen.insert(n).second) continue;
       if (n != k.get() && plan.is_realized(n) && !viewed_buffer(UPtr(n))) {
         deps[k.get()].push_back(n);
-        if (n->op == Op::ASSIGN) reads[k.get()].push_back({viewed_buffer(n->src[0]), n});
+        if (n->op == Op::ASSIGN) reads[k.get()].push_back({window_buffer(n->src[0]).get(), n});
         continue;
       }
       if (n->op == Op::BUFFER) reads[k.get()].push_back({n, nullptr});
@@ -301,7 +312,7 @@ std::vector<UPtr> order_with_assigns(const RealizePlan& plan) {
   std::vector<std::pair<const UOp*, const UOp*>> extra;  // (assign, a reader it must follow)
   for (const UPtr& a : plan.order) {
     if (a->op != Op::ASSIGN) continue;
-    const UOp* buf = viewed_buffer(a->src[0]);
+    const UOp* buf = window_buffer(a->src[0]).get();
     for (const UPtr& k : plan.order)
       for (const auto& [b, version] : reads[k.get()])
         if (k != a && b == buf && version != a.get() && !(version && follows(version, a.get())))

@@ -137,5 +137,22 @@ TEST(Assign, ErrorsNameBothSides) {
   EXPECT_EQ(w.to_vector<float>(), (std::vector<float>{1, 2, 3, 4, 5, 6}));  // nothing half-done
 }
 
+// An assign into a window of a realized buffer writes those elements of it, as tinygrad's cache[:, pos].assign(x):
+// a row at a moved offset, a column through a permute, and a window read elsewhere by its value.
+TEST(Assign, IntoAWindowWritesThoseElementsOfTheBuffer) {
+  Tensor cache = Tensor::zeros({4, 3}).contiguous().realize();
+  Variable pos("pos", 0, 3);
+  for (int p : {2, 0}) {
+    Tensor row = cache.shrink({{pos.bind(p), Sym(pos.bind(p)) + 1}, {0, 3}});
+    row.assign(Tensor::from_vector(std::vector<float>{1, 2, 3}, {1, 3}) * float(p + 1)).realize();
+  }
+  EXPECT_EQ(cache.to_vector<float>(), (std::vector<float>{1, 2, 3, 0, 0, 0, 3, 6, 9, 0, 0, 0}));
+  cache.T().shrink({{1, 2}, {0, 4}}).assign(Tensor::full({1, 4}, -1.f)).realize();  // column 1
+  EXPECT_EQ(cache.to_vector<float>(), (std::vector<float>{1, -1, 3, 0, -1, 0, 3, -1, 9, 0, -1, 0}));
+  // Row 3 becomes row 0 plus row 2, read from the buffer it writes.
+  cache.shrink({{3, 4}, {0, 3}}).assign(cache.shrink({{0, 1}, {0, 3}}) + cache.shrink({{2, 3}, {0, 3}})).realize();
+  EXPECT_EQ(cache.to_vector<float>(), (std::vector<float>{1, -1, 3, 0, -1, 0, 3, -1, 9, 4, -2, 12}));
+}
+
 }  // namespace
 }  // namespace rg

@@ -53,7 +53,7 @@ TEST(Symbolic, RowsOfAMatrixReduceAndBroadcast) {
     EXPECT_EQ((rows - rows.mean(1, true)).to_vector<float>(), centered) << "n = " << v;
     EXPECT_EQ(rows.sum(0).to_vector<float>(), colsum) << "n = " << v;
     EXPECT_EQ(shape_of(rows.sum(1)), "(n)");
-    EXPECT_EQ(rows.min(0).to_vector<float>(), iota(4)) << "n = " << v;  // the first row
+    EXPECT_EQ(rows.min(0).to_vector<float>(), iota(4)) << "n = " << v;                      // the first row
     EXPECT_EQ(rows.max(0).to_vector<float>(), iota(4, float(4 * (v - 1)))) << "n = " << v;  // the last
   }
 }

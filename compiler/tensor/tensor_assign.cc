@@ -2,6 +2,7 @@
 // schedule turns into a kernel writing that buffer).
 #include <atomic>
 
+#include "compiler/ir/placement.h"
 #include "compiler/ir/shape.h"
 #include "compiler/tensor/backend.h"
 #include "compiler/tensor/graph_builders.h"
@@ -29,7 +30,10 @@ Tensor& Tensor::assign(const Tensor& value) {
   const UPtr now = backend::settle(uop());
   // The buffer a realized tensor views, or the target of the assign still pending on it.
   const UPtr target = now->op == Op::ASSIGN ? now->src[0] : now;
-  if (!backend::is_realized(target)) {  // no buffer yet: the value is simply this tensor's new graph
+  // A window of a realized buffer (cache.shrink(...), a row at a moved offset) is stored through: the assign writes
+  // those elements of the buffer, which every view of it then reads.
+  const bool window = !backend::is_realized(target) && window_buffer(target);
+  if (!backend::is_realized(target) && !window) {  // no buffer yet: the value is simply this tensor's new graph
     node_->uop = value.uop();
     if (node_->device.empty()) node_->device = value.node_->device;
     return *this;

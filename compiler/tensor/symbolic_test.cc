@@ -118,6 +118,20 @@ TEST(Symbolic, AttentionOverTheCachedPositions) {
   }
 }
 
+// The LLVM device renders the same loops to the variable: its kernels take the value as an argument too.
+TEST(Symbolic, TheLlvmDeviceLoopsToTheVariable) {
+  Tensor m = Tensor::from_vector(iota(24), {6, 4}, "LLVM").realize();
+  Tensor w = Tensor::from_vector(iota(4, 1), {4, 1}, "LLVM").realize();
+  Variable n("n", 1, 6);
+  for (int v : {2, 6, 3}) {
+    Tensor rows = m.shrink({{0, n.bind(v)}, {0, 4}});
+    std::vector<float> want;  // row i . (1, 2, 3, 4) = 40 i + 20
+    for (int i = 0; i < v; ++i) want.push_back(float(40 * i + 20));
+    EXPECT_EQ(rows.matmul(w).reshape({n.bind(v)}).to_vector<float>(), want) << "n = " << v;
+    EXPECT_FLOAT_EQ(rows.sum().item<float>(), float(8 * v * v - 2 * v)) << "n = " << v;  // sum of 0 .. 4v - 1
+  }
+}
+
 TEST(Symbolic, JitCapturesOnceAndReplaysAtEverySize) {
   Tensor x = Tensor::from_vector(iota(20)).realize();
   Variable n("n", 1, 20);

@@ -53,8 +53,9 @@ UPtr RangeifyCtx::param(const UPtr& buffer) {
 // Reshape keeps the row-major order, so both shapes split into groups of axes with equal products
 // (a merge, a split, or a general regroup); each group is flattened and unflattened on its own.
 // Axes of size 1 index nothing. Inside a group, the outermost source axis needs no modulo and the
-// innermost no division: a valid index is always inside the shape. A symbolic axis found on both sides is a
-// group of its own; the others group by their largest sizes until the products are equal (docs/symbolic.md).
+// innermost no division: a valid index is always inside the shape. Symbolic sizes (docs/symbolic.md) group
+// the same way, by their largest values until the products are equal as expressions; when the whole counts are
+// equal only at the bound values, all axes are one group.
 std::vector<UPtr> reshape_indices(const std::vector<UPtr>& in, const std::vector<UPtr>& out,
                                   const std::vector<UPtr>& idx) {
   auto is = [](const UPtr& s, int64_t v) { return s->is_const() && s->as_int() == v; };

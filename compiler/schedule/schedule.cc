@@ -117,7 +117,8 @@ UPtr build_kernel(const UPtr& value, const UPtr& out, std::vector<UPtr>* buffers
   UPtr out_param = kb.ctx.param(out);
   // A symbolic size's loop runs to its variables, their bound values kept for the run (docs/symbolic.md).
   std::vector<UPtr> sizes = sym_shape(*value);
-  for (UPtr& s : sizes) s = graph_rewrite(s, rules::to_params, kb.ctx);
+  for (UPtr& s : sizes)
+    if (!s->is_const()) s = graph_rewrite(s, rules::to_params, kb.ctx);
   std::vector<UPtr> idx, ranges;
   for (size_t d = 0; d < shape.size(); ++d) {
     if (shape[d] == 1) {

@@ -2,8 +2,9 @@
 // The GPT of examples/gpt_model.h, 6 layers of width 384 (6 heads, context 256, a 96-character vocabulary,
 // random weights) on LLVM: decode tokens/s at batch 1 under one captured rg::Jit step at 1 and 2 threads, beside
 // the memory-bound limit (the weights and the whole cache read once per token, at the bandwidth a memcpy gets in
-// this process; attention reads only the positions so far, a symbolic size, so the true limit is a little higher), the kernels a decode step launches, the prefill of a 32-character prompt (through the same
-// step, a position a call), and training tokens/s (Adam, batches of 8 x 64, the step under rg::Jit).
+// this process; attention reads only the positions so far, a symbolic size, so the true limit is a little higher), the
+// kernels a decode step launches, the prefill of a 32-character prompt (through the same step, a position a call), and
+// training tokens/s (Adam, batches of 8 x 64, the step under rg::Jit).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>

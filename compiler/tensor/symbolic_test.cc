@@ -52,6 +52,9 @@ TEST(Symbolic, RowsOfAMatrixReduceAndBroadcast) {
       for (int j = 0; j < 4; ++j) centered.push_back(float(j) - 1.5f), colsum[j] += float(4 * i + j);
     EXPECT_EQ((rows - rows.mean(1, true)).to_vector<float>(), centered) << "n = " << v;
     EXPECT_EQ(rows.sum(0).to_vector<float>(), colsum) << "n = " << v;
+    std::vector<float> colmean;  // column j's mean over the n rows: 4 (n - 1) / 2 + j
+    for (int j = 0; j < 4; ++j) colmean.push_back(2.f * float(v - 1) + float(j));
+    EXPECT_EQ(rows.mean(0).to_vector<float>(), colmean) << "n = " << v;
     EXPECT_EQ(shape_of(rows.sum(1)), "(n)");
     EXPECT_EQ(rows.min(0).to_vector<float>(), iota(4)) << "n = " << v;                      // the first row
     EXPECT_EQ(rows.max(0).to_vector<float>(), iota(4, float(4 * (v - 1)))) << "n = " << v;  // the last

@@ -739,15 +739,18 @@ Tensor Tensor::prod(const Axes& axes, bool keepdim) const { return reduce(Op::MU
 Tensor Tensor::mean(const Axes& axes, bool keepdim) const {
   std::vector<bool> reduced = reduced_axes(axes.v, uop()->shape, "mean");
   int64_t count = 1;
+  bool symbolic_count = false;
   for (int64_t i = 0; i < ndim(); ++i) {
     if (!reduced[i]) continue;
-    if (symbolic() && !uop()->sym[i]->is_const())
-      fail("mean", "axis " + std::to_string(i) + " of " + sym_shape_str(*uop()) + " has a symbolic size: use sum");
+    symbolic_count |= symbolic() && !uop()->sym[i]->is_const();
     count *= uop()->shape[i];
   }
   // As tinygrad: the sum and the division in the accumulation dtype (float32 for halves), then the output dtype.
-  Tensor s = cast(sum_acc_dtype(dtype())).sum(axes, keepdim);
+  const DType acc = sum_acc_dtype(dtype());
+  Tensor s = cast(acc).sum(axes, keepdim);
   DType out = dtype().is_float() ? dtype() : dtypes::float32;
+  // Over a symbolic axis the count is a sum of ones, which codegen closes into the sizes' product.
+  if (symbolic_count) return (s / scalar_like(1).cast(acc).sum(axes, keepdim)).cast(out);
   return (s / count).cast(out);
 }
 

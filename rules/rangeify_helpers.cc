@@ -58,9 +58,8 @@ UPtr RangeifyCtx::param(const UPtr& buffer) {
 // equal only at the bound values, all axes are one group.
 std::vector<UPtr> reshape_indices(const std::vector<UPtr>& in, const std::vector<UPtr>& out,
                                   const std::vector<UPtr>& idx) {
-  auto is = [](const UPtr& s, int64_t v) { return s->is_const() && s->as_int() == v; };
   std::vector<UPtr> res(in.size(), ic(0));
-  if (std::any_of(in.begin(), in.end(), [&](const UPtr& s) { return is(s, 0); })) return res;  // nothing is read
+  if (std::any_of(in.begin(), in.end(), [](const UPtr& s) { return s->is_int(0); })) return res;  // nothing is read
   auto equal = [](const SizeProduct& a, const SizeProduct& b) {
     return a.c == b.c && (a.sym == b.sym || (a.sym && b.sym && same_size(a.sym, b.sym)));
   };
@@ -71,11 +70,11 @@ std::vector<UPtr> reshape_indices(const std::vector<UPtr>& in, const std::vector
   const bool one_group = !equal(all_in, all_out);
   size_t i = 0, o = 0;
   while (i < in.size() || o < out.size()) {
-    if (i < in.size() && is(in[i], 1)) {
+    if (i < in.size() && in[i]->is_int(1)) {
       ++i;
       continue;
     }
-    if (o < out.size() && is(out[o], 1)) {
+    if (o < out.size() && out[o]->is_int(1)) {
       ++o;
       continue;
     }
@@ -95,7 +94,7 @@ std::vector<UPtr> reshape_indices(const std::vector<UPtr>& in, const std::vector
     SizeProduct stride;
     for (size_t k = gi.size(); k-- > 0;) {
       size_t d = gi[k];
-      if (is(in[d], 1)) continue;
+      if (in[d]->is_int(1)) continue;
       UPtr q = stride.is_one() ? flat : flat / stride.uop();
       res[d] = k == 0 ? q : q % in[d];
       stride.mul(in[d]);

@@ -117,7 +117,7 @@ UPtr flat_index_of_sizes(const std::vector<UPtr>& sizes, const std::vector<UPtr>
   for (size_t d = sizes.size(); d-- > 1;) (stride[d - 1] = stride[d]).mul(sizes[d]);
   UPtr flat;
   for (size_t d = 0; d < sizes.size(); ++d) {
-    if (sizes[d]->is_const() && sizes[d]->as_int() == 1) continue;
+    if (sizes[d]->is_int(1)) continue;
     UPtr term = stride[d].is_one() ? idx[d] : idx[d] * stride[d].uop();
     flat = flat ? flat + term : term;
   }

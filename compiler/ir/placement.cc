@@ -4,18 +4,23 @@
 
 namespace rg {
 
-const UPtr& base_buffer(const UPtr& u) {
+namespace {
+// The BUFFER under a chain of the ops `through` lets pass, or a null handle.
+template <class Through>
+const UPtr& buffer_under(const UPtr& u, Through through) {
   static const UPtr kNone;
   const UPtr* p = &u;
-  while (*p && (*p)->op == Op::RESHAPE) p = &(*p)->src[0];
+  while (*p && through((*p)->op)) p = &(*p)->src[0];
   return *p && (*p)->op == Op::BUFFER ? *p : kNone;
+}
+}  // namespace
+
+const UPtr& base_buffer(const UPtr& u) {
+  return buffer_under(u, [](Op op) { return op == Op::RESHAPE; });
 }
 
 const UPtr& window_buffer(const UPtr& u) {
-  static const UPtr kNone;
-  const UPtr* p = &u;
-  while (*p && ((*p)->op == Op::RESHAPE || (*p)->op == Op::PERMUTE || (*p)->op == Op::SHRINK)) p = &(*p)->src[0];
-  return *p && (*p)->op == Op::BUFFER ? *p : kNone;
+  return buffer_under(u, [](Op op) { return op == Op::RESHAPE || op == Op::PERMUTE || op == Op::SHRINK; });
 }
 
 bool is_device_tuple(const std::string& name) { return !name.empty() && name.front() == '('; }

@@ -283,7 +283,7 @@ std::vector<UPtr> infer_sym(Op op, const std::vector<UPtr>& src, const Arg& arg,
     case Op::EXPAND:
       if (given.empty()) fail_sym(op, x, "a symbolic shape is expanded to symbolic sizes only");
       for (size_t d = 0; d < in.size(); ++d)
-        if (!same_size(in[d], given[d]) && !(in[d]->is_const() && in[d]->as_int() == 1))
+        if (!same_size(in[d], given[d]) && !in[d]->is_int(1))
           fail_sym(
               op, x,
               "cannot expand axis " + std::to_string(d) + " of size " + size_str(in[d]) + " to " + size_str(given[d]));
@@ -294,7 +294,7 @@ std::vector<UPtr> infer_sym(Op op, const std::vector<UPtr>& src, const Arg& arg,
       for (size_t d = 0; d < in.size(); ++d) {
         const UPtr o = src.size() > 1 ? src[d + 1] : UPtr();
         if (!in[d]->is_const()) {  // a symbolic axis stays whole
-          if (p[d].first != 0 || p[d].second != x.shape[d] || (o && !(o->is_const() && o->as_int() == 0)) ||
+          if (p[d].first != 0 || p[d].second != x.shape[d] || (o && !o->is_int(0)) ||
               (!given.empty() && given[d] != in[d]))
             fail_sym(op, x, "axis " + std::to_string(d) + " of symbolic size " + size_str(in[d]) + " is kept whole");
           out[d] = in[d];

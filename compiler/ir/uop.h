@@ -98,6 +98,10 @@ class UOp {
 
   bool is_const() const { return op == Op::CONST; }
   bool is_invalid() const { return op == Op::CONST && std::holds_alternative<InvalidT>(arg); }
+  // A CONST of the integer value v (a size of 1, an offset of 0).
+  bool is_int(int64_t v) const {
+    return op == Op::CONST && std::holds_alternative<int64_t>(arg) && std::get<int64_t>(arg) == v;
+  }
   // The value of a CONST as a double / int64 (bools and ints exact; floats truncated by as_int).
   double as_float() const;
   int64_t as_int() const;

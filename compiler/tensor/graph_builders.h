@@ -74,6 +74,30 @@ inline std::optional<Sizes> sizes_keeping(const UOp& x, const Shape& s) {
   return k == from.size() ? std::optional<Sizes>(out) : std::nullopt;
 }
 
+inline Sizes sizes_of(const std::vector<Sym>& shape) {
+  Sizes s;
+  for (const Sym& d : shape) s.push_back(d.uop());
+  return s;
+}
+// The constants of a shape or of bounds with no symbolic entry, without making nodes for them (most calls of the
+// Sym overloads spell integers); nullopt otherwise.
+inline std::optional<Shape> constants(const std::vector<Sym>& shape) {
+  Shape c;
+  for (const Sym& d : shape) {
+    if (!d.is_const()) return std::nullopt;
+    c.push_back(d.value());
+  }
+  return c;
+}
+inline std::optional<Pairs> constants(const Tensor::SymPairs& pairs) {
+  Pairs c;
+  for (const auto& [a, b] : pairs) {
+    if (!a.is_const() || !b.is_const()) return std::nullopt;
+    c.push_back({a.value(), b.value()});
+  }
+  return c;
+}
+
 // x reshaped to the sizes, their nodes its sources when some is symbolic; a reshape of a reshape is one reshape
 // of the inner source.
 inline UPtr reshape_sizes(const UPtr& x, const Sizes& s) {
@@ -142,8 +166,8 @@ inline Sizes broadcast_sizes_of(const std::vector<const UOp*>& xs, const std::st
     for (size_t i = 0; i < own.size(); ++i) {
       UPtr& o = out[n - own.size() + i];
       const UPtr& d = own[i];
-      if (d->is_const() && d->as_int() == 1) continue;
-      if (o->is_const() && o->as_int() == 1)
+      if (d->is_int(1)) continue;
+      if (o->is_int(1))
         o = d;
       else if (!same_size(o, d))
         throw Error(who + ": cannot broadcast " + sym_shape_str(*xs[0]) + " with " + sym_shape_str(*x));

@@ -31,10 +31,11 @@ class Jit {
   // Realizes the inputs and returns the function's outputs, realized. Two inputs that are one buffer (the same
   // tensor twice, or views of one) are an rg::Error on every call: the launches know an input by its buffer. From the
   // third call on the inputs must match the captured ones in count, shape, dtype and device (an rg::Error naming the
-  // input otherwise; from the second with capture_first_call). Sharded tensors are replayed like others: each device's
-  // launch on its piece of the tuple. The variables must be bound, the same names each call: a replay's kernels read
-  // the values given to it (what the captured graph did with a variable follows its new value, as a window's position
-  // or a mask).
+  // input otherwise; from the second with capture_first_call); a symbolic input matches by its sizes' names, its buffer
+  // of any count, and the outputs come back at the call's sizes (docs/symbolic.md). Sharded tensors are replayed like
+  // others: each device's launch on its piece of the tuple. The variables must be bound, the same names each call: a
+  // replay's kernels read the values given to it (what the captured graph did with a variable follows its new value, as
+  // a window's position or a mask).
   std::vector<Tensor> operator()(const std::vector<Tensor>& inputs, const std::vector<Variable>& vars = {});
 
   // Captures on the first call instead of the second: for a function with no first-use work that must stay out of

@@ -62,13 +62,8 @@ Tensor Tensor::from_bytes(const void* data, size_t bytes, DType dt, const Shape&
 }
 
 Tensor Tensor::full(const std::vector<Sym>& shape, Number value, std::optional<DType> dt) {
-  if (std::all_of(shape.begin(), shape.end(), [](const Sym& d) { return d.is_const(); })) {
-    Shape c;
-    for (const Sym& d : shape) c.push_back(d.value());
-    return full(c, value, dt);
-  }
-  Sizes s;
-  for (const Sym& d : shape) s.push_back(d.uop());
+  if (std::optional<Shape> c = constants(shape)) return full(*c, value, dt);
+  const Sizes s = sizes_of(shape);
   for (const UPtr& d : s)
     if (d->vmin < 0) fail("full", "size " + size_str(d) + " can be negative");
   return Tensor(const_sizes(dt.value_or(scalar_dtype(value)), value.value, s), "");

@@ -53,24 +53,6 @@ Tensor Tensor::reshape(const Shape& new_shape) const {
   return like(reshape_u(uop(), s));
 }
 
-namespace {
-Sizes sizes_of(const std::vector<Sym>& shape) {
-  Sizes s;
-  for (const Sym& d : shape) s.push_back(d.uop());
-  return s;
-}
-// The constants of a shape with no symbolic size, without making nodes for them (most calls spell integers).
-std::optional<Shape> constants(const std::vector<Sym>& shape) {
-  Shape c;
-  for (const Sym& d : shape) {
-    if (!d.is_const()) return std::nullopt;
-    c.push_back(d.value());
-  }
-  return c;
-}
-
-}  // namespace
-
 Tensor Tensor::reshape(const std::vector<Sym>& new_shape) const {
   if (std::optional<Shape> c = constants(new_shape)) return reshape(*c);
   const Sizes s = sizes_of(new_shape);
@@ -204,8 +186,8 @@ Tensor Tensor::pad(const Pairs& padding, const std::vector<Sym>& offsets, Number
 namespace {
 UPtr add_sizes(const UPtr& a, const UPtr& b) {
   if (a->is_const() && b->is_const()) return size_c(a->as_int() + b->as_int());
-  if (a->is_const() && a->as_int() == 0) return b;
-  if (b->is_const() && b->as_int() == 0) return a;
+  if (a->is_int(0)) return b;
+  if (b->is_int(0)) return a;
   return graph_rewrite(a + b, rules::symbolic);  // i + (10 - i) is 10
 }
 
@@ -231,12 +213,7 @@ UPtr place_u(const UPtr& x, const Sizes& before, const Sizes& out, double fill) 
 }  // namespace
 
 Tensor Tensor::pad(const SymPairs& padding, Number value) const {
-  if (std::all_of(padding.begin(), padding.end(),
-                  [](const auto& p) { return p.first.is_const() && p.second.is_const(); })) {
-    Pairs p;
-    for (const auto& [b, a] : padding) p.push_back({b.value(), a.value()});
-    return pad(p, value);
-  }
+  if (std::optional<Pairs> p = constants(padding)) return pad(*p, value);
   if (padding.size() != size_t(ndim()))
     fail("pad", "padding needs one (before, after) pair per axis of shape " + sym_shape_str(*uop()));
   if (shard_axis() >= 0) fail("pad", "a sharded tensor takes no symbolic padding");
@@ -357,12 +334,7 @@ Tensor Tensor::slice(const std::vector<Slice>& axes) const {
 Tensor Tensor::shrink(const Pairs& bounds) const { return shrink(bounds, std::vector<Sym>{}); }
 
 Tensor Tensor::shrink(const SymPairs& bounds) const {
-  if (std::all_of(bounds.begin(), bounds.end(),
-                  [](const auto& b) { return b.first.is_const() && b.second.is_const(); })) {
-    Pairs p;
-    for (const auto& [b, e] : bounds) p.push_back({b.value(), e.value()});
-    return shrink(p);
-  }
+  if (std::optional<Pairs> p = constants(bounds)) return shrink(*p);
   // Each window as (constant start, offset, size): the offset is the start's symbolic part.
   Pairs fixed_bounds;
   std::vector<Sym> offsets;

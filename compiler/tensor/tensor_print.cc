@@ -16,13 +16,9 @@ constexpr int64_t kEdge = 3;
 }  // namespace
 
 std::ostream& operator<<(std::ostream& out, const Tensor& t) {
+  std::vector<UPtr> sizes;
   Shape s;  // a symbolic size at its bound value
-  std::string shape = "(";
-  for (const Sym& d : t.sym_shape()) {
-    s.push_back(d.is_const() ? d.value() : bound_size(d.uop(), "print"));
-    shape += (shape.size() > 1 ? ", " : "") + d.str();
-  }
-  shape += s.size() == 1 ? ",)" : ")";
+  for (const Sym& d : t.sym_shape()) sizes.push_back(d.uop()), s.push_back(bound_size(sizes.back(), "print"));
   const std::vector<double> v = t.cast(dtypes::float64).to_vector<double>();
   const bool elide = t.numel() > kElideAbove;
   const bool integral = !t.dtype().is_float();
@@ -59,7 +55,7 @@ std::ostream& operator<<(std::ostream& out, const Tensor& t) {
   };
   out << "Tensor(";
   show(0, 0);
-  return out << ", shape=" << shape << ", dtype=" << t.dtype().name() << ", device=" << t.device() << ")";
+  return out << ", shape=" << sizes_str(sizes) << ", dtype=" << t.dtype().name() << ", device=" << t.device() << ")";
 }
 
 }  // namespace rg

@@ -59,6 +59,9 @@ class Device {
   // False for a device that only renders (METAL, without a Metal runtime): its Runners throw rg::Error,
   // and tools show its kernels without running them.
   virtual bool runs_kernels() const { return true; }
+  // True when compile may run on several threads at once: the executor then builds a schedule's new kernels
+  // in parallel on the CPU's workers before running them.
+  virtual bool compiles_concurrently() const { return false; }
 
   // What builds this kind's kernels, for provenance (tools/trace): the source language and the compiler
   // with its version ("C", "Debian clang version 14.0.6").

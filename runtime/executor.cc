@@ -257,9 +257,9 @@ void run_kernel(const UPtr& call, Device& dev, int shard, bool multi,
                 const std::vector<std::pair<std::string, int64_t>>& var_values, Timings& t);
 
 // Builds the schedule's kernels that are new to the program cache at once, on the CPU's workers, before
-// any runs: lowering and the C compiler's processes in parallel (a first training step's 100 kernels). Only
-// for CPU devices, whose compiler is a process per kernel; the others build one by one as they run. The
-// time is the section's wall time, counted as compile time.
+// any runs: lowering and compiling in parallel (a first training step's 100 kernels, a model's first run).
+// Only for devices that compile concurrently (the host's: C compiler processes, LLVM in process); the others
+// build one by one as they run. The time is the section's wall time, counted as compile time.
 void prebuild_programs(const UPtr& linear, Timings& t) {
   if (beam_width() > 0 || thread_count() < 2) return;  // BEAM times each kernel's candidates on its first run
   std::vector<std::pair<UPtr, Device*>> todo;
@@ -270,7 +270,7 @@ void prebuild_programs(const UPtr& linear, Timings& t) {
     const std::string& where = device_name(call, 1, "run_linear");
     if (is_device_tuple(where) || !owned_here(device_owner(where)) || !seen.insert(call->src[0].get()).second) continue;
     Device& dev = get_device(where, "run_linear");
-    if (dev.kind() != "CPU") continue;
+    if (!dev.compiles_concurrently()) continue;
     ProgramCache& c = program_cache();
     std::lock_guard<std::mutex> lock(c.mu);
     if (!c.map.count(ProgramKey{dev.kind(), call->src[0].get(), thread_count(), 0}))

@@ -3,10 +3,14 @@
 #include <pwd.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
 
 #include "compiler/ir/uop.h"
 
@@ -51,6 +55,36 @@ std::string kernel_cache_dir() {
     return t.string();
   }();
   return dir;
+}
+
+std::string unique_temp_path(const std::string& path) {
+  static std::atomic<uint64_t> count{0};
+  static const uint64_t nonce = std::random_device{}() * 0x9e3779b97f4a7c15ull ^ std::random_device{}();
+  char buf[64];
+  std::snprintf(buf, sizeof buf, ".tmp%d.%llx.%llu", int(getpid()), static_cast<unsigned long long>(nonce),
+                static_cast<unsigned long long>(count.fetch_add(1)));
+  return path + buf;
+}
+
+std::optional<std::string> read_cache_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return std::nullopt;
+  std::ostringstream s;
+  s << f.rdbuf();
+  if (!f) return std::nullopt;
+  return s.str();
+}
+
+void write_cache_file(const std::string& path, const std::string& data) {
+  const std::string tmp = unique_temp_path(path);
+  std::error_code ec;
+  {
+    std::ofstream f(tmp, std::ios::binary);
+    f.write(data.data(), std::streamsize(data.size()));
+    if (!f) return fs::remove(tmp, ec), void();
+  }
+  fs::rename(tmp, path, ec);
+  if (ec) fs::remove(tmp, ec);
 }
 
 }  // namespace rg

@@ -28,5 +28,21 @@ TEST(KernelCacheDir, IsRulegradUnderXdgCacheHome) {
   EXPECT_TRUE(std::filesystem::is_directory(base + "/rulegrad"));
 }
 
+TEST(CacheFile, IsWrittenWholeAndReadBack) {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  const std::string path = std::string(tmp ? tmp : "/tmp") + "/cache_file_" + std::to_string(getpid());
+  EXPECT_EQ(read_cache_file(path), std::nullopt);
+  const std::string bytes("an object\0with a zero", 22);
+  write_cache_file(path, bytes);
+  EXPECT_EQ(read_cache_file(path), bytes);
+  write_cache_file(path, "shorter");
+  EXPECT_EQ(read_cache_file(path), "shorter");
+  EXPECT_NE(unique_temp_path(path), unique_temp_path(path));
+  EXPECT_EQ(unique_temp_path(path).rfind(path + ".tmp", 0), 0u);
+  write_cache_file(path + "_no_such_dir/file", "x");  // a cache that cannot be written is no error
+  EXPECT_EQ(read_cache_file(path + "_no_such_dir/file"), std::nullopt);
+  std::filesystem::remove(path);
+}
+
 }  // namespace
 }  // namespace rg

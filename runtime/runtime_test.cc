@@ -257,26 +257,30 @@ struct BuildOrder : Recorder {
 };
 
 TEST(RunLinear, BuildsItsNewKernelsBeforeRunningAny) {
-  // With two or more CPU workers, a schedule's new kernels are lowered and compiled in parallel first.
+  // With two or more CPU workers, a schedule's new kernels are lowered and compiled in parallel first, on
+  // both host devices (C compiler processes, LLVM in process).
   set_thread_count(2);
-  UPtr in = new_buffer(dtypes::float32, 4), a = new_buffer(dtypes::float32, 4), b = new_buffer(dtypes::float32, 4),
-       out = new_buffer(dtypes::float32, 4);
-  std::vector<float> x{1, 2, 3, 4};
-  buffer_write(in, x.data(), 16);
-  UPtr k1 = map4([](const UPtr&v) { return v * testk::f32(3); }),
-       k2 = map4([](const UPtr&v) { return v - testk::f32(5); }), k3 = map4([](const UPtr&v) { return v * v; });
-  UPtr linear =
-      UOp::make(Op::LINEAR, dtypes::void_,
-                {UOp::make(Op::CALL, dtypes::void_, {k1, a, in}), UOp::make(Op::CALL, dtypes::void_, {k2, b, a}),
-                 UOp::make(Op::CALL, dtypes::void_, {k3, out, b})});
-  BuildOrder order;
-  set_recorder(&order);
-  run_linear(linear);
-  set_recorder(nullptr);
-  EXPECT_EQ(read(out), (std::vector<float>{4, 1, 16, 49}));  // (3x - 5)^2
-  EXPECT_EQ(last_timings().programs_built, 3);
-  ASSERT_EQ(order.events.size(), 6u);
-  for (size_t i = 0; i < 6; ++i) EXPECT_EQ(order.events[i].rfind(i < 3 ? "built " : "ran ", 0), 0u) << order.events[i];
+  for (const char* device : {"CPU", "LLVM"}) {
+    UPtr in = new_buffer(dtypes::float32, 4, device), a = new_buffer(dtypes::float32, 4, device),
+         b = new_buffer(dtypes::float32, 4, device), out = new_buffer(dtypes::float32, 4, device);
+    std::vector<float> x{1, 2, 3, 4};
+    buffer_write(in, x.data(), 16);
+    UPtr k1 = map4([](const UPtr& v) { return v * testk::f32(3); }),
+         k2 = map4([](const UPtr& v) { return v - testk::f32(5); }), k3 = map4([](const UPtr& v) { return v * v; });
+    UPtr linear =
+        UOp::make(Op::LINEAR, dtypes::void_,
+                  {UOp::make(Op::CALL, dtypes::void_, {k1, a, in}), UOp::make(Op::CALL, dtypes::void_, {k2, b, a}),
+                   UOp::make(Op::CALL, dtypes::void_, {k3, out, b})});
+    BuildOrder order;
+    set_recorder(&order);
+    run_linear(linear);
+    set_recorder(nullptr);
+    EXPECT_EQ(read(out), (std::vector<float>{4, 1, 16, 49})) << device;  // (3x - 5)^2
+    EXPECT_EQ(last_timings().programs_built, 3) << device;
+    ASSERT_EQ(order.events.size(), 6u) << device;
+    for (size_t i = 0; i < 6; ++i)
+      EXPECT_EQ(order.events[i].rfind(i < 3 ? "built " : "ran ", 0), 0u) << device << ": " << order.events[i];
+  }
 }
 
 UPtr copy_call(const UPtr& dst, const UPtr& src) {

@@ -152,7 +152,9 @@ int main(int argc, char** argv) {
   }
   if (path.empty()) return std::fprintf(stderr, "usage: onnx MODEL.onnx [--input name=file.pb ...]\n"), 2;
   try {
+    auto t_load = std::chrono::steady_clock::now();
     ox::Model m = ox::load(path, device);
+    const double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_load).count();
     std::map<std::string, ox::Value> in;
     for (size_t k = 0; k < m.inputs().size() && !data_dir.empty(); ++k)
       files.try_emplace(m.inputs()[k].name, data_dir + "/input_" + std::to_string(k) + ".pb");
@@ -169,7 +171,10 @@ int main(int argc, char** argv) {
       Tensor::realize_all(ts);
       return out;
     };
+    auto t_first = std::chrono::steady_clock::now();
     auto out = run_once();
+    const double first_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_first).count();
+    std::printf("load %.1f ms, first run %.1f ms: %s\n", load_ms, first_ms, rg::last_timings().str().c_str());
     for (const auto& o : m.outputs()) print_value(o.name, out.at(o.name));
     if (bench > 0) {
       const bool replay_was = m.replay();

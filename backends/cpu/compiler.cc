@@ -16,7 +16,6 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
-#include <random>
 #include <unordered_map>
 #include <vector>
 
@@ -121,21 +120,10 @@ Cache& cache() {
   return *c;
 }
 
-// A name no other compile shares: the process id alone is not enough (threads of one process; sandboxed
-// processes with the same id sharing one cache directory).
-std::string unique_suffix() {
-  static std::atomic<uint64_t> count{0};
-  static const uint64_t nonce = std::random_device{}() * 0x9e3779b97f4a7c15ull ^ std::random_device{}();
-  char buf[64];
-  std::snprintf(buf, sizeof buf, ".tmp%d.%llx.%llu", int(getpid()), (unsigned long long)nonce,
-                (unsigned long long)count.fetch_add(1));
-  return buf;
-}
-
 // Compiles src into `so` (via a temporary file renamed into place, so a
 // concurrent compile never loads a half-written object).
 void compile_to(const std::string& src, const std::vector<std::string>& flags, const fs::path& so) {
-  std::string tmp = so.string() + unique_suffix();
+  std::string tmp = unique_temp_path(so.string());
   std::string csrc = tmp + ".c";
   {
     std::ofstream f(csrc, std::ios::binary);

@@ -21,6 +21,7 @@ class CpuDevice : public HostDevice {
   std::shared_ptr<const Runner> compile(const Program& p, const std::string& source) override {
     return std::make_shared<HostRunner<CompiledKernel>>(compile_c(source, p.name), p);
   }
+  bool compiles_concurrently() const override { return true; }  // a C compiler process per kernel
   Toolchain toolchain() const override { return {"C", c_compiler_version()}; }
 };
 

@@ -1,12 +1,8 @@
 #include "backends/cuda/compiler.h"
 
-#include <unistd.h>
-
 #include <atomic>
 #include <filesystem>
-#include <fstream>
 #include <mutex>
-#include <sstream>
 #include <unordered_map>
 #include <vector>
 
@@ -42,29 +38,6 @@ bool plausible(const std::string& image, bool cubin, const std::string& name) {
   return image.find(".entry " + name + "(") != std::string::npos && last != std::string::npos && image[last] == '}';
 }
 
-bool read_file(const fs::path& path, std::string& out) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return false;
-  std::ostringstream s;
-  s << f.rdbuf();
-  out = s.str();
-  return bool(f);
-}
-
-// Written under a temporary name and renamed, so a concurrent process never reads a partial file.
-// The disk cache is an optimisation: failing to write it is not an error.
-void write_file(const fs::path& path, const std::string& data) {
-  fs::path tmp = path.string() + ".tmp" + std::to_string(getpid());
-  {
-    std::ofstream f(tmp, std::ios::binary);
-    f.write(data.data(), std::streamsize(data.size()));
-    if (!f) return;
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) fs::remove(tmp, ec);
-}
-
 const Nvrtc& nvrtc() {
   std::string why;
   const Nvrtc* n = Nvrtc::get(&why);
@@ -90,12 +63,14 @@ std::shared_ptr<const CudaBinary> compile_cuda(const std::string& src, const std
   b->arch = arch;
   b->name = name;
   const fs::path file = fs::path(kernel_cache_dir()) / (key + (b->cubin() ? ".cubin" : ".ptx"));
-  if (!read_file(file, b->image) || !plausible(b->image, b->cubin(), name)) {
+  std::optional<std::string> cached = read_cache_file(file.string());
+  if (cached) b->image = std::move(*cached);
+  if (!cached || !plausible(b->image, b->cubin(), name)) {
     invocations.fetch_add(1, std::memory_order_relaxed);
     b->image = nv.compile(src, name + ".cu", options, b->cubin());
     if (!plausible(b->image, b->cubin(), name))
       throw Error("compile_cuda: the compiled source has no kernel '" + name + "'");
-    write_file(file, b->image);
+    write_cache_file(file.string(), b->image);
   }
   c.kernels.emplace(key, b);
   return b;

@@ -2,7 +2,9 @@
 #include "backends/llvm/jit.h"
 
 #include <atomic>
+#include <future>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 #include <utility>
 
@@ -13,6 +15,7 @@
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/ExecutionEngine/Orc/ThreadSafeModule.h"
 #include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/IRReader/IRReader.h"
@@ -34,16 +37,20 @@ std::atomic<uint64_t> compilations{0};
 
 std::string message(llvm::Error e) { return llvm::toString(std::move(e)); }
 
+using KernelPtr = std::shared_ptr<const LlvmKernel>;
+
 // The process-wide JIT. Never destroyed: kernels may run during static destruction.
 struct Jit {
-  std::mutex mu;  // one compile at a time; a second request for a key waits for the first
+  explicit Jit(llvm::orc::JITTargetMachineBuilder b) : host(std::move(b)) {}
+  llvm::orc::JITTargetMachineBuilder host;  // the host's CPU and features; each thread makes its own TargetMachine
+  std::string target;  // what the machine code depends on: LLVM's version, the CPU, its features, the levels
+  std::mutex mu;       // guards the maps and the LLJIT's dylibs (compiles run outside it, concurrently)
   std::unique_ptr<llvm::orc::LLJIT> lljit;
-  std::unique_ptr<llvm::TargetMachine> tm;  // the host CPU's cost model for the O2 pipeline
-  std::unordered_map<std::string, std::shared_ptr<const LlvmKernel>> kernels;
+  // Kernels by key; a kernel being compiled is a future that a second request for its key waits on.
+  std::unordered_map<std::string, std::shared_future<KernelPtr>> kernels;
   uint64_t dylibs = 0;
-  // What ORC reports on the side while materializing (an unresolved symbol's name); the lookup's
-  // own error only says that materialization failed.
-  std::mutex report_mu;
+  // What ORC reports on the side while linking (an unresolved symbol's name); the lookup's own error
+  // only says that materialization failed.
   std::string reported;
 };
 
@@ -56,8 +63,6 @@ Jit& jit() {
     auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
     if (!jtmb) throw Error("llvm: cannot describe the host: " + message(jtmb.takeError()));
     jtmb->setCodeGenOptLevel(llvm::CodeGenOpt::Default);
-    auto tm = jtmb->createTargetMachine();
-    if (!tm) throw Error("llvm: no target machine for the host: " + message(tm.takeError()));
     auto lljit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(*jtmb).create();
     if (!lljit) throw Error("llvm: cannot create the JIT: " + message(lljit.takeError()));
     // Kernels call libm (sinf, exp2f, fmodf: what the math intrinsics lower to) from this process.
@@ -65,20 +70,34 @@ Jit& jit() {
         llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess((*lljit)->getDataLayout().getGlobalPrefix());
     if (!gen) throw Error("llvm: cannot search this process for symbols: " + message(gen.takeError()));
     (*lljit)->getMainJITDylib().addGenerator(std::move(*gen));
-    auto* out = new Jit();
+    auto* out = new Jit(*jtmb);
+    out->target = llvm_version() + " " + jtmb->getCPU() + " " + jtmb->getFeatures().getString() + " O2";
     out->lljit = std::move(*lljit);
-    out->tm = std::move(*tm);
     out->lljit->getExecutionSession().setErrorReporter([out](llvm::Error e) {
-      std::lock_guard<std::mutex> lock(out->report_mu);
-      out->reported += message(std::move(e)) + "\n";
+      out->reported += message(std::move(e)) + "\n";  // called while linking, under Jit::mu
     });
     return out;
   }();
   return *j;
 }
 
+// This thread's TargetMachine for the host (they are not safe to share between threads).
+llvm::TargetMachine& thread_target(Jit& j) {
+  thread_local std::unique_ptr<llvm::TargetMachine> tm;
+  if (!tm) {
+    llvm::orc::JITTargetMachineBuilder b = [&] {
+      std::lock_guard<std::mutex> lock(j.mu);
+      return j.host;
+    }();
+    auto t = b.createTargetMachine();
+    if (!t) throw Error("llvm: no target machine for the host: " + message(t.takeError()));
+    tm = std::move(*t);
+  }
+  return *tm;
+}
+
 // Parses and verifies a module for the host. Throws rg::Error with LLVM's diagnostic.
-std::unique_ptr<llvm::Module> parse(const std::string& ir, llvm::LLVMContext& ctx, Jit& j) {
+std::unique_ptr<llvm::Module> parse(const std::string& ir, llvm::LLVMContext& ctx, llvm::TargetMachine& tm) {
   llvm::SMDiagnostic diag;
   std::unique_ptr<llvm::Module> m = llvm::parseIR(llvm::MemoryBufferRef(ir, "kernel"), diag, ctx);
   if (!m) {
@@ -90,8 +109,8 @@ std::unique_ptr<llvm::Module> parse(const std::string& ir, llvm::LLVMContext& ct
   std::string msg;
   llvm::raw_string_ostream os(msg);
   if (llvm::verifyModule(*m, &os)) throw Error("compile_llvm: invalid IR: " + os.str());
-  m->setTargetTriple(j.tm->getTargetTriple().str());
-  m->setDataLayout(j.lljit->getDataLayout());
+  m->setTargetTriple(tm.getTargetTriple().str());
+  m->setDataLayout(tm.createDataLayout());
   return m;
 }
 
@@ -110,57 +129,106 @@ void optimize(llvm::Module& m, llvm::TargetMachine& tm) {
   pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2).run(m, mam);
 }
 
+// IR → optimized machine code, an object file in memory. Runs on the calling thread, beside others.
+std::string compile_object(const std::string& ir, Jit& j) {
+  llvm::TargetMachine& tm = thread_target(j);
+  llvm::LLVMContext ctx;
+  std::unique_ptr<llvm::Module> m = parse(ir, ctx, tm);
+  optimize(*m, tm);
+  llvm::SmallVector<char, 0> obj;
+  llvm::raw_svector_ostream os(obj);
+  llvm::legacy::PassManager pm;
+  if (tm.addPassesToEmitFile(pm, os, nullptr, llvm::CGFT_ObjectFile))
+    throw Error("compile_llvm: the host's target cannot emit object files");
+  pm.run(*m);
+  compilations.fetch_add(1, std::memory_order_relaxed);
+  return std::string(obj.data(), obj.size());
+}
+
+// Links an object into a JITDylib of its own (kernels of different source may share a name; symbols it
+// does not define resolve through the main one, which sees this process) and finds `name` in it.
+KernelPtr link(Jit& j, const std::string& object, const std::string& name, const std::string& key) {
+  std::lock_guard<std::mutex> lock(j.mu);
+  auto jd = j.lljit->createJITDylib("kernel" + std::to_string(j.dylibs++));
+  if (!jd) throw Error("compile_llvm: " + message(jd.takeError()));
+  jd->addToLinkOrder(j.lljit->getMainJITDylib());
+  j.reported.clear();
+  auto fail = [&](const std::string& what, llvm::Error e) {
+    std::string msg = "compile_llvm: " + what + ": " + message(std::move(e));
+    if (!j.reported.empty()) msg += "\n" + j.reported;
+    llvm::consumeError(j.lljit->getExecutionSession().removeJITDylib(*jd));
+    return Error(msg);
+  };
+  if (llvm::Error e = j.lljit->addObjectFile(*jd, llvm::MemoryBuffer::getMemBufferCopy(object, key)))
+    throw fail("cannot add the object", std::move(e));
+  auto sym = j.lljit->lookup(*jd, name);  // links the object
+  if (!sym) throw fail("no function '" + name + "'", sym.takeError());
+  return std::make_shared<const LlvmKernel>(reinterpret_cast<LlvmKernel::Fn>(sym->getAddress()), key);
+}
+
+// The kernel of `key`: its object from the disk cache when a process compiled it before, else compiled
+// and written there.
+KernelPtr build(Jit& j, const std::string& ir, const std::string& name, const std::string& key) {
+  const std::string path = kernel_cache_dir() + "/" + key + ".o";
+  if (std::optional<std::string> cached = read_cache_file(path)) {
+    try {
+      return link(j, *cached, name, key);
+    } catch (const Error&) {  // unreadable (written by another LLVM, damaged): compiled again below
+    }
+  }
+  const std::string object = compile_object(ir, j);
+  KernelPtr k = link(j, object, name, key);
+  write_cache_file(path, object);
+  return k;
+}
+
 }  // namespace
 
 uint64_t llvm_compilations() { return compilations.load(); }
 
 std::string optimize_llvm(const std::string& ir) {
   Jit& j = jit();
-  std::lock_guard<std::mutex> lock(j.mu);
+  llvm::TargetMachine& tm = thread_target(j);
   llvm::LLVMContext ctx;
-  std::unique_ptr<llvm::Module> m = parse(ir, ctx, j);
-  optimize(*m, *j.tm);
+  std::unique_ptr<llvm::Module> m = parse(ir, ctx, tm);
+  optimize(*m, tm);
   std::string out;
   llvm::raw_string_ostream os(out);
   m->print(os, nullptr);
   return os.str();
 }
 
-std::shared_ptr<const LlvmKernel> compile_llvm(const std::string& ir, const std::string& name) {
-  const std::string key = content_key(name + "\n" + ir);
+KernelPtr compile_llvm(const std::string& ir, const std::string& name) {
+  Jit& j = jit();
+  const std::string key = content_key(j.target + "\n" + name + "\n" + ir);
+  std::promise<KernelPtr> mine;
+  {
+    std::unique_lock<std::mutex> lock(j.mu);
+    auto [it, first] = j.kernels.try_emplace(key, mine.get_future().share());
+    if (!first) {
+      std::shared_future<KernelPtr> theirs = it->second;
+      lock.unlock();
+      return theirs.get();  // compiled, or being compiled by another thread (its error is ours too)
+    }
+  }
+  try {
+    KernelPtr k = build(j, ir, name, key);
+    mine.set_value(k);
+    return k;
+  } catch (...) {
+    {
+      std::lock_guard<std::mutex> lock(j.mu);
+      j.kernels.erase(key);  // a failed kernel is not cached: a later request tries again
+    }
+    mine.set_exception(std::current_exception());
+    throw;
+  }
+}
+
+void clear_llvm_memory_cache() {
   Jit& j = jit();
   std::lock_guard<std::mutex> lock(j.mu);
-  if (auto it = j.kernels.find(key); it != j.kernels.end()) return it->second;
-  compilations.fetch_add(1, std::memory_order_relaxed);
-
-  auto ctx = std::make_unique<llvm::LLVMContext>();
-  std::unique_ptr<llvm::Module> m = parse(ir, *ctx, j);
-  optimize(*m, *j.tm);
-  // A JITDylib per module: kernels of different source may share a name. Symbols it does not
-  // define resolve through the main one, which sees this process.
-  auto jd = j.lljit->createJITDylib("kernel" + std::to_string(j.dylibs++));
-  if (!jd) throw Error("compile_llvm: " + message(jd.takeError()));
-  jd->addToLinkOrder(j.lljit->getMainJITDylib());
-  {
-    std::lock_guard<std::mutex> rl(j.report_mu);
-    j.reported.clear();
-  }
-  auto fail = [&](const std::string& what, llvm::Error e) {
-    std::string msg = "compile_llvm: " + what + ": " + message(std::move(e));
-    {
-      std::lock_guard<std::mutex> rl(j.report_mu);
-      if (!j.reported.empty()) msg += "\n" + j.reported;
-    }
-    llvm::consumeError(j.lljit->getExecutionSession().removeJITDylib(*jd));
-    return Error(msg);
-  };
-  if (llvm::Error e = j.lljit->addIRModule(*jd, llvm::orc::ThreadSafeModule(std::move(m), std::move(ctx))))
-    throw fail("cannot add the module", std::move(e));
-  auto sym = j.lljit->lookup(*jd, name);  // compiles the module to machine code
-  if (!sym) throw fail("no function '" + name + "'", sym.takeError());
-  auto k = std::make_shared<const LlvmKernel>(reinterpret_cast<LlvmKernel::Fn>(sym->getAddress()), key);
-  j.kernels.emplace(key, k);
-  return k;
+  j.kernels.clear();
 }
 
 std::string llvm_version() { return "LLVM " LLVM_VERSION_STRING; }

@@ -1,6 +1,8 @@
-// Compiles LLVM IR text in this process: parse, verify, an O2 pass pipeline for the host CPU,
-// then ORC's LLJIT. Kernels are cached in memory by the hash of (name, IR), so an identical
-// kernel is compiled once per process. LLVM stays behind this header (only jit.cc includes it).
+// Compiles LLVM IR text in this process: parse, verify, an O2 pass pipeline and machine code for the host
+// CPU, linked by ORC's LLJIT. Compiles run concurrently on the calling threads. Kernels are cached by the
+// hash of (LLVM, host CPU, name, IR): in memory, so an identical kernel is compiled once per process, and
+// their object files on disk (kernel_cache_dir()), so a later process links them without compiling.
+// LLVM stays behind this header (only jit.cc includes it).
 #pragma once
 
 #include <cstdint>
@@ -29,8 +31,11 @@ std::shared_ptr<const LlvmKernel> compile_llvm(const std::string& ir, const std:
 // The module after verification and the O2 pipeline, as text (tests, inspection).
 std::string optimize_llvm(const std::string& ir);
 
-// How often a module was actually compiled in this process (cache hits do not count).
+// How often a module was actually compiled in this process (hits of either cache do not count).
 uint64_t llvm_compilations();
+
+// Forgets the kernels compiled in this process (tests of the disk cache); their code stays mapped.
+void clear_llvm_memory_cache();
 
 // The LLVM this JIT is built on, "LLVM 14.0.6": for provenance (tools/trace).
 std::string llvm_version();

@@ -4,7 +4,12 @@
 
 #include <chrono>
 #include <cmath>
+#include <fstream>
 #include <string>
+#include <thread>
+#include <vector>
+
+#include "runtime/kernel_cache.h"
 
 #include "compiler/ir/uop.h"
 
@@ -61,6 +66,63 @@ TEST(CompileLlvm, IdenticalIrCompilesOnce) {
   EXPECT_LT(us, 10000.0);  // a hash and a lookup
   compile_llvm(std::string(kAdd) + "; twice\n", "add");
   EXPECT_EQ(llvm_compilations(), before + 2);
+}
+
+// a[0] = v, a kernel per value of v.
+std::string store_kernel(int v) {
+  return "define void @k(i8** %b) {\n  %p = load i8*, i8** %b\n  %q = bitcast i8* %p to i32*\n  store i32 " +
+         std::to_string(v) + ", i32* %q\n  ret void\n}\n";
+}
+
+int32_t run_store(const LlvmKernel& k) {
+  int32_t v = -1;
+  void* bufs[] = {&v};
+  k(bufs);
+  return v;
+}
+
+TEST(CompileLlvm, ALaterProcessLinksTheObjectFromTheDiskCache) {
+  const std::string ir = store_kernel(1001);
+  auto first = compile_llvm(ir, "k");
+  clear_llvm_memory_cache();  // what a new process starts with
+  const uint64_t before = llvm_compilations();
+  auto again = compile_llvm(ir, "k");
+  EXPECT_EQ(llvm_compilations(), before);  // linked from the disk, not compiled
+  EXPECT_NE(first, again);
+  EXPECT_EQ(again->key(), first->key());
+  EXPECT_EQ(run_store(*again), 1001);
+}
+
+TEST(CompileLlvm, ADamagedCacheFileIsCompiledAgain) {
+  const std::string ir = store_kernel(1002);
+  auto first = compile_llvm(ir, "k");
+  clear_llvm_memory_cache();
+  std::ofstream(kernel_cache_dir() + "/" + first->key() + ".o", std::ios::trunc) << "not an object file";
+  const uint64_t before = llvm_compilations();
+  auto again = compile_llvm(ir, "k");
+  EXPECT_EQ(llvm_compilations(), before + 1);
+  EXPECT_EQ(run_store(*again), 1002);
+  clear_llvm_memory_cache();  // and the rewritten file serves the next process
+  EXPECT_EQ(run_store(*compile_llvm(ir, "k")), 1002);
+  EXPECT_EQ(llvm_compilations(), before + 1);
+}
+
+TEST(CompileLlvm, ThreadsCompileAtOnceAndOneKernelOnce) {
+  // Four threads each compile their own kernels and all ask for one shared kernel: every kernel stores its
+  // own value, and the shared one is one kernel.
+  const int threads = 4, each = 6;
+  const std::string shared = store_kernel(2000) + "; shared by the threads\n";
+  std::vector<std::shared_ptr<const LlvmKernel>> own(threads * each), common(threads);
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      for (int i = 0; i < each; ++i) own[t * each + i] = compile_llvm(store_kernel(3000 + t * each + i), "k");
+      common[t] = compile_llvm(shared, "k");
+    });
+  for (std::thread& t : pool) t.join();
+  for (int i = 0; i < threads * each; ++i) EXPECT_EQ(run_store(*own[i]), 3000 + i);
+  for (int t = 0; t < threads; ++t) EXPECT_EQ(common[t], common[0]);
+  EXPECT_EQ(run_store(*common[0]), 2000);
 }
 
 TEST(CompileLlvm, KernelsOfOneNameAndDifferentIrCoexist) {

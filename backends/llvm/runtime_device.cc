@@ -19,6 +19,7 @@ class LlvmDevice : public HostDevice {
   std::shared_ptr<const Runner> compile(const Program& p, const std::string& source) override {
     return std::make_shared<HostRunner<LlvmKernel>>(compile_llvm(source, p.name), p);
   }
+  bool compiles_concurrently() const override { return true; }  // each thread its own LLVM context and target
   Toolchain toolchain() const override { return {"LLVM IR", llvm_version() + " (ORC JIT)"}; }
 };
 

@@ -265,8 +265,8 @@ TEST(RunLinear, BuildsItsNewKernelsBeforeRunningAny) {
          b = new_buffer(dtypes::float32, 4, device), out = new_buffer(dtypes::float32, 4, device);
     std::vector<float> x{1, 2, 3, 4};
     buffer_write(in, x.data(), 16);
-    UPtr k1 = map4([](const UPtr& v) { return v * testk::f32(3); }),
-         k2 = map4([](const UPtr& v) { return v - testk::f32(5); }), k3 = map4([](const UPtr& v) { return v * v; });
+    UPtr k1 = map4([](const UPtr&v) { return v * testk::f32(3); }),
+         k2 = map4([](const UPtr&v) { return v - testk::f32(5); }), k3 = map4([](const UPtr&v) { return v * v; });
     UPtr linear =
         UOp::make(Op::LINEAR, dtypes::void_,
                   {UOp::make(Op::CALL, dtypes::void_, {k1, a, in}), UOp::make(Op::CALL, dtypes::void_, {k2, b, a}),

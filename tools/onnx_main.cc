@@ -173,7 +173,8 @@ int main(int argc, char** argv) {
     };
     auto t_first = std::chrono::steady_clock::now();
     auto out = run_once();
-    const double first_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_first).count();
+    const double first_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_first).count();
     std::printf("load %.1f ms, first run %.1f ms: %s\n", load_ms, first_ms, rg::last_timings().str().c_str());
     for (const auto& o : m.outputs()) print_value(o.name, out.at(o.name));
     if (bench > 0) {

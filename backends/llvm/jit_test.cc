@@ -9,9 +9,8 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/kernel_cache.h"
-
 #include "compiler/ir/uop.h"
+#include "runtime/kernel_cache.h"
 
 namespace rg {
 namespace {

@@ -1,13 +1,16 @@
 // bazel run -c opt //tools:onnx -- MODEL.onnx [--input name=file.pb ...] [--data DIR] [--device LLVM] [--bench [runs]]
 // Loads an ONNX model, runs it on the given inputs (--data: DIR/input_<k>.pb for the k-th input, as in the
-// conformance suite's test_data_set folders) and prints each output's shape, dtype and first values; --bench
-// times `runs` warm runs (outputs realized) at 1 and at 2 threads, with Model::run's replay off (each run built,
-// scheduled and launched) and on (replayed), and prints the ms per run and the kernels each run launches.
+// conformance suite's test_data_set folders), prints how long the load and the first run took and each output's
+// shape, dtype and first values, and compares the outputs with DIR/output_<k>.pb where those exist (rtol 1e-3,
+// atol 1e-4; exit status 1 when one differs). --bench times `runs` warm runs (outputs realized) at 1 and at 2
+// threads, with Model::run's replay off (each run built, scheduled and launched) and on (replayed), and prints
+// the ms per run and the kernels each run launches.
 // bazel run -c opt //tools:onnx -- --bench-lstm [steps] times a small recurrent model called step by step with its
 // state (an LSTM of hidden size 32 over inputs of 16, one time step a call, Y_h and Y_c fed back) the same way.
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <string>
 
@@ -177,6 +180,16 @@ int main(int argc, char** argv) {
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_first).count();
     std::printf("load %.1f ms, first run %.1f ms: %s\n", load_ms, first_ms, rg::last_timings().str().c_str());
     for (const auto& o : m.outputs()) print_value(o.name, out.at(o.name));
+    // Expected outputs beside the inputs (another runtime's, or the conformance suite's) are compared.
+    bool agrees = true;
+    for (size_t k = 0; k < m.outputs().size() && !data_dir.empty(); ++k) {
+      const std::string file = data_dir + "/output_" + std::to_string(k) + ".pb";
+      if (!std::filesystem::exists(file)) continue;
+      const ox::ValueInfo& o = m.outputs()[k];
+      const std::string diff = ox::compare(out.at(o.name), ox::read_value_file(file, o.kind, device), 1e-3, 1e-4);
+      std::printf("%s: %s %s\n", o.name.c_str(), diff.empty() ? "agrees with" : "differs from", file.c_str());
+      if (!diff.empty()) std::printf("  %s\n", diff.c_str()), agrees = false;
+    }
     if (bench > 0) {
       const bool replay_was = m.replay();
       for (int threads : {1, 2}) {
@@ -201,6 +214,7 @@ int main(int argc, char** argv) {
       }
       m.set_replay(replay_was);
     }
+    if (!agrees) return 1;
   } catch (const Error& e) {
     std::fprintf(stderr, "%s\n", e.what());
     return 1;

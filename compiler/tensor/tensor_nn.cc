@@ -243,12 +243,45 @@ std::vector<int64_t> norm_axes(const std::vector<int64_t>& axes, const Tensor& x
 
 namespace {
 
+// A transposed convolution whose stride is its kernel (dilation 1): output tile (y*k ... y*k + k - 1) is input
+// element y times the kernel, summed over the input channels, so it is one product over Cin written straight
+// into the interleaved (N, Cout, *spatial*k) layout; no zeros are spread into the input, no windows read them.
+// Then the padding trims each end, and output_padding extends the end: into what was trimmed, then zeros (the
+// bias added after).
+Tensor tiled_transposed_conv(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias, int64_t groups,
+                             const Pairs& pads, const std::vector<int64_t>& op) {
+  const size_t n = x.ndim() - 2;
+  const int64_t cin = weight.shape()[0] / groups, cout = weight.shape()[1];
+  Shape xs{x.shape()[0], groups, cin, 1}, ws{1, groups, cin, cout}, out{x.shape()[0], groups * cout};
+  for (size_t a = 0; a < n; ++a) {
+    const int64_t len = x.shape()[2 + a], k = weight.shape()[2 + a];
+    xs.insert(xs.end(), {len, 1});
+    ws.insert(ws.end(), {1, k});
+    out.push_back(len * k);
+  }
+  Tensor y = (x.reshape(xs) * weight.reshape(ws)).sum({2}).reshape(out);  // (N, G, Cout/g, H, kh, ...) summed
+  Pairs trim{{0, out[0]}, {0, out[1]}}, zeros{{0, 0}, {0, 0}};
+  for (size_t a = 0; a < n; ++a) {  // output_padding first takes back what the padding trimmed at the end
+    const int64_t back = std::min(op[a], pads[a].second);
+    trim.push_back({pads[a].first, out[2 + a] - pads[a].second + back});
+    zeros.push_back({0, op[a] - back});
+  }
+  y = y.shrink(trim).pad(zeros);
+  if (!bias) return y;
+  Shape bs{1, bias->shape()[0]};
+  bs.resize(2 + n, 1);
+  return y + bias->reshape(bs);
+}
+
 // The transposed convolution of x (N, Cin, *spatial) with weight (Cin, Cout / groups, *kernel): stride s spreads
 // the input, and it is the convolution of that with the weight flipped, its channel axes swapped.
 Tensor transposed_conv(const Tensor& x_in, const Tensor& weight, const std::optional<Tensor>& bias, int64_t groups,
                        const std::vector<int64_t>& s, const std::vector<int64_t>& d, const Pairs& pads,
                        const std::vector<int64_t>& op, const char* who) {
   const size_t n = x_in.ndim() - 2;
+  bool tiles = true;  // each input element fills its own s-by-s tile of the output: no window overlaps another
+  for (size_t a = 0; a < n; ++a) tiles = tiles && s[a] == weight.shape()[2 + a] && d[a] == 1;
+  if (tiles) return tiled_transposed_conv(x_in, weight, bias, groups, pads, op);
   // The weight as a convolution's: (groups, Cin/g, Cout/g, *k) -> (Cout, Cin/g, *k), the kernel flipped.
   Shape wg{groups, weight.shape()[0] / groups};
   wg.insert(wg.end(), weight.shape().begin() + 1, weight.shape().end());

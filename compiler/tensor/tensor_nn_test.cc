@@ -184,6 +184,10 @@ TEST(ConvTranspose2d, MatchesLoops) {
       {random4(1, 2, 3, 4, 23), random4(2, 3, 3, 2, 24), 1, 2, 1, 1, 1, true},
       {random4(2, 4, 3, 3, 25), random4(4, 1, 2, 3, 26), 2, 2, 2, 1, 0, true},
       {random4(1, 2, 5, 4, 27), random4(2, 2, 3, 3, 28), 2, 3, 1, 2, 2, false},
+      // A stride as large as the kernel (a detector's upsampling): the windows do not overlap.
+      {random4(2, 5, 3, 4, 30), random4(5, 3, 2, 2, 31), 1, 2, 1, 0, 0, true},
+      {random4(1, 4, 3, 2, 32), random4(4, 3, 3, 3, 33), 2, 3, 1, 1, 1, true},
+      {random4(1, 3, 2, 3, 34), random4(3, 2, 2, 2, 35), 1, 2, 1, 0, 1, false},
   };
   for (size_t i = 0; i < cases.size(); ++i) {
     const Case& c = cases[i];

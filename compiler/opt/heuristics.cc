@@ -120,6 +120,14 @@ std::vector<Opt> hand_coded_opts(const UPtr& kernel, const OptTarget& t) {
           tile = int(i), w = width;
         }
       }
+    // Long columns no width divides (a classifier's 6625 outputs): padded up to a multiple of the machine's
+    // vector when that idles at most one lane in 16. Every vector's loads then carry a gate, which costs far less
+    // than the scalar tile below (a 40 x 6625 x 120 matmul ran 3 GFLOP/s scalar).
+    for (size_t i = 0; i < ax.first_reduce && !tile && m.vector_lanes >= 8; ++i)
+      if (bound_of(ax.axes[i]) >= 16 * m.vector_lanes && columns(i, m.vector_lanes)) {
+        opts.push_back({OptOp::PADTO, int(i), m.vector_lanes});
+        tile = int(i), w = m.vector_lanes;
+      }
     if (tile) {
       opts.push_back({OptOp::UPCAST, *tile, w});
       // Rows of the tile: as many as the accumulators allow (two vectors per row when the columns allow). Best an axis

@@ -61,7 +61,7 @@ class Pool {
     }
     wake_.notify_all();
     tl_in_worker = true;  // a nested parallel_for from fn runs inline, here too
-    work();
+    work(generation_);
     tl_in_worker = false;
     spin_until([&] { return done_.load() == n; });
     std::unique_lock<std::mutex> l(mu_);
@@ -100,18 +100,19 @@ class Pool {
         poll = id < helpers_;
         if (!poll) continue;
       }
-      work();
+      work(seen);
     }
   }
 
-  // Takes indices until none is left.
-  void work() {
+  // Takes indices of job `generation` until none is left. A worker delayed after it joined a job must not take
+  // the next job's indices: that job may want fewer helpers.
+  void work(uint64_t generation) {
     for (;;) {
       int i;
       const std::function<void(int)>* fn;
       {
         std::lock_guard<std::mutex> l(mu_);
-        if (!fn_ || next_ >= n_) return;
+        if (!fn_ || next_ >= n_ || generation_ != generation) return;
         i = next_++, fn = fn_;
       }
       std::exception_ptr e;

@@ -82,6 +82,20 @@ TEST(ParallelFor, ManyIndicesUseAtMostThreadCountThreads) {
   EXPECT_EQ(threads, std::set<std::thread::id>{std::this_thread::get_id()});
 }
 
+// A worker that joined a job and was delayed before taking an index must not take the next job's indices: a
+// job at one thread runs on the caller alone, right after one at two threads (this failed under load).
+TEST(ParallelFor, AJobRunsOnlyOnTheWorkersItWanted) {
+  for (int round = 0; round < 300; ++round) {
+    set_thread_count(2);
+    parallel_for(2, [](int) {});
+    set_thread_count(1);
+    std::atomic<int> elsewhere{0};
+    const std::thread::id caller = std::this_thread::get_id();
+    parallel_for(4, [&](int) { elsewhere += std::this_thread::get_id() != caller; });
+    ASSERT_EQ(elsewhere.load(), 0) << "round " << round;
+  }
+}
+
 TEST(ParallelFor, RethrowsAnExceptionAndRunsTheOtherIndices) {
   std::vector<std::atomic<int>> hits(10);
   try {

@@ -7,7 +7,6 @@
 #include <string>
 #include <vector>
 
-#include "backends/llvm/jit.h"
 #include "compiler/ir/error_of.h"
 #include "compiler/schedule/schedule.h"
 #include "compiler/tensor/tensor.h"
@@ -26,12 +25,10 @@ TEST(LlvmDevice, BuildsItsOwnProgram) {
   // The same kernel on the CPU first: the program cache is per device kind, so LLVM builds its own.
   Tensor c = Tensor::from_vector(oracle::kSeed004Input, {2, 3});
   EXPECT_EQ((c.T().pad({{1, 1}, {1, 1}}) + 10.0f).sum(1).to_vector<float>(), oracle::kPadThenAdd);
-  const uint64_t jitted = llvm_compilations();
   Tensor l = Tensor::from_vector(oracle::kSeed004Input, {2, 3}, "LLVM");
   EXPECT_EQ((l.T().pad({{1, 1}, {1, 1}}) + 10.0f).sum(1).to_vector<float>(), oracle::kPadThenAdd);
   EXPECT_EQ(last_timings().kernels, 1);
-  EXPECT_EQ(last_timings().programs_built, 1);  // built for LLVM though the CPU has it
-  EXPECT_GT(llvm_compilations(), jitted);
+  EXPECT_EQ(last_timings().programs_built, 1);  // built for LLVM though the CPU has it (compiled, or linked from disk)
 
   // The program the runtime built is LLVM IR.
   Tensor x = Tensor::from_vector(oracle::kSeed004Input, {2, 3}, "LLVM");

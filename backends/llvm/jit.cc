@@ -42,7 +42,7 @@ using KernelPtr = std::shared_ptr<const LlvmKernel>;
 // The process-wide JIT. Never destroyed: kernels may run during static destruction.
 struct Jit {
   explicit Jit(llvm::orc::JITTargetMachineBuilder b) : host(std::move(b)) {}
-  llvm::orc::JITTargetMachineBuilder host;  // the host's CPU and features; each thread makes its own TargetMachine
+  const llvm::orc::JITTargetMachineBuilder host;  // the host's CPU and features; each thread makes its own machine
   std::string target;  // what the machine code depends on: LLVM's version, the CPU, its features, the levels
   std::mutex mu;       // guards the maps and the LLJIT's dylibs (compiles run outside it, concurrently)
   std::unique_ptr<llvm::orc::LLJIT> lljit;
@@ -85,10 +85,7 @@ Jit& jit() {
 llvm::TargetMachine& thread_target(Jit& j) {
   thread_local std::unique_ptr<llvm::TargetMachine> tm;
   if (!tm) {
-    llvm::orc::JITTargetMachineBuilder b = [&] {
-      std::lock_guard<std::mutex> lock(j.mu);
-      return j.host;
-    }();
+    llvm::orc::JITTargetMachineBuilder b = j.host;  // a copy: creating a machine is not const; the host never changes
     auto t = b.createTargetMachine();
     if (!t) throw Error("llvm: no target machine for the host: " + message(t.takeError()));
     tm = std::move(*t);

@@ -357,6 +357,7 @@ TEST(Opt, HeuristicKernelsKeepVectorAccumulatorsAndFuseMultiplyAdds) {
   std::mt19937 rng(3);
   LowerOptions o = host_lower_options(2);
   o.fold_widths = {16, 8, 4, 2};  // as on AVX-512, on every machine (clang splits wider vectors)
+  o.machine = kAvx512;
   struct Want {
     Case c;
     const char* opts;

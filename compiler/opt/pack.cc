@@ -16,8 +16,9 @@ namespace {
 int64_t bound_of(const UPtr& r) { return r->src[0]->as_int(); }
 
 struct Candidate {
-  UPtr load, index;          // the load and its simplified index
-  std::vector<UPtr> others;  // the index's ranges besides j and k, outermost first
+  UPtr load, index;           // the load and its simplified index
+  std::vector<UPtr> outputs;  // the index's output ranges besides j, outermost first
+  std::vector<UPtr> reduces;  // its reduce ranges, k among them, in loop order
   UPtr j, k;
 };
 
@@ -35,7 +36,7 @@ std::optional<std::vector<UPtr>> ranges_of(const UPtr& index) {
 }
 
 std::optional<Candidate> candidate(const UPtr& load, const KernelAxes& ax, int64_t w) {
-  Candidate c{load, graph_rewrite(load->src[1], rules::symbolic), {}, {}, {}};
+  Candidate c{load, graph_rewrite(load->src[1], rules::symbolic), {}, {}, {}, {}};
   const std::optional<std::vector<UPtr>> rs = ranges_of(c.index);
   if (!rs) return std::nullopt;
   const std::vector<UPtr> outputs(ax.axes.begin(), ax.axes.begin() + ptrdiff_t(ax.first_reduce));
@@ -43,12 +44,13 @@ std::optional<Candidate> candidate(const UPtr& load, const KernelAxes& ax, int64
   for (const UPtr& r : *rs) {
     const int64_t stride = *coefficient_of(c.index, r);
     const bool output = std::find(outputs.begin(), outputs.end(), r) != outputs.end();
-    if (output && !c.j && stride == 1 && bound_of(r) % w == 0)
+    if (output && !c.j && stride == 1 && bound_of(r) % w == 0) {
       c.j = r;
-    else if (!output && !c.k && r->range_arg().type == AxisType::Reduce && std::abs(stride) * item >= kPackStrideBytes)
+      continue;
+    }
+    if (!output && !c.k && r->range_arg().type == AxisType::Reduce && std::abs(stride) * item >= kPackStrideBytes)
       c.k = r;
-    else
-      c.others.push_back(r);
+    (output ? c.outputs : c.reduces).push_back(r);
   }
   if (!c.j || !c.k) return std::nullopt;
   int64_t reuse = 1;
@@ -89,10 +91,16 @@ std::optional<PackedOperand> pack_operand(const UPtr& kernel, const Machine& m, 
     const std::optional<Candidate> c = candidate(load, ax, w);
     if (!c) continue;
 
-    // The copy's dims: the other ranges, then j / w, k, j % w.
+    // The copy's dims: the other output ranges, then j / w, the reduce ranges in loop order, j % w.
+    std::vector<UPtr> order = c->outputs;
+    order.push_back(c->j / w);
+    order.insert(order.end(), c->reduces.begin(), c->reduces.end());
+    order.push_back(c->j % w);
     std::vector<int64_t> bounds;
-    for (const UPtr& o : c->others) bounds.push_back(bound_of(o));
-    bounds.insert(bounds.end(), {bound_of(c->j) / w, bound_of(c->k), w});
+    for (const UPtr& o : c->outputs) bounds.push_back(bound_of(o));
+    bounds.push_back(bound_of(c->j) / w);
+    for (const UPtr& r : c->reduces) bounds.push_back(bound_of(r));
+    bounds.push_back(w);
     int64_t elements = 1;
     for (int64_t b : bounds) elements *= b;
 
@@ -104,10 +112,10 @@ std::optional<PackedOperand> pack_operand(const UPtr& kernel, const Machine& m, 
       if (bounds[d] > 1) loops.push_back(dims.back());
     }
     UMap at;
-    for (size_t d = 0; d < c->others.size(); ++d) at[c->others[d]] = dims[d];
-    const size_t jo = c->others.size();
-    at[c->j] = dims[jo] * w + dims[jo + 2];
-    at[c->k] = dims[jo + 1];
+    const size_t jo = c->outputs.size();
+    for (size_t d = 0; d < jo; ++d) at[c->outputs[d]] = dims[d];
+    for (size_t d = 0; d < c->reduces.size(); ++d) at[c->reduces[d]] = dims[jo + 1 + d];
+    at[c->j] = dims[jo] * w + dims.back();
     const UPtr& operand = load->src[0];
     const UPtr src = UOp::make(Op::PARAM, operand->dtype, {}, int64_t(1));
     const UPtr dst = UOp::make(Op::PARAM, load->dtype.ptr_to(elements), {}, int64_t(0));
@@ -118,15 +126,13 @@ std::optional<PackedOperand> pack_operand(const UPtr& kernel, const Machine& m, 
     const UPtr pack = UOp::make(Op::SINK, dtypes::void_, {UOp::make(Op::END, dtypes::void_, std::move(end))});
 
     // The kernel reads the copy at the same element.
-    std::vector<UPtr> idx = c->others;
-    idx.insert(idx.end(), {c->j / w, c->k, c->j % w});
     // Through the operand's slot when no other load reads the operand, else through a new last one.
     const bool shared = std::any_of(topo.begin(), topo.end(), [&](const UPtr& u) {
       return u->op == Op::INDEX && u != load && !u->src.empty() && u->src[0] == operand;
     });
     const int64_t copy_slot = shared ? slots : operand->arg_int();
     const UPtr packed = UOp::make(Op::PARAM, dst->dtype, {}, copy_slot);
-    const UPtr read = UOp::make(Op::INDEX, load->dtype, {packed, flat_index(bounds, idx)});
+    const UPtr read = UOp::make(Op::INDEX, load->dtype, {packed, flat_index(bounds, order)});
     return PackedOperand{substitute(kernel, UMap{{load, read}}),
                          pack,
                          size_t(operand->arg_int()),

@@ -20,7 +20,9 @@ namespace rg {
 //  - a reduce range k walks it with a stride of at least kPackStrideBytes,
 //  - the output ranges it does not use re-read it at least kPackReuse times (the cost: one more read and
 //    write of the operand, against that many reads from panels).
-// The copy's layout is (the load's other ranges, j / w, k, j % w), row-major.
+// The copy's layout is (the load's other output ranges, j / w, its reduce ranges in loop order, j % w), row-major:
+// the kernel reads a panel in the order it stores it (a weight gradient's reduction over the batch, then the image's
+// rows and columns, reads one run of w; with k alone after j / w, the column steps crossed 64 KiB each).
 struct PackedOperand {
   UPtr kernel;           // the kernel, reading the copy at that load through slot `copy_slot`
   UPtr pack;             // the layout kernel: stores the copy (PARAM0, `elements` of `dtype`) from slot 1, the operand

@@ -1,6 +1,7 @@
 #include "compiler/codegen/unroll.h"
 
 #include <algorithm>
+#include <unordered_set>
 #include <vector>
 
 #include "compiler/ir/index.h"
@@ -12,10 +13,17 @@ UnrollPlan plan_unrolls(const UPtr& kernel, int64_t limit) {
   if (limit <= 0) return plan;
   std::vector<UPtr> candidates;
   int64_t product = 1;
-  for (const UPtr& u : toposort(kernel)) {
+  // An output loop no store's address uses revisits the same outputs, each iteration reading what the one
+  // before stored (a reduction's loop of tiles, TILE): it stays a loop, run in order.
+  std::unordered_set<const UOp*> stored_ranges;
+  const std::vector<UPtr> topo = toposort(kernel);
+  for (const UPtr& u : topo)
+    if (u->op == Op::STORE)
+      for (const UPtr& x : toposort(u->src[0])) stored_ranges.insert(x.get());
+  for (const UPtr& u : topo) {
     if (!has_const_bound(u)) continue;
     const AxisType t = u->range_arg().type;
-    if (t == AxisType::Loop || t == AxisType::Reduce) candidates.push_back(u);
+    if ((t == AxisType::Loop && stored_ranges.count(u.get())) || t == AxisType::Reduce) candidates.push_back(u);
     if (is_expanded_axis(u)) product *= std::max<int64_t>(u->src[0]->as_int(), 0);
   }
   sort_ranges(candidates, RangeOrder::InnermostFirst);

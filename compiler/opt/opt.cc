@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <iterator>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "compiler/ir/index.h"
 #include "compiler/ir/rewrite.h"
@@ -25,6 +27,8 @@ const char* op_name(OptOp op) {
       return "SWAP";
     case OptOp::PADTO:
       return "PADTO";
+    case OptOp::TILE:
+      return "TILE";
     case OptOp::LOCAL:
       return "LOCAL";
     case OptOp::GROUP:
@@ -53,6 +57,82 @@ bool in_graph(const UPtr& root, const UPtr& x) {
   for (const UPtr& u : toposort(root))
     if (u == x) return true;
   return false;
+}
+
+// The kernel with `tiles` as its outermost loop: a Loop axis with id 0, every other range's id one more.
+UPtr outermost(const UPtr& kernel, const UPtr& tiles) {
+  UMap m;
+  for (const UPtr& u : toposort(kernel))
+    if (u->op == Op::RANGE)
+      m[u] = u == tiles ? range_like(u, {.axis = 0, .type = AxisType::Loop})
+                        : range_like(u, {.axis = u->range_arg().axis + 1});
+  return substitute(kernel, m);
+}
+
+// An output axis no store uses: a reduction's tile loop (TILE), which runs in order.
+bool is_reduction_tile_loop(const UPtr& kernel, const UPtr& r) {
+  bool stores = false;
+  for (const UPtr& u : toposort(kernel))
+    if (u->op == Op::STORE) {
+      stores = true;
+      if (in_graph(u->src[0], r)) return false;
+    }
+  return stores;
+}
+
+// Why TILE may not split reduce axis r of the kernel, or "" when it may: every store whose value depends on r
+// stores an ADD or MAX REDUCE over r itself, ungated, and no load reads a buffer the kernel stores.
+std::string reduction_tile_refusal(const UPtr& kernel, const UPtr& r) {
+  const std::vector<UPtr> topo = toposort(kernel);
+  std::unordered_set<const UOp*> stored;
+  for (const UPtr& u : topo)
+    if (u->op == Op::STORE) stored.insert(u->src[0]->src[0].get());
+  for (const UPtr& u : topo) {
+    if (u->op == Op::INDEX && !u->dtype.ptr && !u->src.empty() && stored.count(u->src[0].get()))
+      return "the kernel reads a buffer it stores";
+    if (u->op != Op::STORE || !in_graph(u->src[1], r)) continue;
+    const UPtr& v = u->src[1];
+    if (v->op != Op::REDUCE || (v->arg_op() != Op::ADD && v->arg_op() != Op::MAX) ||
+        std::find(v->src.begin() + 1, v->src.end(), r) == v->src.end())
+      return "a store depends on the axis through more than an ADD or MAX reduction over it";
+    if (u->src[0]->src.size() != 2) return "a store into the reduction is gated";
+  }
+  return "";
+}
+
+// After the split of a reduce axis into `tiles` * k + inner, with `tiles` already the outermost loop: each
+// REDUCE over `tiles` reduces one tile, and its store adds what the earlier tiles stored (the first tile
+// stores its own), under an END that now closes the tile loop.
+UPtr reduce_by_tiles(const UPtr& kernel, const UPtr& tiles) {
+  UMap m;
+  std::unordered_map<const UOp*, UPtr> end_of;
+  const std::vector<UPtr> topo = toposort(kernel);
+  for (const UPtr& u : topo) {
+    if (u->op == Op::REDUCE && std::find(u->src.begin() + 1, u->src.end(), tiles) != u->src.end()) {
+      std::vector<UPtr> src;
+      std::copy_if(u->src.begin(), u->src.end(), std::back_inserter(src), [&](const UPtr& s) { return s != tiles; });
+      m[u] = UOp::make(Op::REDUCE, u->dtype, std::move(src), u->arg);
+    }
+    if (u->op == Op::END && u->src[0]->op == Op::STORE) end_of[u->src[0].get()] = u;
+  }
+  for (const UPtr& u : topo) {
+    if (u->op != Op::STORE || !m.count(u->src[1])) continue;
+    const UPtr& part = m.at(u->src[1]);
+    // Gated by the tile loop: a load of the same address in every tile would be hoisted out of it.
+    const UPtr first = tiles < cnst_int(dtypes::index, 1);
+    const UPtr earlier = UOp::make(Op::INDEX, part->dtype,
+                                   {u->src[0]->src[0], where(cnst_int(dtypes::index, 0) < tiles, u->src[0]->src[1],
+                                                             invalid(dtypes::index))});
+    const UPtr sum = where(first, part, alu(u->src[1]->arg_op(), {part, earlier}));
+    const UPtr store = UOp::make(Op::STORE, u->dtype, {u->src[0], sum}, u->arg);
+    std::vector<UPtr> ranges{tiles};
+    const auto e = end_of.find(u.get());
+    if (e != end_of.end()) ranges.insert(ranges.end(), e->second->src.begin() + 1, e->second->src.end());
+    sort_ranges(ranges);
+    ranges.insert(ranges.begin(), store);
+    m[e != end_of.end() ? e->second : u] = UOp::make(Op::END, dtypes::void_, std::move(ranges));
+  }
+  return substitute(kernel, m);
 }
 
 }  // namespace
@@ -100,14 +180,14 @@ std::vector<Opt> parse_opts(const std::string& text) {
     if (i != text.size()) fail("the end after (none)");
     return os;
   }
-  static constexpr OptOp kOps[] = {OptOp::UPCAST, OptOp::UNROLL, OptOp::THREAD, OptOp::SWAP,
-                                   OptOp::PADTO,  OptOp::LOCAL,  OptOp::GROUP,  OptOp::GROUPTOP};
+  static constexpr OptOp kOps[] = {OptOp::UPCAST, OptOp::UNROLL, OptOp::THREAD, OptOp::SWAP,    OptOp::PADTO,
+                                   OptOp::TILE,   OptOp::LOCAL,  OptOp::GROUP,  OptOp::GROUPTOP};
   while (space(), i < text.size()) {
     size_t j = i;
     while (j < text.size() && std::isupper(static_cast<unsigned char>(text[j]))) ++j;
     const std::string name = text.substr(i, j - i);
     const OptOp* op = std::find_if(std::begin(kOps), std::end(kOps), [&](OptOp o) { return name == op_name(o); });
-    if (op == std::end(kOps)) fail("an action (UPCAST, UNROLL, THREAD, SWAP, PADTO, LOCAL, GROUP, GROUPTOP)");
+    if (op == std::end(kOps)) fail("an action (UPCAST, UNROLL, THREAD, SWAP, PADTO, TILE, LOCAL, GROUP, GROUPTOP)");
     i = j;
     expect('(');
     const int axis = int(integer(1 << 20));
@@ -189,6 +269,8 @@ UPtr apply_opt(const UPtr& kernel, const Opt& o, const std::optional<GpuLimits>&
   bool threaded;
   scan(kernel, copies, next_id, threaded);
 
+  if (!reduce && o.op != OptOp::SWAP && is_reduction_tile_loop(kernel, r))
+    fail("axis " + std::to_string(o.axis) + " is a reduction's tile loop (TILE), which runs in order");
   const bool block = o.op == OptOp::LOCAL || o.op == OptOp::GROUP || o.op == OptOp::GROUPTOP;
   if (block && !gpu) fail("threads of a block and shared memory need a GPU target; this kernel is lowered for the CPU");
   if (block && k < 2) fail("the factor must be at least 2");
@@ -247,6 +329,19 @@ UPtr apply_opt(const UPtr& kernel, const Opt& o, const std::optional<GpuLimits>&
       const UPtr padded = range_like(r, {.bound = (n + k - 1) / k * k});
       rw.with[r] = where(padded < n, padded, invalid(dtypes::index));
       break;
+    }
+    case OptOp::TILE: {
+      if (gpu) fail("a loop of tiles runs on the CPU; this kernel is lowered for a GPU");
+      if (k < 2 || k >= n) fail("the tile must be from 2 to " + std::to_string(n - 1) + " iterations");
+      if (reduce)
+        if (const std::string why = reduction_tile_refusal(kernel, r); !why.empty()) fail(why);
+      const UPtr tiles = range((n + k - 1) / k, next_id, reduce ? AxisType::Reduce : AxisType::Loop),
+                 inner = range_like(r, {.bound = k});
+      const UPtr v = tiles * k + inner;
+      rw.with[r] = n % k == 0 ? v : where(v < n, v, invalid(dtypes::index));
+      const UPtr split = outermost(graph_rewrite(kernel, rules::apply_axis_opt, rw), tiles);
+      const UPtr outer = range((n + k - 1) / k, 0, AxisType::Loop);
+      return reduce ? reduce_by_tiles(split, outer) : split;
     }
     case OptOp::SWAP: {
       if (reduce || k < 0 || size_t(k) >= ax.first_reduce || k == o.axis)

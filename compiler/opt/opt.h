@@ -9,6 +9,13 @@
 //   THREAD(a, k)  split output axis a over k CPU workers: worker t runs [t * n/k, (t+1) * n/k)
 //   SWAP(a, b)    exchange the loop order of output axes a and b
 //   PADTO(a, k)   round output axis a up to a multiple of k; the added iterations store nothing
+//   TILE(a, k)    split axis a (output or reduce, 2 <= k < n) as outer * k + inner, the outer loop of tiles
+//                 outermost in the kernel (a new output axis 0), the inner keeping a's place; when k does not
+//                 divide n the last tile's extra iterations store nothing (output) or add the identity (reduce).
+//                 On a reduce axis the reduction runs tile by tile: each store adds its tile's partial to what
+//                 the earlier tiles stored, so the operands one tile reads stay in cache for every output. Legal
+//                 when each store that depends on a is the ADD or MAX REDUCE itself and the kernel reads no
+//                 buffer it stores; the tile loop then takes no UPCAST, THREAD or PADTO (it runs in order)
 //
 // GPU actions (tinygrad's meanings; a kernel lowered for a GPU, LowerOptions::gpu):
 //   LOCAL(a, k)     split output axis a as outer * k + l, l a LOCAL axis: k threads of a block
@@ -33,7 +40,7 @@
 
 namespace rg {
 
-enum class OptOp : uint8_t { UPCAST, UNROLL, THREAD, SWAP, PADTO, LOCAL, GROUP, GROUPTOP };
+enum class OptOp : uint8_t { UPCAST, UNROLL, THREAD, SWAP, PADTO, TILE, LOCAL, GROUP, GROUPTOP };
 
 struct Opt {
   OptOp op;

@@ -156,6 +156,59 @@ TEST(Opt, IllegalActionsAreErrorsNamingTheActionAndTheAxes) {
   EXPECT_NE(error_of(two, {OptOp::THREAD, 0, 2}).find("does not use axis 0"), std::string::npos);
 }
 
+// TILE: the outer loop of tiles becomes output axis 0, the inner part keeps the axis' place.
+TEST(Opt, TileSplitsAnyAxisIntoAnOuterLoopOfTiles) {
+  UPtr k = apply_opt(matmul(8, 16, 32), {OptOp::TILE, 1, 4});
+  EXPECT_EQ(kernel_axes(k).str(), "(4, 8, 4 | 32)");
+  EXPECT_EQ(count_ranges(k, AxisType::Loop), 3);
+  // A reduce axis: the REDUCE closes the inner part only; its store adds what the earlier tiles stored.
+  k = apply_opt(matmul(8, 16, 32), {OptOp::TILE, 2, 8});
+  EXPECT_EQ(kernel_axes(k).str(), "(4, 8, 16 | 8)");
+  const UPtr tiles = kernel_axes(k).axes[0];
+  for (const UPtr& u : toposort(k)) {
+    if (u->op == Op::REDUCE) {
+      EXPECT_EQ(u->src.size(), 2u) << render_expr(u);
+    }
+    if (u->op == Op::STORE) {
+      EXPECT_EQ(u->src[1]->op, Op::WHERE) << render_expr(u);
+      EXPECT_EQ(u->src[1]->src[0], tiles < 1);
+    }
+    if (u->op == Op::END) {
+      EXPECT_EQ(u->src[1], tiles);  // the END closes the tile loop, outermost first
+    }
+  }
+  // 30 = 4 tiles of 8, the last 2 iterations past the bound gated: they add the identity.
+  k = apply_opt(matmul(8, 16, 30), {OptOp::TILE, 2, 8});
+  EXPECT_EQ(kernel_axes(k).str(), "(4, 8, 16 | 8)");
+}
+
+TEST(Opt, IllegalTilesAreErrors) {
+  const UPtr k = matmul(8, 16, 32);
+  EXPECT_EQ(error_of(k, {OptOp::TILE, 0, 8}), "opt TILE(0, 8) on kernel axes (8, 16 | 32): the tile must be from 2 to 7 iterations");
+  EXPECT_NE(error_of(k, {OptOp::TILE, 2, 1}).find("from 2 to 31"), std::string::npos);
+  // The tile loop of a reduction runs in order: no copies of it, no workers, no padding.
+  const UPtr tiled = apply_opt(k, {OptOp::TILE, 2, 8});
+  for (OptOp op : {OptOp::UPCAST, OptOp::THREAD, OptOp::PADTO, OptOp::TILE})
+    EXPECT_NE(error_of(tiled, {op, 0, 2}).find("axis 0 is a reduction's tile loop"), std::string::npos)
+        << error_of(tiled, {op, 0, 2});
+  EXPECT_EQ(error_of(tiled, {OptOp::SWAP, 0, 1}), "");  // the loop order around it may change
+  // Only an ADD or MAX reduction stored as it is accumulates over tiles: not one scaled after the sum.
+  UPtr out = param(0, dtypes::float32, 4), in = param(1, dtypes::float32, 64);
+  UPtr i = range(4, 0), j = range(16, 1, AxisType::Reduce);
+  const UPtr scaled = sink(end(store(out, i, reduce(Op::ADD, load(in, i * 16 + j), {j}) * f32(2)), {i}));
+  EXPECT_NE(error_of(scaled, {OptOp::TILE, 1, 4}).find("more than an ADD or MAX reduction"), std::string::npos);
+  // Nor one that reads the buffer it stores (the earlier tiles' partials would feed the sum).
+  const UPtr in_place = sink(end(store(out, i, reduce(Op::ADD, load(out, j % 4), {j})), {i}));
+  EXPECT_NE(error_of(in_place, {OptOp::TILE, 1, 4}).find("reads a buffer it stores"), std::string::npos);
+  EXPECT_NE(error_of(scaled, {OptOp::TILE, 0, 2}), "opt TILE(0, 2)");  // an output axis of it tiles
+  try {
+    apply_opt(k, {OptOp::TILE, 2, 8}, GpuLimits{});
+    ADD_FAILURE() << "a GPU kernel took TILE";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("runs on the CPU"), std::string::npos) << e.what();
+  }
+}
+
 // A machine model for the heuristics: `lanes` float32 lanes in each of `registers` vector registers, and
 // the development machine's caches unless `l2` says otherwise.
 Machine machine(int lanes, int registers, int64_t l2 = int64_t(2) << 20) {
@@ -300,6 +353,7 @@ std::vector<Opt> menu(const UPtr& kernel) {
       m.push_back({OptOp::UNROLL, axis, f});
       m.push_back({OptOp::THREAD, axis, f});
       m.push_back({OptOp::PADTO, axis, f});
+      m.push_back({OptOp::TILE, axis, f});
     }
     m.push_back({OptOp::SWAP, axis, 0});
   }
@@ -336,6 +390,33 @@ TEST(Opt, RandomActionListsComputeWhatTheReferenceLoopDoes) {
     }
   }
   EXPECT_EQ(tried, 6 * 6 * 2);
+}
+
+// Tiles that divide the axis and tiles that do not, on outputs and reductions, before and after the register tile
+// and threads.
+TEST(Opt, TiledKernelsComputeWhatTheReferenceLoopDoes) {
+  std::mt19937 rng(11);
+  const Case mm = matmul_case(rng, 16, 32, 24), mx = row_max_case(rng, 16, 37), s = sum_case(rng, 1000);
+  const std::vector<std::pair<const Case*, const char*>> lists{
+      {&mm, "TILE(2, 8)"},
+      {&mm, "TILE(2, 7)"},
+      {&mm, "UPCAST(1, 8) UPCAST(0, 4) TILE(2, 5)"},
+      {&mm, "UPCAST(1, 8) UPCAST(0, 4) TILE(2, 5) THREAD(2, 2)"},
+      {&mm, "TILE(1, 5) TILE(3, 6) SWAP(0, 2)"},
+      {&mx, "TILE(1, 8)"},
+      {&mx, "UPCAST(0, 4) TILE(1, 10)"},
+      {&s, "UPCAST(0, 8) TILE(0, 16)"},
+      {&s, "TILE(0, 3)"}};
+  for (const auto& [c, text] : lists) {
+    for (bool vectors : {true, false}) {
+      LowerOptions o = host_lower_options(1);
+      if (!vectors) o.fold_widths = {};
+      o.opts = parse_opts(text);
+      std::string src;
+      SCOPED_TRACE(c->name + " with " + text + (vectors ? " (vectors)" : " (scalar)"));
+      EXPECT_LT(run_error(*c, o, &src), 1e-5) << src;
+    }
+  }
 }
 
 // Does some line of `src` hold every one of `parts`?

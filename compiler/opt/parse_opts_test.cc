@@ -36,9 +36,9 @@ std::string error_of(const std::string& text) {
 }
 
 TEST(ParseOpts, BadTextIsAnErrorSayingWhereAndWhat) {
-  EXPECT_EQ(error_of("UPCAST(1, 16) TILE(0, 2)"),
-            "parse_opts: expected an action (UPCAST, UNROLL, THREAD, SWAP, PADTO, LOCAL, GROUP, GROUPTOP) at column 15 "
-            "of 'UPCAST(1, 16) TILE(0, 2)'");
+  EXPECT_EQ(error_of("UPCAST(1, 16) SPLIT(0, 2)"),
+            "parse_opts: expected an action (UPCAST, UNROLL, THREAD, SWAP, PADTO, TILE, LOCAL, GROUP, GROUPTOP) at "
+            "column 15 of 'UPCAST(1, 16) SPLIT(0, 2)'");
   EXPECT_EQ(error_of("UPCAST(1 16)"), "parse_opts: expected ',' at column 10 of 'UPCAST(1 16)'");
   EXPECT_EQ(error_of("UPCAST(1, 16"), "parse_opts: expected ')' at column 13 of 'UPCAST(1, 16'");
   EXPECT_EQ(error_of("UPCAST(-1, 2)"),
@@ -49,7 +49,7 @@ TEST(ParseOpts, BadTextIsAnErrorSayingWhereAndWhat) {
             "parse_opts: expected the end after (none) at column 8 of '(none) UPCAST(0, 2)'");
   EXPECT_EQ(
       error_of("upcast(0, 2)"),
-      "parse_opts: expected an action (UPCAST, UNROLL, THREAD, SWAP, PADTO, LOCAL, GROUP, GROUPTOP) at column 1 of "
+      "parse_opts: expected an action (UPCAST, UNROLL, THREAD, SWAP, PADTO, TILE, LOCAL, GROUP, GROUPTOP) at column 1 of "
       "'upcast(0, 2)'");
 }
 

@@ -60,6 +60,77 @@ std::vector<UPtr> reduced_loads(const KernelAxes& ax, const Accesses& acc) {
   return reduced;
 }
 
+// The bytes of cache lines an address reads while its ranges run, range `r` (when given) through `r_values` of its
+// values only. Its affine index's terms from the smallest stride up: a term whose stride is within the run so far
+// extends the run, a larger one repeats it (a panel's 16 columns, then its image's columns and rows, extend one
+// run; the 2 panels repeat it).
+std::optional<int64_t> footprint(const UPtr& addr, const UPtr& r = {}, int64_t r_values = 0, int line = 64) {
+  const std::optional<AffineIndex> a = affine_index(addr->src[1]);
+  if (!a) return std::nullopt;
+  std::vector<std::pair<int64_t, int64_t>> terms;  // |stride|, values - 1
+  for (const auto& [term, coef] : a->terms)
+    terms.push_back({std::abs(coef), term == r.get() ? r_values - 1 : term->vmax - term->vmin});
+  std::sort(terms.begin(), terms.end());
+  int64_t run = 1, runs = 1;
+  for (const auto& [stride, extent] : terms) {
+    if (stride <= run)
+      run += stride * extent;
+    else
+      runs *= extent + 1;
+  }
+  const int64_t bytes = run * addr->dtype.base().itemsize();
+  return runs * ((bytes + line - 1) / line * line);
+}
+
+// A reduction whose operands outgrow L2 while its outputs are small (a convolution's weight gradient: 25600 sums
+// of 204800 products each) re-reads them from memory once per register tile. Run in tiles of its outermost reduce
+// axis (TILE) whose operands fill at most half of L2, each register tile re-reads them from L2, and the partial
+// sums, a quarter of L2 at most, stay there between tiles.
+std::optional<Opt> cache_tile(const UPtr& kernel, const Machine& m) {
+  const KernelAxes ax = kernel_axes(kernel);
+  if (m.l2 <= 0 || ax.first_reduce == ax.axes.size() || ax.first_reduce == 0) return std::nullopt;
+  const Accesses acc = accesses(kernel);
+  const UPtr& r = ax.axes[ax.first_reduce];
+  const int64_t n = bound_of(r);
+  // The bytes the operands read over `values` iterations of r; nullopt when an address is not affine.
+  // Only operands that several outputs re-read (some output axis does not move them) gain from staying in cache.
+  const std::vector<UPtr> loads = reduced_loads(ax, acc);
+  bool reread = false;
+  for (size_t i = 0; i < ax.first_reduce; ++i) reread |= any_stride(loads, ax.axes[i], 0);
+  if (!reread) return std::nullopt;
+  auto read = [&](int64_t values) -> std::optional<int64_t> {
+    int64_t bytes = 0;
+    for (const UPtr& l : loads) {
+      const std::optional<int64_t> f = footprint(l, r, values, m.line);
+      if (!f) return std::nullopt;
+      bytes += *f;
+    }
+    return bytes;
+  };
+  int64_t stored = 0;
+  for (const UPtr& st : acc.stores) stored += footprint(st, {}, 0, m.line).value_or(m.l2);
+  const std::optional<int64_t> all = read(n);
+  if (stored > m.l2 / 4 || !all || *all <= m.l2) return std::nullopt;
+  int64_t k = 1, over = n;  // the most iterations whose operands fit in half of L2: read(k) fits, read(over) not
+  while (over - k > 1) {
+    const int64_t mid = k + (over - k) / 2;
+    (read(mid).value_or(m.l2) <= m.l2 / 2 ? k : over) = mid;
+  }
+  if (k < 2) return std::nullopt;
+  for (int64_t d = k; 2 * d >= k; --d)  // a tile that divides r when one is close
+    if (n % d == 0) {
+      k = d;
+      break;
+    }
+  const Opt tile{OptOp::TILE, int(ax.first_reduce), k};
+  try {
+    apply_opt(kernel, tile);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  return tile;
+}
+
 std::vector<Opt> gpu_opts(const UPtr& kernel, const KernelAxes& ax, const Accesses& acc, const GpuLimits& gpu) {
   int64_t outputs = 1;
   for (size_t i = 0; i < ax.first_reduce; ++i) outputs *= bound_of(ax.axes[i]);
@@ -214,6 +285,9 @@ std::vector<Opt> hand_coded_opts(const UPtr& kernel, const OptTarget& t) {
       }
     }
   }
+
+  if (m.vector_lanes > 1)
+    if (const std::optional<Opt> tile = cache_tile(apply_opts(kernel, opts), m)) opts.push_back(*tile);
 
   if (t.threads > 1) {
     const UPtr k = apply_opts(kernel, opts);

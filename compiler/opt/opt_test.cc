@@ -274,6 +274,35 @@ TEST(Opt, HeuristicsFollowTheMachineModel) {
   EXPECT_EQ(to_string(lower(k, o).opts), "UPCAST(1, 8) UPCAST(0, 4) UPCAST(1, 2)");
 }
 
+// out[c, d] = sum_n a[n, c] * b[n, d]: a weight gradient's shape, small outputs over a long reduction.
+UPtr weight_gradient(int64_t n, int64_t cs, int64_t ds) {
+  UPtr out = param(0, dtypes::float32, cs * ds), a = param(1, dtypes::float32, n * cs),
+       b = param(2, dtypes::float32, n * ds);
+  UPtr c = range(cs, 0), d = range(ds, 1), r = range(n, 2, AxisType::Reduce);
+  return sink(end(store(out, c * ds + d, reduce(Op::ADD, load(a, r * cs + c) * load(b, r * ds + d), {r})), {c, d}));
+}
+
+// The reduction runs in tiles (TILE) when its operands outgrow L2, each tile's operands filling half of it: with
+// 32 + 32 floats a step, 1024 steps in 512 KiB of L2, 4096 in 2 MiB; none when they all fit.
+TEST(Opt, LongReductionsRunInTilesThatFitL2) {
+  const UPtr k = weight_gradient(1 << 16, 32, 32);
+  EXPECT_EQ(to_string(hand_coded_opts(k, OptTarget{machine(8, 16, 512 << 10), 1})),
+            "UPCAST(1, 8) UPCAST(0, 4) UPCAST(1, 2) TILE(2, 1024)");
+  EXPECT_EQ(to_string(hand_coded_opts(k, OptTarget{machine(8, 16, 2 << 20), 1})),
+            "UPCAST(1, 8) UPCAST(0, 4) UPCAST(1, 2) TILE(2, 4096)");
+  EXPECT_EQ(to_string(hand_coded_opts(k, OptTarget{machine(8, 16, 64 << 20), 1})),
+            "UPCAST(1, 8) UPCAST(0, 4) UPCAST(1, 2) SWAP(0, 1)");
+  // Workers split an output axis the stores use, never the tile loop.
+  EXPECT_EQ(to_string(hand_coded_opts(k, OptTarget{machine(8, 16, 512 << 10), 2})),
+            "UPCAST(1, 8) UPCAST(0, 4) UPCAST(1, 2) TILE(2, 1024) THREAD(1, 2)");
+  // Outputs too large to stay in L2 between tiles (a 1024 matmul's 4 MiB), or each read by one output only (row
+  // sums): no tiles.
+  EXPECT_EQ(to_string(hand_coded_opts(matmul(1024, 1024, 1024), OptTarget{machine(8, 16, 512 << 10), 1})),
+            "UPCAST(1, 8) UPCAST(0, 4) UPCAST(1, 2) SWAP(0, 1)");
+  EXPECT_EQ(to_string(hand_coded_opts(row_sum(16, 1 << 20), OptTarget{machine(8, 16, 512 << 10), 1})),
+            "UPCAST(1, 8)");
+}
+
 // --- compiled: optimized kernels against reference loops ---
 
 struct Case {
@@ -416,6 +445,28 @@ TEST(Opt, TiledKernelsComputeWhatTheReferenceLoopDoes) {
       SCOPED_TRACE(c->name + " with " + text + (vectors ? " (vectors)" : " (scalar)"));
       EXPECT_LT(run_error(*c, o, &src), 1e-5) << src;
     }
+  }
+}
+
+// The heuristics' tiles on a weight gradient of prime sizes (no tile, vector or worker count divides the reduction),
+// on a machine whose L2 is small enough that they tile it, with one and two workers.
+TEST(Opt, HeuristicTilesComputeWhatTheReferenceLoopDoes) {
+  std::mt19937 rng(13);
+  const int64_t n = 1009, cs = 12, ds = 24;
+  Case c{"weight gradient", weight_gradient(n, cs, ds), {random_floats(rng, n * cs), random_floats(rng, n * ds)},
+         std::vector<double>(cs * ds, 0)};
+  for (int64_t i = 0; i < cs; ++i)
+    for (int64_t j = 0; j < ds; ++j)
+      for (int64_t r = 0; r < n; ++r) c.want[i * ds + j] += double(c.inputs[0][r * cs + i]) * c.inputs[1][r * ds + j];
+  for (int threads : {1, 2}) {
+    LowerOptions o = host_lower_options(threads);
+    o.machine = machine(8, 16, 16 << 10);
+    o.fold_widths = {8, 4, 2};
+    const std::string opts = to_string(lower(c.kernel, o).opts);
+    EXPECT_NE(opts.find("TILE(2, "), std::string::npos) << opts;
+    std::string src;
+    SCOPED_TRACE(opts);
+    EXPECT_LT(run_error(c, o, &src), 1e-5) << src;
   }
 }
 

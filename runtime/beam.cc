@@ -19,6 +19,7 @@
 
 #include "compiler/codegen/codegen.h"
 #include "compiler/ir/env.h"
+#include "compiler/opt/heuristics.h"
 #include "compiler/schedule/schedule.h"
 #include "runtime/buffer.h"
 #include "runtime/device.h"
@@ -181,9 +182,10 @@ class Progress {
 };
 
 // The legal single actions of the menu on `kernel`.
-std::vector<std::pair<Opt, UPtr>> menu(const UPtr& kernel, int threads, const std::vector<int64_t>& factors) {
+std::vector<std::pair<Opt, UPtr>> menu(const UPtr& kernel, int threads, const std::vector<int64_t>& factors,
+                                       const Machine& machine) {
   const KernelAxes ax = kernel_axes(kernel);
-  std::vector<Opt> tries;
+  std::vector<Opt> tries = cache_tiles(kernel, machine);
   for (size_t a = 0; a < ax.axes.size(); ++a) {
     const bool reduce = a >= ax.first_reduce;
     const int axis = int(a);
@@ -425,7 +427,7 @@ std::optional<std::vector<Opt>> beam_search(const UPtr& kernel, Device& dev, con
     const double before = beam[0].us;
     std::vector<Candidate> next;
     for (const Candidate& b : beam)
-      for (auto& [opt, k] : menu(b.kernel, base.threads, o.factors))
+      for (auto& [opt, k] : menu(b.kernel, base.threads, o.factors, base.machine))
         if (seen.insert(k.get()).second) {
           Candidate c{b.opts, k};
           c.opts.push_back(opt);

@@ -82,6 +82,28 @@ std::optional<int64_t> footprint(const UPtr& addr, const UPtr& r = {}, int64_t r
   return runs * ((bytes + line - 1) / line * line);
 }
 
+// The bytes the loads inside the reduction read over `values` iterations of reduce axis r; nullopt when an
+// address is not affine.
+std::optional<int64_t> reduction_bytes(const std::vector<UPtr>& loads, const UPtr& r, int64_t values, int line) {
+  int64_t bytes = 0;
+  for (const UPtr& l : loads) {
+    const std::optional<int64_t> f = footprint(l, r, values, line);
+    if (!f) return std::nullopt;
+    bytes += *f;
+  }
+  return bytes;
+}
+
+// The most iterations of reduce range r, below its bound, whose loads read at most `bytes` (1 when not 2).
+int64_t iterations_within(const std::vector<UPtr>& loads, const UPtr& r, int64_t bytes, int line) {
+  int64_t k = 1, over = bound_of(r);  // reading k iterations fits, reading `over` does not
+  while (over - k > 1) {
+    const int64_t mid = k + (over - k) / 2;
+    (reduction_bytes(loads, r, mid, line).value_or(bytes + 1) <= bytes ? k : over) = mid;
+  }
+  return k;
+}
+
 // A reduction whose operands outgrow L2 while its outputs are small (a convolution's weight gradient: 25600 sums
 // of 204800 products each) re-reads them from memory once per register tile. Run in tiles of its outermost reduce
 // axis (TILE) whose operands fill at most half of L2, each register tile re-reads them from L2, and the partial
@@ -92,30 +114,15 @@ std::optional<Opt> cache_tile(const UPtr& kernel, const Machine& m) {
   const Accesses acc = accesses(kernel);
   const UPtr& r = ax.axes[ax.first_reduce];
   const int64_t n = bound_of(r);
-  // The bytes the operands read over `values` iterations of r; nullopt when an address is not affine.
   // Only operands that several outputs re-read (some output axis does not move them) gain from staying in cache.
   const std::vector<UPtr> loads = reduced_loads(ax, acc);
   bool reread = false;
   for (size_t i = 0; i < ax.first_reduce; ++i) reread |= any_stride(loads, ax.axes[i], 0);
-  if (!reread) return std::nullopt;
-  auto read = [&](int64_t values) -> std::optional<int64_t> {
-    int64_t bytes = 0;
-    for (const UPtr& l : loads) {
-      const std::optional<int64_t> f = footprint(l, r, values, m.line);
-      if (!f) return std::nullopt;
-      bytes += *f;
-    }
-    return bytes;
-  };
   int64_t stored = 0;
   for (const UPtr& st : acc.stores) stored += footprint(st, {}, 0, m.line).value_or(m.l2);
-  const std::optional<int64_t> all = read(n);
-  if (stored > m.l2 / 4 || !all || *all <= m.l2) return std::nullopt;
-  int64_t k = 1, over = n;  // the most iterations whose operands fit in half of L2: read(k) fits, read(over) not
-  while (over - k > 1) {
-    const int64_t mid = k + (over - k) / 2;
-    (read(mid).value_or(m.l2) <= m.l2 / 2 ? k : over) = mid;
-  }
+  const std::optional<int64_t> all = reduction_bytes(loads, r, n, m.line);
+  if (!reread || stored > m.l2 / 4 || !all || *all <= m.l2) return std::nullopt;
+  int64_t k = iterations_within(loads, r, m.l2 / 2, m.line);
   if (k < 2) return std::nullopt;
   for (int64_t d = k; 2 * d >= k; --d)  // a tile that divides r when one is close
     if (n % d == 0) {
@@ -152,6 +159,24 @@ std::vector<Opt> gpu_opts(const UPtr& kernel, const KernelAxes& ax, const Access
 }
 
 }  // namespace
+
+std::vector<Opt> cache_tiles(const UPtr& kernel, const Machine& m) {
+  const KernelAxes ax = kernel_axes(kernel);
+  const Accesses acc = accesses(kernel);
+  const std::vector<UPtr> loads = reduced_loads(ax, acc);
+  std::vector<Opt> tiles;
+  for (size_t a = ax.first_reduce; a < ax.axes.size(); ++a) {
+    if (!has_const_bound(ax.axes[a])) continue;
+    const std::optional<int64_t> all = reduction_bytes(loads, ax.axes[a], bound_of(ax.axes[a]), m.line);
+    for (int64_t cache : {m.l1d, m.l2, m.l3}) {
+      if (cache <= 0 || !all || *all <= cache / 2) continue;  // the whole reduction fits
+      const int64_t k = iterations_within(loads, ax.axes[a], cache / 2, m.line);
+      const Opt t{OptOp::TILE, int(a), k};
+      if (k >= 2 && std::find(tiles.begin(), tiles.end(), t) == tiles.end()) tiles.push_back(t);
+    }
+  }
+  return tiles;
+}
 
 std::vector<Opt> hand_coded_opts(const UPtr& kernel, const OptTarget& t) {
   std::vector<Opt> opts;

@@ -26,6 +26,8 @@ struct OptTarget {
 //    in L2, the tile's column axis becomes the outer loop (SWAP), so the loop over rows reuses it;
 //  - else a vector accumulator: the reduce axis every load inside the reduction walks contiguously
 //    upcast by the vector width.
+// Then a reduction whose re-read operands outgrow L2 while its stored outputs fit in a quarter of it runs in
+// tiles of its outermost reduce axis (TILE) whose operands fill half of L2.
 // Then, with several workers, a kernel of at least kThreadWork iterations threads its outermost output
 // axis that the worker count divides. Nothing for small or scalar targets where nothing divides.
 //
@@ -37,6 +39,10 @@ struct OptTarget {
 // read neighbouring elements, coalesced) when every load inside the reduction walks that axis
 // contiguously, else GROUPTOP (a chunk per thread). k need not divide n.
 std::vector<Opt> hand_coded_opts(const UPtr& kernel, const OptTarget& target);
+
+// BEAM's menu of tiles (TILE) for each reduce axis: as many iterations as the loads inside the reduction read
+// into half of the model's L1d, half of its L2 and half of its L3 (those of 2 or more, below the bound).
+std::vector<Opt> cache_tiles(const UPtr& kernel, const Machine& machine);
 
 inline constexpr int64_t kThreadWork = int64_t(1) << 18;
 inline constexpr int64_t kGroupOutputs = 2048;

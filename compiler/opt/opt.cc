@@ -120,9 +120,9 @@ UPtr reduce_by_tiles(const UPtr& kernel, const UPtr& tiles) {
     const UPtr& part = m.at(u->src[1]);
     // Gated by the tile loop: a load of the same address in every tile would be hoisted out of it.
     const UPtr first = tiles < cnst_int(dtypes::index, 1);
-    const UPtr earlier = UOp::make(Op::INDEX, part->dtype,
-                                   {u->src[0]->src[0], where(cnst_int(dtypes::index, 0) < tiles, u->src[0]->src[1],
-                                                             invalid(dtypes::index))});
+    const UPtr earlier = UOp::make(
+        Op::INDEX, part->dtype,
+        {u->src[0]->src[0], where(cnst_int(dtypes::index, 0) < tiles, u->src[0]->src[1], invalid(dtypes::index))});
     const UPtr sum = where(first, part, alu(u->src[1]->arg_op(), {part, earlier}));
     const UPtr store = UOp::make(Op::STORE, u->dtype, {u->src[0], sum}, u->arg);
     std::vector<UPtr> ranges{tiles};

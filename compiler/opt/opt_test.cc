@@ -184,7 +184,8 @@ TEST(Opt, TileSplitsAnyAxisIntoAnOuterLoopOfTiles) {
 
 TEST(Opt, IllegalTilesAreErrors) {
   const UPtr k = matmul(8, 16, 32);
-  EXPECT_EQ(error_of(k, {OptOp::TILE, 0, 8}), "opt TILE(0, 8) on kernel axes (8, 16 | 32): the tile must be from 2 to 7 iterations");
+  EXPECT_EQ(error_of(k, {OptOp::TILE, 0, 8}),
+            "opt TILE(0, 8) on kernel axes (8, 16 | 32): the tile must be from 2 to 7 iterations");
   EXPECT_NE(error_of(k, {OptOp::TILE, 2, 1}).find("from 2 to 31"), std::string::npos);
   // The tile loop of a reduction runs in order: no copies of it, no workers, no padding.
   const UPtr tiled = apply_opt(k, {OptOp::TILE, 2, 8});
@@ -299,8 +300,18 @@ TEST(Opt, LongReductionsRunInTilesThatFitL2) {
   // sums): no tiles.
   EXPECT_EQ(to_string(hand_coded_opts(matmul(1024, 1024, 1024), OptTarget{machine(8, 16, 512 << 10), 1})),
             "UPCAST(1, 8) UPCAST(0, 4) UPCAST(1, 2) SWAP(0, 1)");
-  EXPECT_EQ(to_string(hand_coded_opts(row_sum(16, 1 << 20), OptTarget{machine(8, 16, 512 << 10), 1})),
-            "UPCAST(1, 8)");
+  EXPECT_EQ(to_string(hand_coded_opts(row_sum(16, 1 << 20), OptTarget{machine(8, 16, 512 << 10), 1})), "UPCAST(1, 8)");
+}
+
+// BEAM's tiles: 256 bytes a step fill half of a 32 KiB L1d in 64 steps and half of 512 KiB of L2 in 1024; the
+// whole reduction (16 MiB) fits in half of 64 MiB of L3, which adds none.
+TEST(Opt, CacheTilesFillHalfOfEachCache) {
+  Machine m = machine(8, 16, 512 << 10);
+  m.l1d = 32 << 10;
+  m.l3 = int64_t(64) << 20;
+  EXPECT_EQ(to_string(cache_tiles(weight_gradient(1 << 16, 32, 32), m)), "TILE(2, 64) TILE(2, 1024)");
+  EXPECT_EQ(to_string(cache_tiles(matmul(64, 64, 64), m)), "TILE(2, 32)");  // A and B: 32 KiB, 16 in 32 steps
+  EXPECT_EQ(to_string(cache_tiles(matmul(16, 16, 16), m)), "(none)");       // 2 KiB: it fits in L1d
 }
 
 // --- compiled: optimized kernels against reference loops ---
@@ -453,7 +464,9 @@ TEST(Opt, TiledKernelsComputeWhatTheReferenceLoopDoes) {
 TEST(Opt, HeuristicTilesComputeWhatTheReferenceLoopDoes) {
   std::mt19937 rng(13);
   const int64_t n = 1009, cs = 12, ds = 24;
-  Case c{"weight gradient", weight_gradient(n, cs, ds), {random_floats(rng, n * cs), random_floats(rng, n * ds)},
+  Case c{"weight gradient",
+         weight_gradient(n, cs, ds),
+         {random_floats(rng, n * cs), random_floats(rng, n * ds)},
          std::vector<double>(cs * ds, 0)};
   for (int64_t i = 0; i < cs; ++i)
     for (int64_t j = 0; j < ds; ++j)

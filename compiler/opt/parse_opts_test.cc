@@ -47,10 +47,10 @@ TEST(ParseOpts, BadTextIsAnErrorSayingWhereAndWhat) {
             "parse_opts: expected an integer from 0 to 1099511627776 at column 11 of 'UPCAST(0, 99999999999999)'");
   EXPECT_EQ(error_of("(none) UPCAST(0, 2)"),
             "parse_opts: expected the end after (none) at column 8 of '(none) UPCAST(0, 2)'");
-  EXPECT_EQ(
-      error_of("upcast(0, 2)"),
-      "parse_opts: expected an action (UPCAST, UNROLL, THREAD, SWAP, PADTO, TILE, LOCAL, GROUP, GROUPTOP) at column 1 of "
-      "'upcast(0, 2)'");
+  EXPECT_EQ(error_of("upcast(0, 2)"),
+            "parse_opts: expected an action (UPCAST, UNROLL, THREAD, SWAP, PADTO, TILE, LOCAL, GROUP, GROUPTOP) at "
+            "column 1 of "
+            "'upcast(0, 2)'");
 }
 
 }  // namespace

@@ -1152,6 +1152,14 @@ std::string run_case(const Hostile& h, std::map<std::string, std::vector<double>
   return "";
 }
 
+// The bound catches a hang. An unoptimized build (-O0, assertions) runs the 100000-iteration Loops 7x slower than
+// an optimized one: 21-27 s each where an optimized build takes 3 s for the three.
+#ifdef NDEBUG
+constexpr double kHostileSeconds = 20;
+#else
+constexpr double kHostileSeconds = 90;
+#endif
+
 class HostileModel : public ::testing::TestWithParam<Hostile> {};
 
 TEST_P(HostileModel, GivesItsOneOutcome) {
@@ -1160,7 +1168,7 @@ TEST_P(HostileModel, GivesItsOneOutcome) {
   const auto start = std::chrono::steady_clock::now();
   const std::string err = run_case(h, got);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  EXPECT_LT(seconds, 20) << "a hostile model must not take long";
+  EXPECT_LT(seconds, kHostileSeconds) << "a hostile model must not take long";
   if (!h.expect.error.empty()) {
     EXPECT_THAT(err, ::testing::HasSubstr(h.expect.error));
     return;

@@ -183,4 +183,14 @@ UPtr lane_operands(const UPtr& v, int64_t j) {
   return UOp::make(Op::VECTORIZE, dt, std::move(lanes));
 }
 
+UPtr where_of_lanes(const UPtr& v) {
+  const UPtr& c = v->src[0]->src[0];
+  if (!uniform_lanes(v) || !v->src[0]->dtype.is_float() || c->dtype != dtypes::bool_) return {};
+  for (const UPtr& l : v->src)
+    if (l->op != Op::WHERE || l->src[0] != c || l->src[1]->dtype != l->dtype || l->src[2]->dtype != l->dtype ||
+        l->src[1]->is_invalid() || l->src[2]->is_invalid())
+      return {};
+  return UOp::make(Op::WHERE, v->dtype, {c, lane_operands(v, 1), lane_operands(v, 2)});
+}
+
 }  // namespace rg

@@ -77,5 +77,10 @@ bool uniform_lanes(const UPtr& v);
 bool vector_alu_lanes(const UPtr& v);
 // Operand j of every lane of VECTORIZE v, as one VECTORIZE.
 UPtr lane_operands(const UPtr& v, int64_t j);
+// VECTORIZE v whose lanes are WHERE(c, a_i, b_i) of one scalar condition c (a reduction run tile by tile, TILE:
+// where(first tile, part, part + earlier)), every operand of the lanes' dtype, as WHERE(c, VECTORIZE(a_i...),
+// VECTORIZE(b_i...)): the condition picks whole vectors. Null otherwise: a condition per lane, lanes not of floats,
+// an Invalid lane (a gate, which the invalid rules read per lane).
+UPtr where_of_lanes(const UPtr& v);
 
 }  // namespace rg

@@ -335,6 +335,22 @@ TEST(Devectorize, VectorLanes) {
   EXPECT_FALSE(uniform_lanes(vec({h, h})));
 }
 
+// Lanes that one scalar condition picks between (a reduction run tile by tile): one WHERE of vectors, whose
+// operands then fold as every vector lane does.
+TEST(Devectorize, LanesOfOneConditionAreOneVectorWhere) {
+  UPtr x = UOp::make(Op::LOAD, dtypes::float32.vec(2),
+                     {UOp::make(Op::INDEX, dtypes::float32.vec(2).ptr_to(-1), {param(0, dtypes::float32, 2), idx(0)})});
+  UPtr t = range(4, 0), first = t < idx(1), c = cnst(dtypes::float32, 2);
+  UPtr lanes = vec({where(first, c, gep(x, 0) + c), where(first, c, gep(x, 1) + c)});
+  EXPECT_EQ(graph_rewrite(lanes, rules::vector_lanes),
+            UOp::make(Op::WHERE, dtypes::float32.vec(2), {first, vec({c, c}), x + vec({c, c})}));
+  // A condition per lane, and a gate (an Invalid lane), stay per lane.
+  UPtr own = vec({where(gep(x, 0) < c, c, c), where(first, c, c)});
+  EXPECT_EQ(graph_rewrite(own, rules::vector_lanes), own);
+  UPtr gated = vec({where(first, c, invalid(dtypes::float32)), where(first, c, invalid(dtypes::float32))});
+  EXPECT_EQ(graph_rewrite(gated, rules::vector_lanes), gated);
+}
+
 // The expander's accumulator lanes: REDUCEs of one op over the same ranges are one REDUCE of a vector.
 TEST(Devectorize, LanesOfReducesAreOneVectorReduce) {
   UPtr in = param(1, dtypes::float32, 8);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "compiler/codegen/codegen.h"
+#include "compiler/ir/index.h"
 #include "compiler/ir/kernel_builders.h"
 #include "compiler/schedule/schedule.h"
 #include "compiler/tensor/tensor.h"
@@ -17,6 +18,8 @@
 
 namespace rg {
 namespace {
+
+using namespace testk;
 
 Machine lanes(int n) {
   Machine m;
@@ -44,6 +47,28 @@ TEST(Pack, AMatmulsColumnOperandIntoPanelsOfTwoVectors) {
   EXPECT_EQ(to_string(lower(p->kernel, avx512).opts), "UPCAST(1, 16) UPCAST(0, 8) UPCAST(1, 2) SWAP(0, 1)");
   EXPECT_EQ(to_string(lower(testk::matmul(128, 512, 64), avx512).opts), to_string(lower(p->kernel, avx512).opts));
   EXPECT_FALSE(pack_operand(p->kernel, lanes(16)));  // the copy is read with 128-byte steps: nothing more to pack
+}
+
+// out[c, d] = sum over n, x of a[n, x, c] * b[n, x, d] (a weight gradient's shape): b is packed, and its panel holds
+// the reduction in the kernel's loop order, n then x, so the innermost step moves one panel row (16 floats), not
+// one image (2 KiB in b, 64 KiB in a copy ordered by n alone).
+TEST(Pack, APanelHoldsTheReductionInLoopOrder) {
+  UPtr out = param(0, dtypes::float32, 64 * 32), a = param(1, dtypes::float32, 16 * 16 * 64),
+       b = param(2, dtypes::float32, 16 * 16 * 32);
+  UPtr c = range(64, 0), d = range(32, 1), n = range(16, 2, AxisType::Reduce), x = range(16, 3, AxisType::Reduce);
+  UPtr k = sink(end(
+      store(out, c * 32 + d, reduce(Op::ADD, load(a, n * 1024 + x * 64 + c) * load(b, n * 512 + x * 32 + d), {n, x})),
+      {c, d}));
+  const std::optional<PackedOperand> p = pack_operand(k, lanes(8));
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->slot, 2u);
+  EXPECT_EQ(p->elements, 16 * 16 * 32);
+  EXPECT_TRUE(stores_every_element(p->pack, p->elements));
+  for (const UPtr& u : toposort(p->kernel))
+    if (u->op == Op::INDEX && !u->dtype.ptr && u->src[0]->arg_int() == int64_t(p->copy_slot)) {
+      EXPECT_EQ(coefficient_of(u->src[1], x), 16) << render_expr(u->src[1]);
+      EXPECT_EQ(coefficient_of(u->src[1], n), 256) << render_expr(u->src[1]);
+    }
 }
 
 TEST(Pack, OnlyWherePackingPays) {

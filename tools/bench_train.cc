@@ -111,8 +111,8 @@ int bench_train() {
         [&] {
           Tensor::Train training;
           opt.zero_grad();
-          Tensor loss =
-              model(Tensor::rand({512, 1, 28, 28}) * 255).sparse_categorical_crossentropy(Tensor::randint({512}, 0, 10));
+          Tensor loss = model(Tensor::rand({512, 1, 28, 28}) * 255)
+                            .sparse_categorical_crossentropy(Tensor::randint({512}, 0, 10));
           loss.backward();
           std::vector<Tensor> with = buffers;
           with.push_back(loss);

@@ -64,7 +64,7 @@ std::vector<UPtr> reduced_loads(const KernelAxes& ax, const Accesses& acc) {
 // values only. Its affine index's terms from the smallest stride up: a term whose stride is within the run so far
 // extends the run, a larger one repeats it (a panel's 16 columns, then its image's columns and rows, extend one
 // run; the 2 panels repeat it).
-std::optional<int64_t> footprint(const UPtr& addr, const UPtr& r = {}, int64_t r_values = 0, int line = 64) {
+std::optional<int64_t> footprint(const UPtr& addr, const UPtr& r, int64_t r_values, int line) {
   const std::optional<AffineIndex> a = affine_index(addr->src[1]);
   if (!a) return std::nullopt;
   std::vector<std::pair<int64_t, int64_t>> terms;  // |stride|, values - 1

@@ -34,6 +34,41 @@ TEST(OptHelpers, GatedReduceMovesTheGateIntoTheValue) {
   EXPECT_FALSE(gated_reduce(UOp::make(Op::REDUCE, dtypes::float32, {x, s}, Op::ADD)));
 }
 
+// A sum over r = tiles * 4 + inner, its tile loop the kernel's outermost: out[i] = sum of in[i * 8 + r].
+TEST(OptHelpers, ReductionTilesAddWhatEarlierTilesStored) {
+  const UPtr tiles = range(2, 0), i = range(3, 1), inner = range(4, 2, AxisType::Reduce);
+  const UPtr out = UOp::make(Op::PARAM, dtypes::float32.ptr_to(3), {}, int64_t(0)),
+             in = UOp::make(Op::PARAM, dtypes::float32.ptr_to(24), {}, int64_t(1));
+  const UPtr x = UOp::make(Op::INDEX, dtypes::float32, {in, i * idx(8) + tiles * idx(4) + inner});
+  const UPtr red = UOp::make(Op::REDUCE, dtypes::float32, {x, tiles, inner}, Op::ADD);
+  const ReductionTiles ctx{tiles};
+  EXPECT_TRUE(ctx.closes(red));
+  const UPtr part = without_tiles(ctx, red);
+  EXPECT_EQ(part, UOp::make(Op::REDUCE, dtypes::float32, {x, inner}, Op::ADD));
+  EXPECT_FALSE(ctx.closes(part));
+  const UPtr addr = UOp::make(Op::INDEX, out->dtype, {out, i});
+  const UPtr store = UOp::make(Op::STORE, dtypes::void_, {addr, part});
+  EXPECT_TRUE(ctx.tiled(store));
+  const UPtr earlier = UOp::make(Op::INDEX, dtypes::float32, {out, where(idx(0) < tiles, i, invalid(dtypes::index))});
+  const UPtr adding = adding_earlier_tiles(ctx, store);
+  EXPECT_EQ(adding, UOp::make(Op::STORE, dtypes::void_, {addr, where(tiles < idx(1), part, part + earlier)}));
+  // A sum of one value per i does not read through the tile loop.
+  const UPtr plain =
+      UOp::make(Op::REDUCE, dtypes::float32, {UOp::make(Op::INDEX, dtypes::float32, {in, i}), inner}, Op::ADD);
+  EXPECT_FALSE(ctx.tiled(UOp::make(Op::STORE, dtypes::void_, {addr, plain})));
+  // The END around the store closes the tile loop too, outermost first; a store without one gets one.
+  const UPtr end = UOp::make(Op::END, dtypes::void_, {adding, i});
+  EXPECT_TRUE(ctx.opens(end));
+  const UPtr closed = closing_tiles(ctx, end);
+  EXPECT_EQ(closed, UOp::make(Op::END, dtypes::void_, {adding, tiles, i}));
+  EXPECT_FALSE(ctx.opens(closed));
+  const UPtr sink = UOp::make(Op::SINK, dtypes::void_, {adding});
+  EXPECT_TRUE(ctx.opens(sink));
+  EXPECT_EQ(closing_tiles(ctx, sink),
+            UOp::make(Op::SINK, dtypes::void_, {UOp::make(Op::END, dtypes::void_, {adding, tiles})}));
+  EXPECT_FALSE(ctx.opens(UOp::make(Op::SINK, dtypes::void_, {closed})));
+}
+
 TEST(OptHelpers, ThreadAxisIsTheCoreId) {
   const UPtr t = range(4, 0, AxisType::Thread);
   EXPECT_TRUE(is_thread_axis(t));

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cctype>
 #include <iterator>
-#include <unordered_map>
 #include <unordered_set>
 
 #include "compiler/ir/index.h"
@@ -98,41 +97,6 @@ std::string reduction_tile_refusal(const UPtr& kernel, const UPtr& r) {
     if (u->src[0]->src.size() != 2) return "a store into the reduction is gated";
   }
   return "";
-}
-
-// After the split of a reduce axis into `tiles` * k + inner, with `tiles` already the outermost loop: each
-// REDUCE over `tiles` reduces one tile, and its store adds what the earlier tiles stored (the first tile
-// stores its own), under an END that now closes the tile loop.
-UPtr reduce_by_tiles(const UPtr& kernel, const UPtr& tiles) {
-  UMap m;
-  std::unordered_map<const UOp*, UPtr> end_of;
-  const std::vector<UPtr> topo = toposort(kernel);
-  for (const UPtr& u : topo) {
-    if (u->op == Op::REDUCE && std::find(u->src.begin() + 1, u->src.end(), tiles) != u->src.end()) {
-      std::vector<UPtr> src;
-      std::copy_if(u->src.begin(), u->src.end(), std::back_inserter(src), [&](const UPtr& s) { return s != tiles; });
-      m[u] = UOp::make(Op::REDUCE, u->dtype, std::move(src), u->arg);
-    }
-    if (u->op == Op::END && u->src[0]->op == Op::STORE) end_of[u->src[0].get()] = u;
-  }
-  for (const UPtr& u : topo) {
-    if (u->op != Op::STORE || !m.count(u->src[1])) continue;
-    const UPtr& part = m.at(u->src[1]);
-    // Gated by the tile loop: a load of the same address in every tile would be hoisted out of it.
-    const UPtr first = tiles < cnst_int(dtypes::index, 1);
-    const UPtr earlier = UOp::make(
-        Op::INDEX, part->dtype,
-        {u->src[0]->src[0], where(cnst_int(dtypes::index, 0) < tiles, u->src[0]->src[1], invalid(dtypes::index))});
-    const UPtr sum = where(first, part, alu(u->src[1]->arg_op(), {part, earlier}));
-    const UPtr store = UOp::make(Op::STORE, u->dtype, {u->src[0], sum}, u->arg);
-    std::vector<UPtr> ranges{tiles};
-    const auto e = end_of.find(u.get());
-    if (e != end_of.end()) ranges.insert(ranges.end(), e->second->src.begin() + 1, e->second->src.end());
-    sort_ranges(ranges);
-    ranges.insert(ranges.begin(), store);
-    m[e != end_of.end() ? e->second : u] = UOp::make(Op::END, dtypes::void_, std::move(ranges));
-  }
-  return substitute(kernel, m);
 }
 
 }  // namespace
@@ -340,8 +304,9 @@ UPtr apply_opt(const UPtr& kernel, const Opt& o, const std::optional<GpuLimits>&
       const UPtr v = tiles * k + inner;
       rw.with[r] = n % k == 0 ? v : where(v < n, v, invalid(dtypes::index));
       const UPtr split = outermost(graph_rewrite(kernel, rules::apply_axis_opt, rw), tiles);
-      const UPtr outer = range((n + k - 1) / k, 0, AxisType::Loop);
-      return reduce ? reduce_by_tiles(split, outer) : split;
+      if (!reduce) return split;
+      ReductionTiles tiled{range((n + k - 1) / k, 0, AxisType::Loop)};
+      return graph_rewrite(split, rules::tile_reduction, tiled);
     }
     case OptOp::SWAP: {
       if (reduce || k < 0 || size_t(k) >= ax.first_reduce || k == o.axis)

@@ -201,7 +201,7 @@ TEST(Opt, IllegalTilesAreErrors) {
   // Nor one that reads the buffer it stores (the earlier tiles' partials would feed the sum).
   const UPtr in_place = sink(end(store(out, i, reduce(Op::ADD, load(out, j % 4), {j})), {i}));
   EXPECT_NE(error_of(in_place, {OptOp::TILE, 1, 4}).find("reads a buffer it stores"), std::string::npos);
-  EXPECT_NE(error_of(scaled, {OptOp::TILE, 0, 2}), "opt TILE(0, 2)");  // an output axis of it tiles
+  EXPECT_EQ(error_of(scaled, {OptOp::TILE, 0, 2}), "");  // an output axis of it tiles
   try {
     apply_opt(k, {OptOp::TILE, 2, 8}, GpuLimits{});
     ADD_FAILURE() << "a GPU kernel took TILE";

@@ -30,17 +30,17 @@ bool pieces_hold(const UPtr& ptrcat, int64_t lanes) {
 }  // namespace
 
 std::vector<std::pair<int64_t, int>> fold_runs(const std::vector<int64_t>& offsets, const std::vector<int>& widths,
-                                               const AffineIndex& base) {
+                                               const AffineIndex& base, bool unaligned) {
   std::vector<std::pair<int64_t, int>> runs;
   std::set<int64_t> have(offsets.begin(), offsets.end());
   for (size_t i = 0; i < offsets.size();) {
     const int64_t o = offsets[i];
     int taken = 1;
     for (int w : widths) {
-      if (w <= 1 || o % w != 0) continue;
+      if (w <= 1) continue;
       AffineIndex b = base;
       b.offset = 0;
-      if (!affine_aligned(b, w)) continue;
+      if (!unaligned && (o % w != 0 || !affine_aligned(b, w))) continue;
       bool all = true;
       for (int k = 1; k < w && all; ++k) all = have.count(o + k) > 0;
       if (!all) continue;
@@ -93,7 +93,7 @@ UPtr ptrcat_pieces(const FoldCtx& ctx, const UPtr& ptrcat) {
     if (a->terms != base.terms || (k > 0 && a->offset != offsets.back() + 1)) return {};  // not consecutive
     offsets.push_back(a->offset);
   }
-  const auto runs = fold_runs(offsets, ctx.widths, base);
+  const auto runs = fold_runs(offsets, ctx.widths, base, ctx.unaligned);
   if (runs.empty()) return {};
   std::vector<UPtr> pieces;
   auto run = runs.begin();

@@ -29,18 +29,20 @@
 namespace rg {
 
 // Greedy fold of sorted distinct offsets of one base address into vector accesses: from each offset,
-// the largest width w of `widths` (descending, > 1) with offsets o..o+w-1 all present and o aligned to
-// w (every coefficient of `base` a multiple of w, and o % w == 0). Returns (first offset, width) for each
-// vector access; the offsets outside them stay scalar.
+// the largest width w of `widths` (descending, > 1) with offsets o..o+w-1 all present and, unless `unaligned`,
+// o aligned to w (every coefficient of `base` a multiple of w, and o % w == 0). Returns (first offset, width) for
+// each vector access; the offsets outside them stay scalar.
 std::vector<std::pair<int64_t, int>> fold_runs(const std::vector<int64_t>& offsets, const std::vector<int>& widths,
-                                               const AffineIndex& base);
+                                               const AffineIndex& base, bool unaligned);
 
 // Context of the devectorize rule sets: the target's fold widths (descending, e.g. {4, 2}; 1 implied), the
-// scalar types it has vectors of and, for group_loads, the GEP each grouped scalar load becomes.
+// scalar types it has vectors of, for group_loads the GEP each grouped scalar load becomes, and whether its
+// vectors may start at any lane (LowerOptions::fold_unaligned).
 struct FoldCtx {
   std::vector<int> widths;
   std::vector<Scalar> dtypes;
   UMap lanes;
+  bool unaligned = false;
   bool grouped(const UPtr& l) const { return lanes.count(l) > 0; }
   // A scalar value of dt can be a lane of this target's vector loads and stores.
   bool foldable(DType dt) const;

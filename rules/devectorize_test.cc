@@ -29,15 +29,27 @@ UPtr vec(std::vector<UPtr> lanes) {
 
 TEST(Devectorize, FoldRunsTakeTheLargestAlignedWidth) {
   AffineIndex flat;                                                              // constant addresses
-  EXPECT_EQ(fold_runs({0, 1, 2, 3, 4, 5}, kCpu, flat), (Runs{{0, 4}, {4, 2}}));  // seed 004's input
-  EXPECT_EQ(fold_runs({0, 1, 2, 3, 4, 5, 6}, kCpu, flat), (Runs{{0, 4}, {4, 2}}));
-  EXPECT_EQ(fold_runs({1, 2, 3, 4}, kCpu, flat), (Runs{{2, 2}}));  // 1 and 4 misaligned or alone
-  EXPECT_EQ(fold_runs({0, 2, 4}, kCpu, flat), Runs{});
-  EXPECT_EQ(fold_runs({0, 1, 2, 3}, {}, flat), Runs{});  // no widths: scalar
+  EXPECT_EQ(fold_runs({0, 1, 2, 3, 4, 5}, kCpu, flat, false), (Runs{{0, 4}, {4, 2}}));  // seed 004's input
+  EXPECT_EQ(fold_runs({0, 1, 2, 3, 4, 5, 6}, kCpu, flat, false), (Runs{{0, 4}, {4, 2}}));
+  EXPECT_EQ(fold_runs({1, 2, 3, 4}, kCpu, flat, false), (Runs{{2, 2}}));  // 1 and 4 misaligned or alone
+  EXPECT_EQ(fold_runs({0, 2, 4}, kCpu, flat, false), Runs{});
+  EXPECT_EQ(fold_runs({0, 1, 2, 3}, {}, flat, false), Runs{});  // no widths: scalar
   UPtr r = range(8, 0);
-  EXPECT_EQ(fold_runs({0, 1, 2, 3}, kCpu, *affine_index(r * 4)), (Runs{{0, 4}}));
-  EXPECT_EQ(fold_runs({0, 1, 2, 3}, kCpu, *affine_index(r * 2)), (Runs{{0, 2}, {2, 2}}));
-  EXPECT_EQ(fold_runs({0, 1, 2, 3}, kCpu, *affine_index(r)), Runs{});  // r: any alignment
+  EXPECT_EQ(fold_runs({0, 1, 2, 3}, kCpu, *affine_index(r * 4), false), (Runs{{0, 4}}));
+  EXPECT_EQ(fold_runs({0, 1, 2, 3}, kCpu, *affine_index(r * 2), false), (Runs{{0, 2}, {2, 2}}));
+  EXPECT_EQ(fold_runs({0, 1, 2, 3}, kCpu, *affine_index(r), false), Runs{});  // r: any alignment
+}
+
+// A target whose vectors need one lane's alignment (the CPU backends) folds from any offset, largest first: a
+// 10-wide row at y * 10 + x is a float8 and a float2 whatever y is.
+TEST(Devectorize, UnalignedFoldRunsTakeTheLargestWidthAnywhere) {
+  const std::vector<int> avx2{8, 4, 2};
+  UPtr y = range(8, 0);
+  EXPECT_EQ(fold_runs({0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, avx2, *affine_index(y * 10), true), (Runs{{0, 8}, {8, 2}}));
+  EXPECT_EQ(fold_runs({1, 2, 3, 4}, kCpu, *affine_index(y), true), (Runs{{1, 4}}));
+  EXPECT_EQ(fold_runs({3, 4, 5, 6, 7, 8, 9}, kCpu, AffineIndex{}, true), (Runs{{3, 4}, {7, 2}}));  // 9 alone
+  EXPECT_EQ(fold_runs({0, 2, 4}, avx2, AffineIndex{}, true), Runs{});
+  EXPECT_EQ(fold_runs({0, 1, 2}, {}, AffineIndex{}, true), Runs{});
 }
 
 TEST(Devectorize, PlainBufferAndVectorPointer) {
@@ -84,23 +96,25 @@ TEST(Devectorize, PtrcatGroupsByGateBufferAndBase) {
     return Access{address(buf, r * 4 + idx(o)), gate};
   };
   // Given out of order: one run, by offset.
-  EXPECT_EQ(ptrcat_groups({at(a, 2), at(a, 0), at(a, 1)}, kCpu), (Runs2{{1, 2, 0}}));
+  EXPECT_EQ(ptrcat_groups({at(a, 2), at(a, 0), at(a, 1)}, kCpu, false), (Runs2{{1, 2, 0}}));
   // A gap cuts a run; a lone offset is no run.
-  EXPECT_EQ(ptrcat_groups({at(a, 0), at(a, 1), at(a, 4), at(a, 5), at(a, 7)}, kCpu), (Runs2{{0, 1}, {2, 3}}));
+  EXPECT_EQ(ptrcat_groups({at(a, 0), at(a, 1), at(a, 4), at(a, 5), at(a, 7)}, kCpu, false), (Runs2{{0, 1}, {2, 3}}));
   // Another buffer, another gate or another base is another group.
-  EXPECT_EQ(ptrcat_groups({at(a, 0), at(b, 1), at(a, 2, g), at(a, 3, g), at(a, 4, h)}, kCpu), (Runs2{{2, 3}}));
-  EXPECT_EQ(ptrcat_groups({Access{address(a, r * 4), {}}, Access{address(a, r * 8 + idx(1)), {}}}, kCpu), Runs2{});
+  EXPECT_EQ(ptrcat_groups({at(a, 0), at(b, 1), at(a, 2, g), at(a, 3, g), at(a, 4, h)}, kCpu, false), (Runs2{{2, 3}}));
+  EXPECT_EQ(ptrcat_groups({Access{address(a, r * 4), {}}, Access{address(a, r * 8 + idx(1)), {}}}, kCpu, false), Runs2{});
   // An address given twice keeps its first access.
-  EXPECT_EQ(ptrcat_groups({at(a, 0), at(a, 0), at(a, 1)}, kCpu), (Runs2{{0, 2}}));
-  EXPECT_EQ(ptrcat_groups({}, kCpu), Runs2{});
+  EXPECT_EQ(ptrcat_groups({at(a, 0), at(a, 0), at(a, 1)}, kCpu, false), (Runs2{{0, 2}}));
+  EXPECT_EQ(ptrcat_groups({}, kCpu, false), Runs2{});
   // A run no fold width can cut stays scalar: 3, 4 (3 is not 2-aligned and 4 has no 5), a base of
   // coefficient 1, the image-style width 4 on two lanes, no widths at all.
-  EXPECT_EQ(ptrcat_groups({at(a, 3), at(a, 4)}, kCpu), Runs2{});
-  EXPECT_EQ(ptrcat_groups({Access{address(a, r), {}}, Access{address(a, r + idx(1)), {}}}, kCpu), Runs2{});
-  EXPECT_EQ(ptrcat_groups({at(a, 0), at(a, 1)}, {4}), Runs2{});
-  EXPECT_EQ(ptrcat_groups({at(a, 0), at(a, 1)}, {}), Runs2{});
+  EXPECT_EQ(ptrcat_groups({at(a, 3), at(a, 4)}, kCpu, false), Runs2{});
+  EXPECT_EQ(ptrcat_groups({at(a, 3), at(a, 4)}, kCpu, true), (Runs2{{0, 1}}));  // where vectors may start anywhere
+  EXPECT_EQ(ptrcat_groups({Access{address(a, r), {}}, Access{address(a, r + idx(1)), {}}}, kCpu, true), (Runs2{{0, 1}}));
+  EXPECT_EQ(ptrcat_groups({Access{address(a, r), {}}, Access{address(a, r + idx(1)), {}}}, kCpu, false), Runs2{});
+  EXPECT_EQ(ptrcat_groups({at(a, 0), at(a, 1)}, {4}, false), Runs2{});
+  EXPECT_EQ(ptrcat_groups({at(a, 0), at(a, 1)}, {}, false), Runs2{});
   // A run of which a piece folds is grouped whole: 1..4 (a float2 at 2, scalars at 1 and 4).
-  EXPECT_EQ(ptrcat_groups({at(a, 1), at(a, 2), at(a, 3), at(a, 4)}, kCpu), (Runs2{{0, 1, 2, 3}}));
+  EXPECT_EQ(ptrcat_groups({at(a, 1), at(a, 2), at(a, 3), at(a, 4)}, kCpu, false), (Runs2{{0, 1, 2, 3}}));
 }
 
 // out[i] = in[3 - i]: the four loads are one LOAD(PTRCAT) in address order, each read by its lane (the GEP

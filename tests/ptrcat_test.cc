@@ -1,9 +1,10 @@
 // Seed 003's PTRCAT grouping and its distribution at the fold widths, end to end on the CPU (C) and LLVM
 // devices: kernels whose unrolled lanes read and write consecutive addresses, lowered with fold widths {4, 2}
-// (no kernel optimizer), rendered, compiled and run. Every answer is checked against a plain loop on the host
+// aligned to their width as seed 003 folds (and CUDA and Metal; no kernel optimizer), rendered, compiled and run. Every answer is checked against a plain loop on the host
 // and the source against the vector accesses the grouping must produce.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <string>
@@ -21,11 +22,13 @@ using namespace testk;
 
 class Ptrcat : public OnDevice {
  protected:
-  // Lowers `kernel` with the device's options at fold widths {4, 2}, runs it on `bufs` and returns its source.
-  std::string run(const UPtr& kernel, std::vector<std::vector<float>*> bufs) {
+  // Lowers `kernel` with the device's options at fold widths {4, 2}, aligned unless `unaligned` (the devices'
+  // own choice), runs it on `bufs` and returns its source.
+  std::string run(const UPtr& kernel, std::vector<std::vector<float>*> bufs, bool unaligned = false) {
     Device& dev = get_device(device(), "test");
     LowerOptions opts = dev.lower_options();
     opts.fold_widths = {4, 2};
+    opts.fold_unaligned = unaligned;
     opts.optimize = false;
     opts.threads = 1;
     Program p = lower(kernel, opts);
@@ -114,6 +117,15 @@ TEST_P(Ptrcat, UnalignedRunSplitsTwoFourTwo) {
   EXPECT_EQ(vector_loads(src, 4), 1u) << src;
   EXPECT_EQ(vector_stores(src, 4), 2u) << src;
   EXPECT_EQ(scalar_accesses(src), 0u) << src;
+  // The host devices' vectors need one float's alignment: two float4 loads from 2 and 6.
+  std::fill(o.begin(), o.end(), -1.0f);
+  const std::string unaligned = run(k, {&o, &x}, true);
+  for (int64_t a = 0; a < R; ++a)
+    for (int64_t b = 0; b < 8; ++b) ASSERT_EQ(o[a * 8 + b], x[a * 12 + 2 + b]) << a << "," << b << "\n" << unaligned;
+  EXPECT_EQ(vector_loads(unaligned, 2), 0u) << unaligned;
+  EXPECT_EQ(vector_loads(unaligned, 4), 2u) << unaligned;
+  EXPECT_EQ(vector_stores(unaligned, 4), 2u) << unaligned;
+  EXPECT_EQ(scalar_accesses(unaligned), 0u) << unaligned;
 }
 
 // out[i] = a[i] - b[i + 2] over 6: each buffer is its own group: a at 0..5 (float4 + float2), b at 2..7

@@ -52,6 +52,7 @@ LowerOptions cpu_lower_options() {
   LowerOptions o;
   o.upcast = 0;
   o.fold_widths = {4, 2};
+  o.fold_unaligned = true;  // the vector typedefs are aligned as one lane
   o.devectorize = env_count("RG_DEVECTORIZE", 0, 2, 1);
   return o;
 }
@@ -68,6 +69,7 @@ LowerOptions amx_lower_options() {
 LowerOptions image_lower_options() {
   LowerOptions o = cpu_lower_options();
   o.fold_widths = {4};
+  o.fold_unaligned = false;  // a texel is 4 floats from a 4-aligned one
   o.fold_dtypes = {Scalar::Float32};
   o.upcast = 4;
   o.images = true;

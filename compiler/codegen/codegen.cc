@@ -106,8 +106,10 @@ bool unrolls_whole(const UPtr& kernel, int64_t unroll_limit) {
   return true;
 }
 
-// The devectorize rule sets' context: the target's fold widths and vector types.
-std::optional<FoldCtx> fold_ctx(const UPtr&, L& s) { return FoldCtx{s.opts.fold_widths, s.opts.fold_dtypes, {}}; }
+// The devectorize rule sets' context: the target's fold widths, vector types and alignment.
+std::optional<FoldCtx> fold_ctx(const UPtr&, L& s) {
+  return FoldCtx{s.opts.fold_widths, s.opts.fold_dtypes, {}, s.opts.fold_unaligned};
+}
 
 // Sibling scalar stores of a run (one buffer, one gate, consecutive addresses) as one store through a PTRCAT.
 UPtr group_stores(const UPtr& k, L& s) {

@@ -45,9 +45,12 @@ struct LowerOptions {
   // and stores fold to, largest first (standard {4, 2}, AMX {16, 8, 4, 2}, images {4}); empty: the program
   // stays scalar. fold_dtypes: the scalar types the target has vectors of. vector_alu: the target computes
   // ALU ops on vectors (C's vector extension, Metal); without it (CUDA's float4 is memory only) loads and
-  // stores fold and the lanes' ops stay scalar.
+  // stores fold and the lanes' ops stay scalar. fold_unaligned: the target's vector accesses need only one
+  // lane's alignment (the CPU backends: C's vector typedefs are aligned(sizeof(scalar)), LLVM's accesses `align`
+  // a lane), so a vector may start at any offset; else only at a multiple of its width (CUDA, Metal, images).
   int64_t upcast = 0;
   std::vector<int> fold_widths = {};
+  bool fold_unaligned = false;
   std::vector<Scalar> fold_dtypes = vector_scalars();
   bool vector_alu = true;
   // The target reads and writes image buffers (dtypes::imagef) as textures, a float4 texel at an int2

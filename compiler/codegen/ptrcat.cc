@@ -14,7 +14,8 @@ using GroupKey = std::tuple<const UOp*, const UOp*, std::vector<std::pair<const 
 
 }  // namespace
 
-std::vector<std::vector<size_t>> ptrcat_groups(const std::vector<Access>& accesses, const std::vector<int>& widths) {
+std::vector<std::vector<size_t>> ptrcat_groups(const std::vector<Access>& accesses, const std::vector<int>& widths,
+                                               bool unaligned) {
   std::map<GroupKey, std::map<int64_t, size_t>> groups;  // key -> offset -> its first access
   for (size_t i = 0; i < accesses.size(); ++i) {
     const UPtr& addr = accesses[i].addr;
@@ -30,7 +31,7 @@ std::vector<std::vector<size_t>> ptrcat_groups(const std::vector<Access>& access
     std::vector<size_t> run;
     std::vector<int64_t> offsets;
     auto close = [&] {
-      if (!fold_runs(offsets, widths, base).empty()) runs.push_back(run);
+      if (!fold_runs(offsets, widths, base, unaligned).empty()) runs.push_back(run);
       run.clear();
       offsets.clear();
     };
@@ -56,7 +57,7 @@ void plan_ptrcats(const UPtr& kernel, FoldCtx& ctx) {
     loads.push_back(u);
     accesses.push_back({addr, u->src.size() == 3 ? u->src[2] : UPtr()});
   }
-  for (const std::vector<size_t>& run : ptrcat_groups(accesses, ctx.widths)) {
+  for (const std::vector<size_t>& run : ptrcat_groups(accesses, ctx.widths, ctx.unaligned)) {
     const int n = static_cast<int>(run.size());
     const UPtr& first = loads[run[0]];
     std::vector<UPtr> addrs, alts;
@@ -90,7 +91,7 @@ UPtr ptrcat_stores(const FoldCtx& ctx, const UPtr& group) {
     accesses.push_back({addr, addr->src.size() == 3 ? addr->src[2] : UPtr()});
     at.push_back(i);
   }
-  const std::vector<std::vector<size_t>> runs = ptrcat_groups(accesses, ctx.widths);
+  const std::vector<std::vector<size_t>> runs = ptrcat_groups(accesses, ctx.widths, ctx.unaligned);
   if (runs.empty()) return {};
   std::map<size_t, UPtr> replace;  // a run's first store -> the grouped store; its other stores -> null
   for (const std::vector<size_t>& run : runs) {

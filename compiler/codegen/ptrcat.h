@@ -18,10 +18,11 @@ struct Access {
 };
 // Seed 003's PTRCAT groups: accesses keyed by (gate, buffer, base address: the index's non-constant
 // part), each key's offsets cut into runs of consecutive ones. Returns the runs that fold_runs
-// (rules/devectorize_helpers.h) can cut at least one vector from at `widths` (any other would be distributed
+// (rules/devectorize_helpers.h) can cut at least one vector from at `widths`, aligned or not (any other would be distributed
 // back into the scalar accesses it was made of), as indices into `accesses`, by offset; runs ordered by their first
 // access. An address given twice keeps its first access.
-std::vector<std::vector<size_t>> ptrcat_groups(const std::vector<Access>& accesses, const std::vector<int>& widths);
+std::vector<std::vector<size_t>> ptrcat_groups(const std::vector<Access>& accesses, const std::vector<int>& widths,
+                                               bool unaligned);
 
 // Plans group_loads over a kernel: the scalar loads of PARAM buffers (of a type ctx folds, gated or not)
 // grouped by ptrcat_groups; each load of a run becomes GEP(LOAD(PTRCAT(the run's INDEXes)), its lane), a

@@ -28,7 +28,7 @@ UPtr vec(std::vector<UPtr> lanes) {
 }
 
 TEST(Devectorize, FoldRunsTakeTheLargestAlignedWidth) {
-  AffineIndex flat;                                                              // constant addresses
+  AffineIndex flat;                                                                     // constant addresses
   EXPECT_EQ(fold_runs({0, 1, 2, 3, 4, 5}, kCpu, flat, false), (Runs{{0, 4}, {4, 2}}));  // seed 004's input
   EXPECT_EQ(fold_runs({0, 1, 2, 3, 4, 5, 6}, kCpu, flat, false), (Runs{{0, 4}, {4, 2}}));
   EXPECT_EQ(fold_runs({1, 2, 3, 4}, kCpu, flat, false), (Runs{{2, 2}}));  // 1 and 4 misaligned or alone
@@ -101,7 +101,8 @@ TEST(Devectorize, PtrcatGroupsByGateBufferAndBase) {
   EXPECT_EQ(ptrcat_groups({at(a, 0), at(a, 1), at(a, 4), at(a, 5), at(a, 7)}, kCpu, false), (Runs2{{0, 1}, {2, 3}}));
   // Another buffer, another gate or another base is another group.
   EXPECT_EQ(ptrcat_groups({at(a, 0), at(b, 1), at(a, 2, g), at(a, 3, g), at(a, 4, h)}, kCpu, false), (Runs2{{2, 3}}));
-  EXPECT_EQ(ptrcat_groups({Access{address(a, r * 4), {}}, Access{address(a, r * 8 + idx(1)), {}}}, kCpu, false), Runs2{});
+  EXPECT_EQ(ptrcat_groups({Access{address(a, r * 4), {}}, Access{address(a, r * 8 + idx(1)), {}}}, kCpu, false),
+            Runs2{});
   // An address given twice keeps its first access.
   EXPECT_EQ(ptrcat_groups({at(a, 0), at(a, 0), at(a, 1)}, kCpu, false), (Runs2{{0, 2}}));
   EXPECT_EQ(ptrcat_groups({}, kCpu, false), Runs2{});
@@ -109,7 +110,8 @@ TEST(Devectorize, PtrcatGroupsByGateBufferAndBase) {
   // coefficient 1, the image-style width 4 on two lanes, no widths at all.
   EXPECT_EQ(ptrcat_groups({at(a, 3), at(a, 4)}, kCpu, false), Runs2{});
   EXPECT_EQ(ptrcat_groups({at(a, 3), at(a, 4)}, kCpu, true), (Runs2{{0, 1}}));  // where vectors may start anywhere
-  EXPECT_EQ(ptrcat_groups({Access{address(a, r), {}}, Access{address(a, r + idx(1)), {}}}, kCpu, true), (Runs2{{0, 1}}));
+  EXPECT_EQ(ptrcat_groups({Access{address(a, r), {}}, Access{address(a, r + idx(1)), {}}}, kCpu, true),
+            (Runs2{{0, 1}}));
   EXPECT_EQ(ptrcat_groups({Access{address(a, r), {}}, Access{address(a, r + idx(1)), {}}}, kCpu, false), Runs2{});
   EXPECT_EQ(ptrcat_groups({at(a, 0), at(a, 1)}, {4}, false), Runs2{});
   EXPECT_EQ(ptrcat_groups({at(a, 0), at(a, 1)}, {}, false), Runs2{});

@@ -1,5 +1,6 @@
 // The optimizer's heuristics on kernels the Tensor API builds, through lower()'s passes: which register tile
-// a convolution gets on an AVX-512 target, and that the kernel computes the convolution (a reference loop).
+// a convolution gets on an AVX-512 and an AVX2 target, and that the kernel computes the convolution (a reference
+// loop).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -15,17 +16,20 @@
 namespace rg {
 namespace {
 
-// The actions lower() chooses for kernel `k` of `t`'s schedule (of `kernels`) on an AVX-512 CPU target.
-std::string avx512_opts(const Tensor& t, size_t k = 0, size_t kernels = 1) {
+// The actions lower() chooses for kernel `k` of `t`'s schedule (of `kernels`) on a CPU target with vectors of
+// `lanes` floats (AVX-512: 16, in 32 registers; AVX2: 8, in 16), folded from any offset as the host devices fold.
+std::string opts_with(int lanes, const Tensor& t, size_t k = 0, size_t kernels = 1) {
   const ScheduleResult s = schedule({graph_of(t)});
   EXPECT_EQ(s.linear->src.size(), kernels);
-  LowerOptions avx512;
-  avx512.fold_widths = {16, 8, 4, 2};
-  avx512.optimize = true;
-  avx512.machine.vector_lanes = 16;
-  avx512.machine.vector_registers = 32;
-  return to_string(lower(s.linear->src.at(k)->src[0], avx512).opts);
+  LowerOptions o;
+  for (int w = lanes; w >= 2; w /= 2) o.fold_widths.push_back(w);
+  o.fold_unaligned = true;
+  o.optimize = true;
+  o.machine.vector_lanes = lanes;
+  o.machine.vector_registers = lanes == 16 ? 32 : 16;
+  return to_string(lower(s.linear->src.at(k)->src[0], o).opts);
 }
+std::string avx512_opts(const Tensor& t, size_t k = 0, size_t kernels = 1) { return opts_with(16, t, k, kernels); }
 
 // n small values with a pattern: ((i * mul) % mod - mod / 2) * scale.
 std::vector<float> pattern(size_t n, int mul, int mod, float scale) {
@@ -34,14 +38,14 @@ std::vector<float> pattern(size_t n, int mul, int mod, float scale) {
   return v;
 }
 
-// A convolution of B x C x side x side by C filters of K x K: the actions lower() chooses, and its values
-// against a reference loop.
-void expect_convolution(int64_t B, int64_t C, int64_t side, int64_t K, const std::string& opts) {
+// A convolution of B x C x side x side by C filters of K x K: the actions lower() chooses with `lanes`-wide
+// vectors, and its values against a reference loop.
+void expect_convolution(int64_t B, int64_t C, int64_t side, int64_t K, const std::string& opts, int lanes = 16) {
   const int64_t out = side - K + 1;
   const std::vector<float> x = pattern(B * C * side * side, 7, 13, 1 / 8.0f),
                            w = pattern(C * C * K * K, 5, 11, 1 / 16.0f);
   Tensor y = Tensor::from_vector(x, {B, C, side, side}).conv2d(Tensor::from_vector(w, {C, C, K, K}));
-  EXPECT_EQ(avx512_opts(y), opts);
+  EXPECT_EQ(opts_with(lanes, y), opts);
   std::vector<float> got = y.to_vector<float>();
   for (int64_t b = 0; b < B; ++b)
     for (int64_t f = 0; f < C; ++f)
@@ -57,14 +61,23 @@ void expect_convolution(int64_t B, int64_t C, int64_t side, int64_t K, const std
 }
 
 TEST(Heuristics, ConvolutionTilesColumnsByRowsOfFilters) {
-  // Axes (batch, filter, row, column | channel, ky, kx). The 20 columns take 4-wide vectors (16 does not
-  // divide 20); 16 filters are the rows: their weights are one broadcast each, shared by the column vector.
-  expect_convolution(2, 32, 24, 5, "UPCAST(3, 4) UPCAST(1, 16) SWAP(1, 3)");
+  // Axes (batch, filter, row, column | channel, ky, kx). The filters are the rows: their weights are one broadcast
+  // each, shared by the column vectors. 16 does not divide the 20 columns: they are two vectors, 16 + 4 lanes of
+  // 32 (4-wide vectors would use a quarter of the lanes), by 8 filters.
+  expect_convolution(2, 32, 24, 5, "PADTO(3, 16) UPCAST(3, 16) UPCAST(1, 8) UPCAST(3, 2) SWAP(1, 3)");
+  // With AVX2's 8 lanes: three vectors, 8 + 8 + 4 lanes of 24, by 4 filters: 12 accumulators of 16 registers.
+  expect_convolution(2, 32, 24, 5, "PADTO(3, 8) UPCAST(3, 8) UPCAST(1, 4) UPCAST(3, 3) SWAP(1, 3)", 8);
 }
 
 TEST(Heuristics, ColumnsNoWidthDividesArePadded) {
   // 6 columns (an 8 x 8 input, 3 x 3 filters): padded to one 8-wide vector, 2 lanes idle, rather than a scalar tile.
   expect_convolution(2, 32, 8, 3, "PADTO(3, 8) UPCAST(3, 8) UPCAST(1, 16) SWAP(1, 3)");
+  // 10 columns (12 x 12): one 16-wide vector; with AVX2 two of 8 (8 + 2 lanes) by 4 filters.
+  expect_convolution(2, 32, 12, 3, "PADTO(3, 16) UPCAST(3, 16) UPCAST(1, 16) SWAP(1, 3)");
+  expect_convolution(2, 32, 12, 3, "PADTO(3, 8) UPCAST(3, 8) UPCAST(1, 4) UPCAST(3, 2) SWAP(1, 3)", 8);
+  // 5 columns (7 x 7) leave too many of 8 lanes idle: no column tile; the 5 x 5 outputs of a filter are unrolled
+  // instead, their stores folded into vectors.
+  expect_convolution(1, 8, 7, 3, "UPCAST(2, 5) UPCAST(1, 5)", 8);
 }
 
 TEST(Heuristics, LongColumnsNoWidthDividesArePaddedToVectors) {
@@ -137,9 +150,10 @@ void expect_input_gradient(int64_t K, const std::string& opts) {
 }
 
 TEST(Heuristics, InputGradientIsAConvolution) {
-  // No window buffer, no col2im: before, dX wrote K * K values per input element and summed them back.
-  expect_input_gradient(5, "UPCAST(3, 4) UPCAST(1, 8) SWAP(1, 3)");
-  expect_input_gradient(3, "UPCAST(3, 4) UPCAST(1, 8) SWAP(1, 3)");
+  // No window buffer, no col2im: before, dX wrote K * K values per input element and summed them back. The 12
+  // columns are one 16-wide vector (4-wide ones would use a quarter of the lanes).
+  expect_input_gradient(5, "PADTO(3, 16) UPCAST(3, 16) UPCAST(1, 8) SWAP(1, 3)");
+  expect_input_gradient(3, "PADTO(3, 16) UPCAST(3, 16) UPCAST(1, 8) SWAP(1, 3)");
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // Seed 003's PTRCAT grouping and its distribution at the fold widths, end to end on the CPU (C) and LLVM
 // devices: kernels whose unrolled lanes read and write consecutive addresses, lowered with fold widths {4, 2}
-// aligned to their width as seed 003 folds (and CUDA and Metal; no kernel optimizer), rendered, compiled and run. Every answer is checked against a plain loop on the host
-// and the source against the vector accesses the grouping must produce.
+// aligned to their width as seed 003 folds (and CUDA and Metal; no kernel optimizer), rendered, compiled and run. Every
+// answer is checked against a plain loop on the host and the source against the vector accesses the grouping must
+// produce.
 #include <gtest/gtest.h>
 
 #include <algorithm>

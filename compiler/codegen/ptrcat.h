@@ -18,9 +18,9 @@ struct Access {
 };
 // Seed 003's PTRCAT groups: accesses keyed by (gate, buffer, base address: the index's non-constant
 // part), each key's offsets cut into runs of consecutive ones. Returns the runs that fold_runs
-// (rules/devectorize_helpers.h) can cut at least one vector from at `widths`, aligned or not (any other would be distributed
-// back into the scalar accesses it was made of), as indices into `accesses`, by offset; runs ordered by their first
-// access. An address given twice keeps its first access.
+// (rules/devectorize_helpers.h) can cut at least one vector from at `widths`, aligned or not (any other would be
+// distributed back into the scalar accesses it was made of), as indices into `accesses`, by offset; runs ordered by
+// their first access. An address given twice keeps its first access.
 std::vector<std::vector<size_t>> ptrcat_groups(const std::vector<Access>& accesses, const std::vector<int>& widths,
                                                bool unaligned);
 

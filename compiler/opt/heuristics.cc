@@ -191,8 +191,10 @@ std::vector<Opt> hand_coded_opts(const UPtr& kernel, const OptTarget& t) {
     const std::vector<UPtr> reduced = reduced_loads(ax, acc);
     // Half the vector registers as accumulators, the other half for the loads: 16 of AVX-512's 32, 8 of AVX2's 16.
     const int64_t accumulators = m.vector_registers / 2;
+    // The tile: `vectors` vectors of w lanes side by side on output axis `tile`, its bound padded to `cols`.
     std::optional<int> tile;
-    int w = 0;  // the tile's vector width: the machine's, or a narrower one that divides the axis
+    int w = 0;
+    int64_t cols = 0, vectors = 1;
     // Does axis i walk the store and some load inside the reduction contiguously, in blocks of `width` (a
     // packed panel's index is contiguous only within its panels: pack.h)?
     auto columns = [&](size_t i, int64_t width) {
@@ -200,36 +202,44 @@ std::vector<Opt> hand_coded_opts(const UPtr& kernel, const OptTarget& t) {
       return !acc.stores.empty() && std::all_of(acc.stores.begin(), acc.stores.end(), walks) &&
              std::any_of(reduced.begin(), reduced.end(), walks);
     };
-    for (int width = m.vector_lanes; width >= 4 && !tile; width /= 2)
+    // Columns the machine's vector divides; else the way that uses the most of each vector operation's lanes:
+    //  - a narrower width that divides them (20 columns in vectors of 4 use half of AVX2's lanes), or
+    //  - up to three vectors of 8 or more lanes, unrolled, the last one padded (20 columns as 8 + 8 + 4 use 20 of
+    //    24 lanes; unaligned folds load and store them without the padding), when at most a quarter of the lanes
+    //    idle or 8 or more of them work (10 columns in 16 lanes ran 3.3x faster than the scalar tile with AVX-512,
+    //    as 8 + 2 10.5x faster with AVX2; a window's 5 in 8 lanes ran 2.6x slower than 4-lane reduce vectors, and
+    //    a window's 3 columns stay scalar). Unrolled, the padded lanes' gates are constants, while in a loop over
+    //    padded vectors every load stays gated (20 columns as a loop over 3 vectors of 8 ran 4x slower than 5 of 4).
+    const int lanes_per_op = m.vector_lanes;
+    double use = 0;  // the chosen way's share of each vector operation's lanes that compute an output
+    for (int width = lanes_per_op; width >= 4; width /= 2)
       for (size_t i = 0; i < ax.first_reduce; ++i)
-        if (divides(int(i), width) && columns(i, width)) tile = int(i), w = width;
-    // Columns no width divides (a small convolution's 6 or 10): padded to one vector of 8 or more lanes when at
-    // most a quarter of them idle, or when 8 or more of them are used (10 columns in 16 lanes ran 3.3x faster than
-    // the scalar tile; a window's 5 in 8 lanes ran 2.6x slower than 4-lane reduce vectors). One vector only: its lanes'
-    // gates are constants, while in a loop over padded vectors every load stays gated (20 columns as 3 vectors of 8 ran
-    // 4x slower than 5 of 4); and narrower padded vectors lose to their gates (a window's 3 columns stay scalar).
-    for (int width = m.vector_lanes; width >= 8 && !tile; width /= 2)
-      for (size_t i = 0; i < ax.first_reduce && !tile; ++i) {
-        const int64_t n = bound_of(ax.axes[i]);
-        if (n < width && (4 * n >= 3 * width || (n >= 8 && 2 * n >= width)) && columns(i, width)) {
-          opts.push_back({OptOp::PADTO, int(i), width});
-          tile = int(i), w = width;
-        }
+        if (divides(int(i), width) && columns(i, width) && (!tile || width == w))
+          tile = int(i), w = width, cols = bound_of(ax.axes[i]), use = double(width) / lanes_per_op;
+    for (int width = lanes_per_op; width >= 8 && use < 1; width /= 2)
+      for (size_t i = 0; i < ax.first_reduce; ++i) {
+        const int64_t n = bound_of(ax.axes[i]), padded = (n + width - 1) / width * width;
+        const double share = double(n) / (padded / width * lanes_per_op);
+        if (n < padded && padded <= 3 * width && (4 * n >= 3 * padded || (n >= 8 && 2 * n >= padded)) && share > use &&
+            columns(i, width))
+          tile = int(i), w = width, cols = padded, vectors = padded / width, use = share;
       }
     // Long columns no width divides (a classifier's 6625 outputs): padded up to a multiple of the machine's
     // vector when that idles at most one lane in 16. Every vector's loads then carry a gate, which costs far less
     // than the scalar tile below (a 40 x 6625 x 120 matmul ran 3 GFLOP/s scalar).
-    for (size_t i = 0; i < ax.first_reduce && !tile && m.vector_lanes >= 8; ++i)
-      if (bound_of(ax.axes[i]) >= 16 * m.vector_lanes && columns(i, m.vector_lanes)) {
-        opts.push_back({OptOp::PADTO, int(i), m.vector_lanes});
-        tile = int(i), w = m.vector_lanes;
-      }
+    for (size_t i = 0; i < ax.first_reduce && !tile && lanes_per_op >= 8; ++i)
+      if (bound_of(ax.axes[i]) >= 16 * lanes_per_op && columns(i, lanes_per_op))
+        tile = int(i), w = lanes_per_op, cols = (bound_of(ax.axes[i]) + w - 1) / w * w;
     if (tile) {
+      if (cols != bound_of(ax.axes[*tile])) opts.push_back({OptOp::PADTO, *tile, w});
       opts.push_back({OptOp::UPCAST, *tile, w});
-      // Rows of the tile: as many as the accumulators allow (two vectors per row when the columns allow). Best an axis
-      // whose operand does not vary along the columns (a matmul's A, a convolution's weights): one broadcast per row
-      // and step, the other operand's vector load shared by all rows.
-      const bool doubled = bound_of(ax.axes[*tile]) % (2 * w) == 0 && columns(size_t(*tile), 2 * w);
+      // Two vectors per row when the columns allow.
+      if (vectors == 1 && cols % (2 * w) == 0 && columns(size_t(*tile), 2 * w)) vectors = 2;
+      // Rows of the tile: as many (a power of two) as fit their accumulators in three quarters of the vector registers.
+      // Best an axis whose operand does not vary along the columns (a matmul's A, a convolution's weights): one
+      // broadcast per row and step, the other operand's vector loads shared by all rows.
+      int64_t rows = 1;
+      while (2 * rows * vectors <= accumulators * 3 / 2) rows *= 2;
       auto broadcast_rows = [&](size_t i) {
         for (const UPtr& l : acc.loads)
           if (stride(l, ax.axes[i]) != 0 && stride(l, ax.axes[*tile]) != 0) return false;
@@ -238,17 +248,17 @@ std::vector<Opt> hand_coded_opts(const UPtr& kernel, const OptTarget& t) {
       std::optional<int> other;
       for (bool need_broadcast : {true, false})
         for (size_t i = 0; i < ax.first_reduce && !other; ++i)
-          for (int64_t r = accumulators / (doubled ? 2 : 1); r >= 4; r /= 2)
+          for (int64_t r = rows; r >= 4; r /= 2)
             if (int(i) != *tile && divides(int(i), r) && any_stride(acc.loads, ax.axes[i], 0) &&
                 (!need_broadcast || broadcast_rows(i))) {
               opts.push_back({OptOp::UPCAST, int(i), r});
               other = int(i);
               break;
             }
-      if (doubled) opts.push_back({OptOp::UPCAST, *tile, 2});
+      if (vectors > 1) opts.push_back({OptOp::UPCAST, *tile, int(vectors)});
       // The tile's columns outside its rows: a panel of the operand read along the columns stays in
       // cache while the loop over rows reuses it, when it fits in L2 (unknown: assumed to).
-      int64_t panel = int64_t(sizeof(float)) * w * (doubled ? 2 : 1);
+      int64_t panel = int64_t(sizeof(float)) * w * vectors;
       for (size_t r = ax.first_reduce; r < ax.axes.size(); ++r) panel *= std::max<int64_t>(bound_of(ax.axes[r]), 1);
       if (other && *other < *tile && (m.l2 == 0 || panel <= m.l2)) opts.push_back({OptOp::SWAP, *other, *tile});
     } else {

@@ -176,6 +176,28 @@ bool vector_alu_lanes(const UPtr& v) {
   return true;
 }
 
+bool vector_compare_lanes(const UPtr& v) {
+  const DType in = v->src[0]->src[0]->dtype;
+  if (!foldable_dtype(in) || in.itemsize() != 4) return false;
+  for (const UPtr& l : v->src)
+    if (l->op != v->src[0]->op || l->src[0]->dtype != in || l->src[1]->dtype != in) return false;
+  return true;
+}
+
+bool vector_select_lanes(const UPtr& v) {
+  if (!uniform_lanes(v) || v->src[0]->dtype.itemsize() != 4) return false;
+  std::vector<UPtr> conditions;
+  for (const UPtr& l : v->src) {
+    if (l->op != Op::WHERE || l->src[1]->dtype != l->dtype || l->src[2]->dtype != l->dtype || l->src[1]->is_invalid() ||
+        l->src[2]->is_invalid() || !is(l->src[0]->op, kComparison))
+      return false;
+    conditions.push_back(l->src[0]);
+  }
+  if (std::all_of(conditions.begin(), conditions.end(), [&](const UPtr& c) { return c == conditions[0]; }))
+    return false;  // one condition for all: where_of_lanes picks whole vectors by it
+  return vector_compare_lanes(UOp::make(Op::VECTORIZE, dtypes::bool_.vec(int(conditions.size())), conditions));
+}
+
 UPtr lane_operands(const UPtr& v, int64_t j) {
   std::vector<UPtr> lanes;
   for (const UPtr& l : v->src) lanes.push_back(l->src.at(j));

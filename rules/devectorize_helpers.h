@@ -77,6 +77,14 @@ bool uniform_lanes(const UPtr& v);
 // Guard of lanes_to_vector_binary/unary, whose lanes are one Vectorizable op: uniform_lanes(v), every operand
 // of that dtype too, and the op computes on vectors of it (DIV on floats only, EXP2 on float32 only).
 bool vector_alu_lanes(const UPtr& v);
+// Guard of lanes_to_vector_compare, whose lanes are one comparison op: every lane's operands of one 32-bit type
+// that vectors hold (C's comparison of such vectors is a mask of ints of the same width).
+bool vector_compare_lanes(const UPtr& v);
+// Guard of lanes_to_vector_select, whose lanes are WHERE(c_i, a_i, b_i): uniform_lanes(v) of a 32-bit type, every
+// a_i and b_i of it and none Invalid (a gate, which the invalid rules read per lane), and the conditions lanes
+// lanes_to_vector_compare takes (one comparison op on operands of one 32-bit type), not all one (where_of_lanes'), so
+// the select reads a mask.
+bool vector_select_lanes(const UPtr& v);
 // Operand j of every lane of VECTORIZE v, as one VECTORIZE.
 UPtr lane_operands(const UPtr& v, int64_t j);
 // VECTORIZE v whose lanes are WHERE(c, a_i, b_i) of one scalar condition c (a reduction run tile by tile, TILE:

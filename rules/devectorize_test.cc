@@ -367,6 +367,36 @@ TEST(Devectorize, LanesOfOneConditionAreOneVectorWhere) {
   EXPECT_EQ(graph_rewrite(gated, rules::vector_lanes), gated);
 }
 
+// With vector comparisons: lanes each chosen by a comparison of its own (a relu) are a WHERE of vectors under a
+// vector comparison; lanes of MAX a MAX of vectors.
+TEST(Devectorize, LanesComparedEachAreOneVectorCompareAndWhere) {
+  UPtr x = UOp::make(Op::LOAD, dtypes::float32.vec(2),
+                     {UOp::make(Op::INDEX, dtypes::float32.vec(2).ptr_to(-1), {param(0, dtypes::float32, 2), idx(0)})});
+  UPtr zero = cnst(dtypes::float32, 0), zeros = vec({zero, zero});
+  auto relu = [&](const UPtr& v) { return where(zero < v, v, zero); };
+  auto lanes = [](const UPtr& g) { return graph_rewrite(g, {&rules::vector_lanes, &rules::vector_compares}); };
+  EXPECT_EQ(lanes(vec({relu(gep(x, 0)), relu(gep(x, 1))})), where(zeros < x, x, zeros));
+  EXPECT_EQ(lanes(vec({gep(x, 0) < zero, gep(x, 1) < zero})), x < zeros);
+  UPtr m = UOp::make(Op::MAX, dtypes::float32, {gep(x, 0), zero}),
+       n = UOp::make(Op::MAX, dtypes::float32, {gep(x, 1), zero});
+  EXPECT_EQ(lanes(vec({m, n})), UOp::make(Op::MAX, x->dtype, {x, zeros}));
+  // Stay per lane: conditions of different ops, or not comparisons (a gate's AND), comparisons of 64-bit lanes, an
+  // Invalid lane; and a relu without the vector_compares rules.
+  UPtr d = cnst(dtypes::float64, 1), t = range(4, 0), g = (t < idx(2)) & (t < idx(3));
+  UPtr one = cnst(dtypes::float32, 1);
+  for (const UPtr& stays :
+       {vec({where(zero < gep(x, 0), one, zero),
+             where(UOp::make(Op::CMPEQ, dtypes::bool_, {gep(x, 1), zero}), one, zero)}),
+        vec({where(g, gep(x, 0), zero), where(zero < gep(x, 1), gep(x, 1), zero)}), vec({d < d, d < d + d}),
+        vec({where(zero < gep(x, 0), gep(x, 0), invalid(dtypes::float32)), relu(gep(x, 1))})}) {
+    EXPECT_EQ(lanes(stays), stays) << stays;
+  }
+  EXPECT_EQ(graph_rewrite(vec({relu(gep(x, 0)), relu(gep(x, 1))}), rules::vector_lanes),
+            vec({relu(gep(x, 0)), relu(gep(x, 1))}));
+  EXPECT_TRUE(vector_compare_lanes(vec({gep(x, 0) < zero, gep(x, 1) < one})));
+  EXPECT_FALSE(vector_compare_lanes(vec({d < d, d < d + d})));
+}
+
 // The expander's accumulator lanes: REDUCEs of one op over the same ranges are one REDUCE of a vector.
 TEST(Devectorize, LanesOfReducesAreOneVectorReduce) {
   UPtr in = param(1, dtypes::float32, 8);

@@ -20,6 +20,7 @@ LowerOptions host_lower_options(int threads) {
   o.upcast = 0;
   o.fold_widths = host_fold_widths();
   o.fold_unaligned = true;  // both host backends align vectors as one lane
+  o.vector_compares = true;
   o.machine = host_machine();
   o.devectorize = env_count("RG_DEVECTORIZE", 0, 2, 1);
   o.optimize = true;

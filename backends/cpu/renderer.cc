@@ -53,6 +53,7 @@ LowerOptions cpu_lower_options() {
   o.upcast = 0;
   o.fold_widths = {4, 2};
   o.fold_unaligned = true;  // the vector typedefs are aligned as one lane
+  o.vector_compares = true;
   o.devectorize = env_count("RG_DEVECTORIZE", 0, 2, 1);
   return o;
 }

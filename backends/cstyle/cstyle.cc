@@ -123,6 +123,9 @@ class Renderer {
 
   std::string vtype(DType dt) {
     if (dt.is_index()) dt = dtypes::int64.vec(dt.count);  // only when index lowering was skipped
+    // A vector of bools is a mask of ints, -1 in a true lane: what clang's comparisons of 32-bit lanes give, and
+    // what its vector ?: reads (each lane's sign bit). Only such comparisons make them (LowerOptions::vector_compares).
+    if (dt.is_bool() && dt.count > 1 && !dt.ptr) dt = dtypes::int32.vec(dt.count);
     if (is_half(dt)) need_half_ = true;
     if (is_bhalf(dt)) need_bhalf_ = true;
     std::string t = cstyle_type(dt, lang_);
@@ -381,7 +384,8 @@ class Renderer {
         }
         std::string e;
         for (size_t i = 0; i < u->src.size(); ++i) e += (i ? "," : "") + ref(u->src[i]);
-        define(u, "vec", lang_.vector_literal(vtype(u->dtype), e));
+        const std::string v = lang_.vector_literal(vtype(u->dtype), e);
+        define(u, "vec", u->dtype.is_bool() ? "(" + v + "!=0)" : v);  // bools as a mask (vtype)
         return;
       }
       case Op::GEP: {

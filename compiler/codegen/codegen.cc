@@ -54,8 +54,10 @@ const When<L> kOnGpu{"GPU targets", [](const L& s) { return s.opts.gpu.has_value
 bool folds(const LowerOptions& o) { return !o.fold_widths.empty() && o.devectorize < 2; }
 bool vector_alu(const LowerOptions& o) { return folds(o) && o.devectorize == 1 && o.vector_alu; }
 const When<L> kVectorLanes{"targets with fold widths", [](const L& s) { return folds(s.opts); }};
-const When<L> kVectorAlu{"targets with fold widths and vector ALU ops, DEVECTORIZE 1",
-                         [](const L& s) { return vector_alu(s.opts); }};
+const When<L> kVectorAlu{"targets with fold widths and vector ALU ops but no vector comparisons, DEVECTORIZE 1",
+                         [](const L& s) { return vector_alu(s.opts) && !s.opts.vector_compares; }};
+const When<L> kVectorCompares{"targets with fold widths, vector ALU ops and comparisons, DEVECTORIZE 1",
+                              [](const L& s) { return vector_alu(s.opts) && s.opts.vector_compares; }};
 const When<L> kCpuLanes{"CPU targets with fold widths", [](const L& s) { return folds(s.opts) && !s.opts.gpu; }};
 const When<L> kVectorMemoryOnly{"targets with fold widths but no vector ALU ops (or DEVECTORIZE 0)",
                                 [](const L& s) { return folds(s.opts) && !vector_alu(s.opts); }};
@@ -195,6 +197,8 @@ const std::vector<Pass<Lowering>>& lower_passes() {
       {"accumulator_ptrcats", kVectorLanes, rewrite<L, FoldCtx>(fold_ctx, {&rules::distribute_ptrcats})},
       {"accumulator_pieces", kVectorLanes, cxx<L>(store_pieces)},
       {"vector_accumulators", kVectorAlu, rewrite<L>({&rules::vector_reduce, &rules::vector_lanes})},
+      {"vector_accumulators", kVectorCompares,
+       rewrite<L>({&rules::vector_reduce, &rules::vector_lanes, &rules::vector_compares})},
       // A GROUP's reductions: partials through shared memory and a barrier (threads of a block).
       {"group_reduce", kOnGpu,
        rewrite<L, GroupCtx>([](const UPtr& k, L&) { return group_ctx(k); }, {&rules::group_reductions})},
@@ -235,6 +239,7 @@ const std::vector<Pass<Lowering>>& lower_passes() {
       {"devectorize", kVectorLanes, rewrite<L, FoldCtx>(fold_ctx, {&rules::distribute_ptrcats})},
       {"store_pieces", kVectorLanes, cxx<L>(store_pieces)},
       {"vector_lanes", kVectorAlu, rewrite<L>({&rules::vector_lanes})},
+      {"vector_lanes", kVectorCompares, rewrite<L>({&rules::vector_lanes, &rules::vector_compares})},
       {"whole_vectors", kVectorMemoryOnly, rewrite<L>({&rules::whole_vectors})},
       // Image buffers' accesses, folded or not, become texel reads and writes (after the folds: a whole texel
       // is a 4-lane access).

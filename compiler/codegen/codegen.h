@@ -53,6 +53,10 @@ struct LowerOptions {
   bool fold_unaligned = false;
   std::vector<Scalar> fold_dtypes = vector_scalars();
   bool vector_alu = true;
+  // With vector_alu: the target also compares 32-bit lanes into a vector of bools and selects (WHERE) and takes
+  // MAX lane by lane (the CPU backends: C's vector comparisons give masks its ?: reads, LLVM's <n x i1>); without,
+  // those stay per lane.
+  bool vector_compares = false;
   // The target reads and writes image buffers (dtypes::imagef) as textures, a float4 texel at an int2
   // coordinate (pass image_fixup, rules/image.rules); without it an image buffer is its h*w*4 floats.
   bool images = false;

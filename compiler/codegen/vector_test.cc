@@ -3,6 +3,7 @@
 // computed by hand, and the source with the vector accesses it must contain.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -205,6 +206,33 @@ TEST(Vector, SumOfRowsWithAnUpcastOutputAxis) {
   EXPECT_EQ(occurrences(s, "*((float4*)(data1+"), 1u) << src;
   EXPECT_EQ(occurrences(s, "*((float4*)(data0+"), 1u) << src;
   EXPECT_EQ(occurrences(s, "*(data"), 0u) << src;
+}
+
+// out[i] = where(0 < a[i], a[i], 0) + max(a[i], b[i]) over 36: the comparisons, the select and the MAX compute on
+// float4 lanes through int4 masks (vector_compares), with the scalar ops' values where NaN, -0.0 and infinities
+// meet: 0 < NaN is false, and MAX is a > b ? a : b.
+TEST(Vector, ReluAndMaxCompareWholeVectors) {
+  const int64_t n = 36;
+  UPtr out = param(0, dtypes::float32, n), a = param(1, dtypes::float32, n), b = param(2, dtypes::float32, n);
+  UPtr i = range(n, 0), x = load(a, i), y = load(b, i), zero = f32(0);
+  UPtr k = sink(end(store(out, i, where(zero < x, x, zero) + UOp::make(Op::MAX, dtypes::float32, {x, y})), {i}));
+  const float nan = std::nanf(""), inf = INFINITY;
+  const std::vector<float> special{nan, -0.0f, 0.0f, inf, -inf, 1.5f, -2.5f};
+  std::vector<float> o(n + 1, -7), va(n), vb(n);
+  for (int64_t t = 0; t < n; ++t) va[t] = special[t % 7], vb[t] = special[(t / 7) % 7];
+  const std::string src = run(k, {o.data(), va.data(), vb.data()});
+  for (int64_t t = 0; t < n; ++t) {
+    const float relu = 0.0f < va[t] ? va[t] : 0.0f, max = va[t] > vb[t] ? va[t] : vb[t], want = relu + max;
+    if (std::isnan(want))
+      EXPECT_TRUE(std::isnan(o[t])) << t << "\n" << src;
+    else
+      EXPECT_EQ(o[t], want) << t << " " << va[t] << " " << vb[t] << "\n" << src;
+  }
+  EXPECT_EQ(o[n], -7) << src;
+  const std::string s = body(src);
+  EXPECT_EQ(occurrences(s, "int4 "), 1u) << "the relu's mask\n" << src;
+  EXPECT_EQ(occurrences(s, "float4 alu"), 3u) << "the relu's select, the MAX (a > b ? a : b) and the add\n" << src;
+  EXPECT_EQ(occurrences(s, "_Bool"), 0u) << src;
 }
 
 // out[j] = sum_i in[i*S + j] for j < 66 over 100 rows of S: the output axis is upcast with a tail of 2. The

@@ -122,7 +122,22 @@ UMap divisions_given_remainder(const UPtr& x, const UPtr& y, int64_t lo, int64_t
 // x (index arithmetic or a condition over it) under the bounds valid sets; x itself when none helps.
 UPtr given_bounds(const UPtr& valid, const UPtr& x) {
   UPtr out = x;
-  for (const GateBound& b : gate_bounds(valid)) {
+  const std::vector<GateBound> bounds = gate_bounds(valid);
+  // The bounded ranges all at once first: some sums are decided only by several bounds together (a padded row
+  // and column, r*20 + c - 84 is in [0, 399] when r and c are both in [4, 23]).
+  UMap narrow, back;
+  const std::vector<UPtr> used = toposort(out);
+  for (const GateBound& b : bounds)
+    if (b.node->op == Op::RANGE && b.lo < b.hi && (b.lo != b.node->vmin || b.hi != b.node->vmax) &&
+        std::find(used.begin(), used.end(), b.node) != used.end() && !narrow.count(b.node)) {
+      narrow[b.node] = stand_in(b.lo, b.hi);
+      back[narrow[b.node]] = b.node;
+    }
+  if (narrow.size() > 1) {
+    UPtr y = graph_rewrite(substitute(graph_rewrite(substitute(out, narrow), rules::symbolic), back), rules::symbolic);
+    if (count_nodes(y) < count_nodes(out)) out = y;
+  }
+  for (const GateBound& b : bounds) {
     if (b.lo > b.hi || (b.lo == b.node->vmin && b.hi == b.node->vmax)) continue;  // never valid, or no news
     std::vector<UPtr> nodes = toposort(out);
     if (std::find(nodes.begin(), nodes.end(), b.node) == nodes.end()) {

@@ -32,6 +32,15 @@ TEST(Valid, IndexGivenValid) {
   EXPECT_EQ(text(index_given_valid(I(0) < r, (r + -1) % 9 * 3)), "r0*3+-3");  // r - 1 in [0, 8]
   EXPECT_EQ(text(index_given_valid(r < 1, r * 7 + 3 + s)), "r1+3");           // r is 0
   EXPECT_EQ(text(index_given_valid(s * 4 + t < 8, (s * 4 + t) / 8 * 5 + t)), "r2");
+  // Decided only by two bounds together: a padded 20 x 20 plane read at row r2 - 4 and column r3 - 4 of a 28 x 28
+  // one (a convolution's input gradient): r2*20 + r3 - 84 is in [0, 399] when both are in [4, 23], so the plane's
+  // channel (the flat index / 400 % 32) is r1, and a 2 x 2 pooling's cell of it (row / 2, column / 2) is exact.
+  const UPtr r0 = range(512, 10), r1 = range(32, 11), r2 = range(28, 12), r3 = range(28, 13);
+  const UPtr plane = (I(3) < r2) & (r2 < 24) & (I(3) < r3) & (r3 < 24);
+  const UPtr flat = r0 * 12800 + r1 * 400 + r2 * 20 + r3 + -84;
+  EXPECT_EQ(text(index_given_valid(plane, flat / 400 % 32)), "r11");
+  EXPECT_EQ(text(index_given_valid(plane, flat / 400 * 100 + flat / 20 % 20 / 2 * 10 + flat % 20 / 2)),
+            canon(r0 * 3200 + r1 * 100 + r2 / 2 * 10 + r3 / 2 + -22));
   // Not simplified: no bound (r < 10 is what r is anyway), a clause of another shape, a node x does not use,
   // bounds that do not decide the division, a never-valid gate, a load inside the index.
   EXPECT_EQ(index_given_valid(r < 10, r % 5), UPtr());

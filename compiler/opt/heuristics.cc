@@ -235,11 +235,12 @@ std::vector<Opt> hand_coded_opts(const UPtr& kernel, const OptTarget& t) {
       opts.push_back({OptOp::UPCAST, *tile, w});
       // Two vectors per row when the columns allow.
       if (vectors == 1 && cols % (2 * w) == 0 && columns(size_t(*tile), 2 * w)) vectors = 2;
-      // Rows of the tile: as many (a power of two) as fit their accumulators in three quarters of the vector registers.
-      // Best an axis whose operand does not vary along the columns (a matmul's A, a convolution's weights): one
-      // broadcast per row and step, the other operand's vector loads shared by all rows.
+      // Rows of the tile: as many (a power of two, 4 or more unless three vectors leave room for 2 only) as fit their
+      // accumulators in half the vector registers (20 columns as 8 + 8 + 4 lanes ran at 50 GFLOP/s by 2 rows, 42 by
+      // 4: the clang build spilled). Best an axis whose operand does not vary along the columns (a matmul's A, a
+      // convolution's weights): one broadcast per row and step, the other operand's vector loads shared by all rows.
       int64_t rows = 1;
-      while (2 * rows * vectors <= accumulators * 3 / 2) rows *= 2;
+      while (2 * rows * vectors <= accumulators) rows *= 2;
       auto broadcast_rows = [&](size_t i) {
         for (const UPtr& l : acc.loads)
           if (stride(l, ax.axes[i]) != 0 && stride(l, ax.axes[*tile]) != 0) return false;
@@ -248,7 +249,7 @@ std::vector<Opt> hand_coded_opts(const UPtr& kernel, const OptTarget& t) {
       std::optional<int> other;
       for (bool need_broadcast : {true, false})
         for (size_t i = 0; i < ax.first_reduce && !other; ++i)
-          for (int64_t r = rows; r >= 4; r /= 2)
+          for (int64_t r = rows; r >= std::min<int64_t>(rows, 4); r /= 2)
             if (int(i) != *tile && divides(int(i), r) && any_stride(acc.loads, ax.axes[i], 0) &&
                 (!need_broadcast || broadcast_rows(i))) {
               opts.push_back({OptOp::UPCAST, int(i), r});

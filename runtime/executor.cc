@@ -123,7 +123,10 @@ std::shared_ptr<const CompiledProgram> program_for(const UPtr& kernel, Device& d
   p->source = dev.render(p->program);
   if (debugging()) {
     if (debug_level() >= kDebugSource)
-      debug_write(debug_colour("kernel " + p->program.name + ": source for " + dev.name(), "36") + "\n" + p->source +
+      debug_write(debug_colour("kernel " + p->program.name + ": source for " + dev.name() + ", actions " +
+                                   (p->program.opts.empty() ? "none" : to_string(p->program.opts)),
+                               "36") +
+                  "\n" + p->source +
                   (p->source.empty() || p->source.back() != '\n' ? "\n" : ""));
     if (Recorder* r = recorder()) r->source(p->program.name, dev.name(), p->source);
   }

@@ -122,7 +122,8 @@ TEST(Debug, LevelsThreeToSix) {
   EXPECT_EQ(count(three, "source for"), 0) << three;
 
   const std::string four = stderr_of(4, seed(6));
-  EXPECT_EQ(count(four, "kernel r_5_4: source for CPU\n"), 1) << four;
+  // The header names the optimizer's actions: the 5 x 4 sum is too small for any.
+  EXPECT_EQ(count(four, "kernel r_5_4: source for CPU, actions none\n"), 1) << four;
   EXPECT_EQ(count(four, "void r_5_4("), 1) << four;
   EXPECT_EQ(count(four, "pass "), 0) << four;
 

@@ -126,8 +126,7 @@ std::shared_ptr<const CompiledProgram> program_for(const UPtr& kernel, Device& d
       debug_write(debug_colour("kernel " + p->program.name + ": source for " + dev.name() + ", actions " +
                                    (p->program.opts.empty() ? "none" : to_string(p->program.opts)),
                                "36") +
-                  "\n" + p->source +
-                  (p->source.empty() || p->source.back() != '\n' ? "\n" : ""));
+                  "\n" + p->source + (p->source.empty() || p->source.back() != '\n' ? "\n" : ""));
     if (Recorder* r = recorder()) r->source(p->program.name, dev.name(), p->source);
   }
   if (t) t->codegen_ms += ms_since(t0);

@@ -1,8 +1,9 @@
 // The optimizer's heuristics on kernels the Tensor API builds, through lower()'s passes: which register tile
-// a convolution gets on an AVX-512 and an AVX2 target, and that the kernel computes the convolution (a reference
+// a convolution or a matmul gets on an AVX-512 and an AVX2 target, and that the kernel computes it (a reference
 // loop).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -16,20 +17,27 @@
 namespace rg {
 namespace {
 
-// The actions lower() chooses for kernel `k` of `t`'s schedule (of `kernels`) on a CPU target with vectors of
+// The actions lower() chooses for the one kernel of `t`'s schedule that sums, on a CPU target with vectors of
 // `lanes` floats (AVX-512: 16, in 32 registers; AVX2: 8, in 16), folded from any offset as the host devices fold.
-std::string opts_with(int lanes, const Tensor& t, size_t k = 0, size_t kernels = 1) {
+std::string opts_with(int lanes, const Tensor& t) {
   const ScheduleResult s = schedule({graph_of(t)});
-  EXPECT_EQ(s.linear->src.size(), kernels);
+  std::vector<UPtr> sums;
+  for (const UPtr& call : s.linear->src) {
+    const std::vector<UPtr> nodes = toposort(call->src[0]);
+    if (std::any_of(nodes.begin(), nodes.end(), [](const UPtr& u) { return u->op == Op::REDUCE; }))
+      sums.push_back(call->src[0]);
+  }
+  EXPECT_EQ(sums.size(), 1u);
+  if (sums.empty()) return "";
   LowerOptions o;
   for (int w = lanes; w >= 2; w /= 2) o.fold_widths.push_back(w);
   o.fold_unaligned = true;
   o.optimize = true;
   o.machine.vector_lanes = lanes;
   o.machine.vector_registers = lanes == 16 ? 32 : 16;
-  return to_string(lower(s.linear->src.at(k)->src[0], o).opts);
+  return to_string(lower(sums[0], o).opts);
 }
-std::string avx512_opts(const Tensor& t, size_t k = 0, size_t kernels = 1) { return opts_with(16, t, k, kernels); }
+std::string avx512_opts(const Tensor& t) { return opts_with(16, t); }
 
 // n small values with a pattern: ((i * mul) % mod - mod / 2) * scale.
 std::vector<float> pattern(size_t n, int mul, int mod, float scale) {
@@ -60,24 +68,44 @@ void expect_convolution(int64_t B, int64_t C, int64_t side, int64_t K, const std
         }
 }
 
-TEST(Heuristics, ConvolutionTilesColumnsByRowsOfFilters) {
-  // Axes (batch, filter, row, column | channel, ky, kx). The filters are the rows: their weights are one broadcast
-  // each, shared by the column vectors. 16 does not divide the 20 columns: they are two vectors, 16 + 4 lanes of
-  // 32 (4-wide vectors would use a quarter of the lanes), by 8 filters.
-  expect_convolution(2, 32, 24, 5, "PADTO(3, 16) UPCAST(3, 16) UPCAST(1, 8) UPCAST(3, 2) SWAP(1, 3)");
-  // With AVX2's 8 lanes: three vectors, 8 + 8 + 4 lanes of 24, by 2 filters: 6 accumulators of 16 registers.
-  expect_convolution(2, 32, 24, 5, "PADTO(3, 8) UPCAST(3, 8) UPCAST(1, 2) UPCAST(3, 3) SWAP(1, 3)", 8);
+TEST(Heuristics, ConvolutionTilesChannelVectorsByRowsOfColumns) {
+  // Axes (batch, row, column, filter | channel, ky, kx): the sum is stored channels-last (Tensor::conv2d). The 32
+  // filters are two vectors of 16, every lane used, the output columns the rows: one broadcast of the input each,
+  // shared by both vectors, 4 of them (4 divides the 20 columns, 8 does not).
+  expect_convolution(2, 32, 24, 5, "UPCAST(3, 16) UPCAST(2, 4) UPCAST(3, 2) SWAP(2, 3)");
+  // With AVX2's 8 lanes: 4 vectors of 8 filters, two of them by 4 columns: 8 accumulators of 16 registers.
+  expect_convolution(2, 32, 24, 5, "UPCAST(3, 8) UPCAST(2, 4) UPCAST(3, 2) SWAP(2, 3)", 8);
+  // 10 columns (12 x 12 inputs, 3 x 3 filters): 2 rows, which divide them.
+  expect_convolution(2, 32, 12, 3, "UPCAST(3, 16) UPCAST(2, 2) UPCAST(3, 2) SWAP(2, 3)");
+}
+
+// A matmul (M, K) by (K, N) on a target with `lanes`-wide vectors: the actions lower() chooses, and its values
+// against a loop.
+void expect_matmul(int64_t M, int64_t K, int64_t N, const std::string& opts, int lanes) {
+  const std::vector<float> a = pattern(M * K, 7, 13, 1 / 8.0f), b = pattern(K * N, 5, 11, 1 / 16.0f);
+  Tensor y = Tensor::from_vector(a, {M, K}).matmul(Tensor::from_vector(b, {K, N}));
+  EXPECT_EQ(opts_with(lanes, y), opts) << M << " x " << K << " x " << N;
+  const std::vector<float> got = y.to_vector<float>();
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      double want = 0;
+      for (int64_t k = 0; k < K; ++k) want += double(a[i * K + k]) * b[k * N + j];
+      ASSERT_NEAR(got[i * N + j], want, 1e-4) << i << " " << j;
+    }
 }
 
 TEST(Heuristics, ColumnsNoWidthDividesArePadded) {
-  // 6 columns (an 8 x 8 input, 3 x 3 filters): padded to one 8-wide vector, 2 lanes idle, rather than a scalar tile.
-  expect_convolution(2, 32, 8, 3, "PADTO(3, 8) UPCAST(3, 8) UPCAST(1, 16) SWAP(1, 3)");
-  // 10 columns (12 x 12): one 16-wide vector; with AVX2 two of 8 (8 + 2 lanes) by 4 filters.
-  expect_convolution(2, 32, 12, 3, "PADTO(3, 16) UPCAST(3, 16) UPCAST(1, 16) SWAP(1, 3)");
-  expect_convolution(2, 32, 12, 3, "PADTO(3, 8) UPCAST(3, 8) UPCAST(1, 4) UPCAST(3, 2) SWAP(1, 3)", 8);
-  // 5 columns (7 x 7) leave too many of 8 lanes idle: no column tile; the 5 x 5 outputs of a filter are unrolled
-  // instead, their stores folded into vectors.
-  expect_convolution(1, 8, 7, 3, "UPCAST(2, 5) UPCAST(1, 5)", 8);
+  // 6 columns: padded to one 8-wide vector, 2 lanes idle, rather than a scalar tile.
+  expect_matmul(64, 32, 6, "PADTO(1, 8) UPCAST(1, 8) UPCAST(0, 16) SWAP(0, 1)", 16);
+  // 10 columns: one 16-wide vector; with AVX2 two of 8 (8 + 2 lanes) by 4 rows.
+  expect_matmul(64, 32, 10, "PADTO(1, 16) UPCAST(1, 16) UPCAST(0, 16) SWAP(0, 1)", 16);
+  expect_matmul(64, 32, 10, "PADTO(1, 8) UPCAST(1, 8) UPCAST(0, 4) UPCAST(1, 2) SWAP(0, 1)", 8);
+  // 20 columns: two vectors, 16 + 4 lanes of 32 (4-wide vectors would use a quarter of the lanes), by 8 rows; with
+  // AVX2 three, 8 + 8 + 4 of 24, by 2 rows: 6 accumulators of 16 registers.
+  expect_matmul(64, 32, 20, "PADTO(1, 16) UPCAST(1, 16) UPCAST(0, 8) UPCAST(1, 2) SWAP(0, 1)", 16);
+  expect_matmul(64, 32, 20, "PADTO(1, 8) UPCAST(1, 8) UPCAST(0, 2) UPCAST(1, 3) SWAP(0, 1)", 8);
+  // 5 columns leave too many of 8 lanes idle: no column tile; the row's 5 outputs are unrolled, their stores folded.
+  expect_matmul(64, 32, 5, "UPCAST(1, 5)", 8);
 }
 
 TEST(Heuristics, LongColumnsNoWidthDividesArePaddedToVectors) {
@@ -108,7 +136,7 @@ TEST(Heuristics, WeightGradientAccumulatesVectorsInATile) {
   Tensor X = Tensor::from_vector(x, {B, C, side, side}), W = Tensor::from_vector(w, {F, C, K, K});
   W.requires_grad(true);
   Tensor dW = gradient((X.conv2d(W) * Tensor::from_vector(dy, {B, F, out, out})).sum(), {W})[0];
-  EXPECT_EQ(avx512_opts(dW, 1, 3), "UPCAST(3, 8) UPCAST(0, 8) SWAP(0, 3)");
+  EXPECT_EQ(avx512_opts(dW), "UPCAST(3, 8) UPCAST(0, 8) SWAP(0, 3)");
   std::vector<float> got = dW.to_vector<float>();
   for (int64_t f = 0; f < F; ++f)
     for (int64_t c = 0; c < C; ++c)
@@ -124,8 +152,8 @@ TEST(Heuristics, WeightGradientAccumulatesVectorsInATile) {
 }
 
 // dX of a convolution is the transposed convolution of dY (Tensor::conv2d's CUSTOM_GRAD): dY stored padded by
-// K - 1, then a convolution of it with the flipped weight, which gets the forward's register tile (output rows x
-// channel vectors; 8 channels here).
+// K - 1, then a convolution of it with the flipped weight, which gets the forward's register tile (channel vectors by
+// output columns; 8 channels here).
 void expect_input_gradient(int64_t K, const std::string& opts) {
   const int64_t B = 2, C = 8, F = 8, side = 12, out = side - K + 1;
   const std::vector<float> dy = pattern(B * F * out * out, 3, 7, 0.25f), w = pattern(F * C * K * K, 5, 11, 1 / 16.0f);
@@ -133,7 +161,7 @@ void expect_input_gradient(int64_t K, const std::string& opts) {
   X.requires_grad(true);
   Tensor dX = gradient(
       (X.conv2d(Tensor::from_vector(w, {F, C, K, K})) * Tensor::from_vector(dy, {B, F, out, out})).sum(), {X})[0];
-  EXPECT_EQ(avx512_opts(dX, 1, 2), opts);
+  EXPECT_EQ(avx512_opts(dX), opts);
   std::vector<float> got = dX.to_vector<float>();
   for (int64_t b = 0; b < B; ++b)
     for (int64_t c = 0; c < C; ++c)
@@ -150,10 +178,10 @@ void expect_input_gradient(int64_t K, const std::string& opts) {
 }
 
 TEST(Heuristics, InputGradientIsAConvolution) {
-  // No window buffer, no col2im: before, dX wrote K * K values per input element and summed them back. The 12
-  // columns are one 16-wide vector (4-wide ones would use a quarter of the lanes).
-  expect_input_gradient(5, "PADTO(3, 16) UPCAST(3, 16) UPCAST(1, 8) SWAP(1, 3)");
-  expect_input_gradient(3, "PADTO(3, 16) UPCAST(3, 16) UPCAST(1, 8) SWAP(1, 3)");
+  // No window buffer, no col2im: before, dX wrote K * K values per input element and summed them back. Stored
+  // channels-last like the forward: the 8 channels one vector, by 4 of the 12 columns.
+  expect_input_gradient(5, "UPCAST(3, 8) UPCAST(2, 4) SWAP(2, 3)");
+  expect_input_gradient(3, "UPCAST(3, 8) UPCAST(2, 4) SWAP(2, 3)");
 }
 
 }  // namespace

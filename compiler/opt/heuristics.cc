@@ -246,12 +246,15 @@ std::vector<Opt> hand_coded_opts(const UPtr& kernel, const OptTarget& t) {
           if (stride(l, ax.axes[i]) != 0 && stride(l, ax.axes[*tile]) != 0) return false;
         return true;
       };
+      // Among broadcast rows, those whose broadcast values are consecutive (a channels-last convolution's output
+      // columns, rather than its images) first.
+      auto consecutive = [&](size_t i) { return any_stride(acc.loads, ax.axes[i], 1); };
       std::optional<int> other;
-      for (bool need_broadcast : {true, false})
+      for (int pass = 0; pass < 3; ++pass)
         for (size_t i = 0; i < ax.first_reduce && !other; ++i)
-          for (int64_t r = rows; r >= std::min<int64_t>(rows, 4); r /= 2)
+          for (int64_t r = rows; r >= std::min<int64_t>(rows, pass == 0 ? 2 : 4); r /= 2)
             if (int(i) != *tile && divides(int(i), r) && any_stride(acc.loads, ax.axes[i], 0) &&
-                (!need_broadcast || broadcast_rows(i))) {
+                (pass == 2 || (broadcast_rows(i) && (pass == 1 || consecutive(i))))) {
               opts.push_back({OptOp::UPCAST, int(i), r});
               other = int(i);
               break;

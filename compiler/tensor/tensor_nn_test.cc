@@ -301,21 +301,26 @@ TEST(Pool2d, MatchesLoops) {
   EXPECT_EQ(mi.to_vector<int32_t>(), (std::vector<int32_t>{-5, -5, -7, -1, -1, -7, -1, -1, -9}));
 }
 
-// conv2d + relu + max_pool2d: the windows are index arithmetic, the convolution stores channels-last from the
-// weight's channels-last copy (a kernel of its own), and the pool reads it, the bias and relu fused into the
-// pool's reads. The padded input is one more kernel: re-read for 4 channels x 9 taps, a dense copy costs less than
-// its gates on every read.
+// conv2d + relu + max_pool2d: the windows are index arithmetic and the pool reads the convolution's output (a
+// reduction inside a reduction gets a buffer). The padded input is one more kernel: re-read for 4 channels x 9 taps,
+// a dense copy costs less than its gates on every read. A sum of 9 steps (one channel) is stored NCHW with the relu
+// fused into it; one of 72 (8 channels) channels-last, from the weight's channels-last copy (a kernel of its own),
+// the bias and relu then fused into the pool's reads.
 TEST(Conv2d, ConvReluPoolFuses) {
-  Array4 in = random4(2, 1, 8, 8, 41), w = random4(4, 1, 3, 3, 42);
-  Tensor x = Tensor::from_vector(in.v, {2, 1, 8, 8}, "CPU"), wt = Tensor::from_vector(w.v, {4, 1, 3, 3}, "CPU");
-  Tensor y = x.conv2d(wt, Tensor::from_vector(noise(4, 43), {4}, "CPU"), 1, 1, 1, 1).relu().max_pool2d();
-  y.realize();
-  EXPECT_EQ(last_timings().kernels, 4) << last_timings().str();
-  std::printf("conv2d + relu + max_pool2d: %s\n", last_timings().str().c_str());
-  Floats b = noise(4, 43);
-  Array4 c = conv_ref(in, w, &b, {1, 1, 1, 1, 1, 1, 1, 1, 1});
-  for (float& v : c.v) v = std::max(v, 0.0f);
-  expect_near(y.to_vector<float>(), pool_ref(c, 2, 2, 2, 2, 1, 1, 0, 0, Pool::max).v);
+  for (const auto& [cin, kernels] : std::vector<std::pair<int64_t, int>>{{1, 3}, {8, 4}}) {
+    SCOPED_TRACE(cin);
+    Array4 in = random4(2, cin, 8, 8, 41), w = random4(4, cin, 3, 3, 42);
+    Tensor x = Tensor::from_vector(in.v, {2, cin, 8, 8}, "CPU"), wt = Tensor::from_vector(w.v, {4, cin, 3, 3}, "CPU");
+    Tensor y = x.conv2d(wt, Tensor::from_vector(noise(4, 43), {4}, "CPU"), 1, 1, 1, 1).relu().max_pool2d();
+    y.realize();
+    EXPECT_EQ(last_timings().kernels, kernels) << last_timings().str();
+    std::printf("conv2d + relu + max_pool2d, %lld channels: %s\n", static_cast<long long>(cin),
+                last_timings().str().c_str());
+    Floats b = noise(4, 43);
+    Array4 c = conv_ref(in, w, &b, {1, 1, 1, 1, 1, 1, 1, 1, 1});
+    for (float& v : c.v) v = std::max(v, 0.0f);
+    expect_near(y.to_vector<float>(), pool_ref(c, 2, 2, 2, 2, 1, 1, 0, 0, Pool::max).v);
+  }
 }
 
 TEST(Indexing, GatherIndexOneHot) {

@@ -154,14 +154,15 @@ Tensor conv(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias,
   }
   const Tensor xw = p.reshape(xs).expand(xe);
   std::optional<Tensor> r;
-  if (groups == 1 && cin * product(hw) >= kChannelsLastSteps) {
+  if (groups == 1 && product(hw) > 1 && cin * product(hw) >= kChannelsLastSteps) {
     // One group, a long enough sum: it is stored channels-last, (N, *o, Cout), from the weight copied (Cin, *k, Cout),
     // and read back as (N, Cout, *o); the windows move to (N, 1, *o, Cout, Cin, *k). The output channels, contiguous in
     // the weight's copy and in the sum, are the kernel's vectors with every lane used, and the output columns its rows,
     // each a broadcast of the input shared by the channel vectors. In NCHW the vectors are the output columns, which
     // few widths divide (the example's second layer, 20 columns: 52 GFLOP/s; channels-last 81 on AVX2). A short
     // sum (the first layer's 25 steps over one channel) stays NCHW: a reader that needs NCHW copies the output, as
-    // costly as the sum (30 GFLOP/s with the copy, 46-64 without).
+    // costly as the sum (30 GFLOP/s with the copy, 46-64 without). A 1 x 1 kernel is a matmul whose columns, the
+    // positions, are contiguous in NCHW already (PaddleOCR's recognition model: 47 ms NCHW, 64 channels-last).
     std::vector<int64_t> cl{0, 1}, to_last{1}, from_last{int64_t(n + 1), 0}, back{0, int64_t(n + 1)};
     for (size_t a = 0; a < n; ++a) {
       cl.push_back(int64_t(4 + a));

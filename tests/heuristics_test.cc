@@ -110,19 +110,8 @@ TEST(Heuristics, ColumnsNoWidthDividesArePadded) {
 
 TEST(Heuristics, LongColumnsNoWidthDividesArePaddedToVectors) {
   // A classifier's matmul, (40, 120) by (120, 1061): 1061 is prime. Its columns are padded to 67 vectors of 16
-  // (11 lanes of 1072 idle) with 8 rows of A, the column loop outside, rather than left scalar; the values
-  // against a loop.
-  const int64_t M = 40, K = 120, N = 1061;
-  const std::vector<float> a = pattern(M * K, 7, 13, 1 / 8.0f), b = pattern(K * N, 5, 11, 1 / 16.0f);
-  Tensor y = Tensor::from_vector(a, {M, K}).matmul(Tensor::from_vector(b, {K, N}));
-  EXPECT_EQ(avx512_opts(y), "PADTO(1, 16) UPCAST(1, 16) UPCAST(0, 8) SWAP(0, 1)");
-  const std::vector<float> got = y.to_vector<float>();
-  for (int64_t i = 0; i < M; ++i)
-    for (int64_t j = 0; j < N; ++j) {
-      double want = 0;
-      for (int64_t k = 0; k < K; ++k) want += double(a[i * K + k]) * b[k * N + j];
-      ASSERT_NEAR(got[i * N + j], want, 1e-4) << i << " " << j;
-    }
+  // (11 lanes of 1072 idle) with 8 rows of A, the column loop outside, rather than left scalar.
+  expect_matmul(40, 120, 1061, "PADTO(1, 16) UPCAST(1, 16) UPCAST(0, 8) SWAP(0, 1)", 16);
 }
 
 TEST(Heuristics, WeightGradientAccumulatesVectorsInATile) {

@@ -5,7 +5,6 @@
 // produce.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <functional>
 #include <memory>
 #include <string>
@@ -104,29 +103,24 @@ TEST_P(Ptrcat, ConsecutiveLoadsInPermutedLaneOrder) {
 }
 
 // out[r*8 + j] = in[r*12 + 2 + j], j < 8 unrolled: the loads' run starts 2 past a 4-aligned base, so it is cut
-// as a float2, a float4 and a float2 (alignment first); the stores are two float4s.
+// as a float2, a float4 and a float2 (alignment first); the stores are two float4s. The host devices' vectors need
+// one float's alignment: there the loads are two float4s, from 2 and 6.
 TEST_P(Ptrcat, UnalignedRunSplitsTwoFourTwo) {
   const int64_t R = 16;
   UPtr out = param(0, dtypes::float32, R * 8), in = param(1, dtypes::float32, R * 12);
   UPtr r = range(R, 0), j = range(8, 1);
   UPtr k = sink(end(store(out, r * 8 + j, load(in, r * 12 + idx(2) + j)), {r, j}));
-  std::vector<float> o(R * 8, -1), x = ramp(R * 12, 0.5f);
-  const std::string src = run(k, {&o, &x});
-  for (int64_t a = 0; a < R; ++a)
-    for (int64_t b = 0; b < 8; ++b) ASSERT_EQ(o[a * 8 + b], x[a * 12 + 2 + b]) << a << "," << b << "\n" << src;
-  EXPECT_EQ(vector_loads(src, 2), 2u) << src;
-  EXPECT_EQ(vector_loads(src, 4), 1u) << src;
-  EXPECT_EQ(vector_stores(src, 4), 2u) << src;
-  EXPECT_EQ(scalar_accesses(src), 0u) << src;
-  // The host devices' vectors need one float's alignment: two float4 loads from 2 and 6.
-  std::fill(o.begin(), o.end(), -1.0f);
-  const std::string unaligned = run(k, {&o, &x}, true);
-  for (int64_t a = 0; a < R; ++a)
-    for (int64_t b = 0; b < 8; ++b) ASSERT_EQ(o[a * 8 + b], x[a * 12 + 2 + b]) << a << "," << b << "\n" << unaligned;
-  EXPECT_EQ(vector_loads(unaligned, 2), 0u) << unaligned;
-  EXPECT_EQ(vector_loads(unaligned, 4), 2u) << unaligned;
-  EXPECT_EQ(vector_stores(unaligned, 4), 2u) << unaligned;
-  EXPECT_EQ(scalar_accesses(unaligned), 0u) << unaligned;
+  for (bool unaligned : {false, true}) {
+    SCOPED_TRACE(unaligned ? "unaligned" : "aligned");
+    std::vector<float> o(R * 8, -1), x = ramp(R * 12, 0.5f);
+    const std::string src = run(k, {&o, &x}, unaligned);
+    for (int64_t a = 0; a < R; ++a)
+      for (int64_t b = 0; b < 8; ++b) ASSERT_EQ(o[a * 8 + b], x[a * 12 + 2 + b]) << a << "," << b << "\n" << src;
+    EXPECT_EQ(vector_loads(src, 2), unaligned ? 0u : 2u) << src;
+    EXPECT_EQ(vector_loads(src, 4), unaligned ? 2u : 1u) << src;
+    EXPECT_EQ(vector_stores(src, 4), 2u) << src;
+    EXPECT_EQ(scalar_accesses(src), 0u) << src;
+  }
 }
 
 // out[i] = a[i] - b[i + 2] over 6: each buffer is its own group: a at 0..5 (float4 + float2), b at 2..7

@@ -235,10 +235,11 @@ std::vector<Opt> hand_coded_opts(const UPtr& kernel, const OptTarget& t) {
       opts.push_back({OptOp::UPCAST, *tile, w});
       // Two vectors per row when the columns allow.
       if (vectors == 1 && cols % (2 * w) == 0 && columns(size_t(*tile), 2 * w)) vectors = 2;
-      // Rows of the tile: as many (a power of two, 4 or more unless three vectors leave room for 2 only) as fit their
-      // accumulators in half the vector registers (20 columns as 8 + 8 + 4 lanes ran at 50 GFLOP/s by 2 rows, 42 by
-      // 4: the clang build spilled). Best an axis whose operand does not vary along the columns (a matmul's A, a
-      // convolution's weights): one broadcast per row and step, the other operand's vector loads shared by all rows.
+      // Rows of the tile: as many (a power of two) as fit their accumulators in half the vector registers (20 columns
+      // as 8 + 8 + 4 lanes ran at 50 GFLOP/s by 2 rows, 42 by 4: the clang build spilled); at least 4 unless only 2
+      // fit or the rows are consecutive broadcasts. Best an axis whose operand does not vary along the columns (a
+      // matmul's A, a convolution's weights): one broadcast per row and step, the other operand's vector loads
+      // shared by all rows.
       int64_t rows = 1;
       while (2 * rows * vectors <= accumulators) rows *= 2;
       auto broadcast_rows = [&](size_t i) {

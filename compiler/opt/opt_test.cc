@@ -293,9 +293,13 @@ TEST(Opt, LongReductionsRunInTilesThatFitL2) {
             "UPCAST(1, 8) UPCAST(0, 4) UPCAST(1, 2) TILE(2, 4096)");
   EXPECT_EQ(to_string(hand_coded_opts(k, OptTarget{machine(8, 16, 64 << 20), 1})),
             "UPCAST(1, 8) UPCAST(0, 4) UPCAST(1, 2) SWAP(0, 1)");
-  // Workers split an output axis the stores use, never the tile loop.
+  // Workers split an output axis the stores use, never the tile loop: the columns, whose panels (all 65536 steps of
+  // them, 4 MiB) outgrow L2, so that each worker streams its own; with a 64 MiB L2 the outer axis (the columns after
+  // the SWAP).
   EXPECT_EQ(to_string(hand_coded_opts(k, OptTarget{machine(8, 16, 512 << 10), 2})),
-            "UPCAST(1, 8) UPCAST(0, 4) UPCAST(1, 2) TILE(2, 1024) THREAD(1, 2)");
+            "UPCAST(1, 8) UPCAST(0, 4) UPCAST(1, 2) TILE(2, 1024) THREAD(2, 2)");
+  EXPECT_EQ(to_string(hand_coded_opts(k, OptTarget{machine(8, 16, 64 << 20), 2})),
+            "UPCAST(1, 8) UPCAST(0, 4) UPCAST(1, 2) SWAP(0, 1) THREAD(0, 2)");
   // Outputs too large to stay in L2 between tiles (a 1024 matmul's 4 MiB), or each read by one output only (row
   // sums): no tiles.
   EXPECT_EQ(to_string(hand_coded_opts(matmul(1024, 1024, 1024), OptTarget{machine(8, 16, 512 << 10), 1})),

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -112,6 +113,28 @@ TEST(Heuristics, LongColumnsNoWidthDividesArePaddedToVectors) {
   // A classifier's matmul, (40, 120) by (120, 1061): 1061 is prime. Its columns are padded to 67 vectors of 16
   // (11 lanes of 1072 idle) with 8 rows of A, the column loop outside, rather than left scalar.
   expect_matmul(40, 120, 1061, "PADTO(1, 16) UPCAST(1, 16) UPCAST(0, 8) SWAP(0, 1)", 16);
+}
+
+// A max pool over a channels-last input read as NCHW (a channels-last convolution's output): the window's loads walk
+// the channels contiguously and nothing else, so the channels are the lanes, the stores scattered; the values
+// against a loop.
+TEST(Heuristics, PoolOverChannelsLastTakesChannelLanes) {
+  const int64_t B = 2, side = 8, C = 16, out = side / 2;
+  const std::vector<float> v = pattern(B * side * side * C, 7, 13, 1 / 8.0f);
+  Tensor y = Tensor::from_vector(v, {B, side, side, C}).permute({0, 3, 1, 2}).max_pool2d();
+  EXPECT_EQ(opts_with(8, y), "UPCAST(1, 8)");
+  EXPECT_EQ(avx512_opts(y), "UPCAST(1, 16)");
+  const std::vector<float> got = y.to_vector<float>();
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t i = 0; i < out; ++i)
+        for (int64_t j = 0; j < out; ++j) {
+          float want = -INFINITY;
+          for (int64_t u = 0; u < 2; ++u)
+            for (int64_t w = 0; w < 2; ++w)
+              want = std::max(want, v[((b * side + 2 * i + u) * side + 2 * j + w) * C + c]);
+          ASSERT_EQ(got[((b * C + c) * out + i) * out + j], want) << b << " " << c << " " << i << " " << j;
+        }
 }
 
 TEST(Heuristics, WeightGradientAccumulatesVectorsInATile) {

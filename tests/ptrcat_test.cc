@@ -2,9 +2,10 @@
 // devices: kernels whose unrolled lanes read and write consecutive addresses, lowered with fold widths {4, 2}
 // aligned to their width as seed 003 folds (and CUDA and Metal; no kernel optimizer), rendered, compiled and run. Every
 // answer is checked against a plain loop on the host and the source against the vector accesses the grouping must
-// produce.
+// produce; and the devices' vector comparisons on the lanes (C's int masks, LLVM's <n x i1>).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <functional>
 #include <memory>
 #include <string>
@@ -121,6 +122,28 @@ TEST_P(Ptrcat, UnalignedRunSplitsTwoFourTwo) {
     EXPECT_EQ(vector_stores(src, 4), 2u) << src;
     EXPECT_EQ(scalar_accesses(src), 0u) << src;
   }
+}
+
+// out[i] = where(0 < a[i], a[i], 0) + max(a[i], b[i]) over 8, with the devices' vector comparisons: one float4 compare
+// and select for the relu and one for the MAX in each half (C's int4 masks, LLVM's <4 x i1>), NaN and -0.0 among
+// the values with the scalar ops' results.
+TEST_P(Ptrcat, ReluAndMaxCompareVectors) {
+  UPtr out = param(0, dtypes::float32, 8), a = param(1, dtypes::float32, 8), b = param(2, dtypes::float32, 8);
+  UPtr r = range(8, 0), x = load(a, r), y = load(b, r), zero = f32(0);
+  UPtr k = sink(end(store(out, r, where(zero < x, x, zero) + UOp::make(Op::MAX, dtypes::float32, {x, y})), {r}));
+  std::vector<float> o(8, -1), va{std::nanf(""), -0.0f, 2.5f, -3.0f, 1.0f, 0.0f, -1.5f, 4.0f},
+      vb{1.0f, 0.0f, std::nanf(""), -4.0f, 1.0f, -0.0f, 2.0f, 3.0f};
+  const std::string src = run(k, {&o, &va, &vb}, true);
+  for (int i = 0; i < 8; ++i) {
+    const float want = (0.0f < va[i] ? va[i] : 0.0f) + (va[i] > vb[i] ? va[i] : vb[i]);
+    if (std::isnan(want))
+      EXPECT_TRUE(std::isnan(o[i])) << i << "\n" << src;
+    else
+      EXPECT_EQ(o[i], want) << i << "\n" << src;
+  }
+  EXPECT_EQ(occurrences(src, llvm() ? "fcmp olt <4 x float>" : "int4 alu"), 2u) << "the relu's compares\n" << src;
+  EXPECT_EQ(occurrences(src, llvm() ? "fcmp ogt <4 x float>" : ">val"), 2u) << "the MAX's\n" << src;
+  EXPECT_EQ(scalar_accesses(src), 0u) << src;
 }
 
 // out[i] = a[i] - b[i + 2] over 6: each buffer is its own group: a at 0..5 (float4 + float2), b at 2..7

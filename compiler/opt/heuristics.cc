@@ -209,7 +209,7 @@ std::vector<Opt> hand_coded_opts(const UPtr& kernel, const OptTarget& t) {
     //  - up to three vectors of 8 or more lanes, unrolled, the last one padded (20 columns as 8 + 8 + 4 use 20 of
     //    24 lanes; unaligned folds load and store them without the padding), when at most a quarter of the lanes
     //    idle or 8 or more of them work (10 columns in 16 lanes ran 3.3x faster than the scalar tile with AVX-512,
-    //    as 8 + 2 10.5x faster with AVX2; a window's 5 in 8 lanes ran 2.6x slower than 4-lane reduce vectors, and
+    //    as 8 + 2 6.5x faster with AVX2; a window's 5 in 8 lanes ran 2.6x slower than 4-lane reduce vectors, and
     //    a window's 3 columns stay scalar). Unrolled, the padded lanes' gates are constants, while in a loop over
     //    padded vectors every load stays gated (20 columns as a loop over 3 vectors of 8 ran 4x slower than 5 of 4).
     const int lanes_per_op = m.vector_lanes;
@@ -273,15 +273,19 @@ std::vector<Opt> hand_coded_opts(const UPtr& kernel, const OptTarget& t) {
       // with 2 workers on the columns, 42 on the rows, 56 with one worker).
       if (m.l2 > 0 && panel > m.l2) split_first = *tile;
     } else {
-      // A vector accumulator on a reduce axis every load inside the reduction walks contiguously (narrower
-      // when the machine's width does not divide it) ...
-      bool lanes = false;
-      for (int width = m.vector_lanes; width >= 4 && !lanes; width /= 2)
-        for (size_t i = ax.first_reduce; i < ax.axes.size() && !lanes; ++i)
-          if (divides(int(i), width) && all_strides(reduced, ax.axes[i], 1)) {
-            opts.push_back({OptOp::UPCAST, int(i), width});
-            lanes = true;
-          }
+      // Lanes (the machine's width, or a narrower one that divides the axis) on the first of axes [from, to) that
+      // every load inside the reduction walks contiguously; whether there was one.
+      auto contiguous_lanes = [&](size_t from, size_t to) {
+        for (int width = m.vector_lanes; width >= 4; width /= 2)
+          for (size_t i = from; i < to; ++i)
+            if (divides(int(i), width) && all_strides(reduced, ax.axes[i], 1)) {
+              opts.push_back({OptOp::UPCAST, int(i), width});
+              return true;
+            }
+        return false;
+      };
+      // A vector accumulator on a reduce axis ...
+      bool lanes = contiguous_lanes(ax.first_reduce, ax.axes.size());
       // ... repeated over output axes along which some operand does not vary, 4 at a time within the register
       // budget: a convolution's weight gradient reuses each input vector for 4 filters and each gradient
       // vector for 4 channels.
@@ -328,15 +332,11 @@ std::vector<Opt> hand_coded_opts(const UPtr& kernel, const OptTarget& t) {
             chosen.push_back(i);
         if (chosen.size() == 2)  // one axis alone would share one operand only
           for (size_t i : chosen) opts.push_back({OptOp::UPCAST, int(i), 4});
-        // Else lanes on an output axis that every load inside the reduction walks contiguously, the stores
-        // scattered: a max pool over a channels-last convolution's output reads a vector of channels per window
-        // cell where the loop over columns read one float per 32 (the example's first pool: 36 -> 18 ms).
-        for (int width = m.vector_lanes; chosen.size() < 2 && width >= 4 && !lanes; width /= 2)
-          for (size_t i = 0; i < ax.first_reduce && !lanes; ++i)
-            if (divides(int(i), width) && !reduced.empty() && all_strides(reduced, ax.axes[i], 1)) {
-              opts.push_back({OptOp::UPCAST, int(i), width});
-              lanes = true;
-            }
+        // Else lanes on an output axis, the stores scattered: a max pool over a channels-last convolution's output
+        // reads a vector of channels per window cell where the loop over columns read one float per 32 (the
+        // example's first pool: 36 -> 18 ms).
+        else if (!reduced.empty())
+          contiguous_lanes(0, ax.first_reduce);
       }
     }
   }

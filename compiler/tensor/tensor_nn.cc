@@ -153,16 +153,30 @@ Tensor conv(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias,
     xe.insert(xe.end(), part->begin(), part->end());
   }
   const Tensor xw = p.reshape(xs).expand(xe);
-  std::optional<Tensor> r;
-  if (groups == 1 && product(hw) > 1 && cin * product(hw) >= kChannelsLastSteps) {
-    // One group, a long enough sum: it is stored channels-last, (N, *o, Cout), from the weight copied (Cin, *k, Cout),
-    // and read back as (N, Cout, *o); the windows move to (N, 1, *o, Cout, Cin, *k). The output channels, contiguous in
-    // the weight's copy and in the sum, are the kernel's vectors with every lane used, and the output columns its rows,
-    // each a broadcast of the input shared by the channel vectors. In NCHW the vectors are the output columns, which
-    // few widths divide (the example's second layer, 20 columns: 52 GFLOP/s; channels-last 81 on AVX2). A short
-    // sum (the first layer's 25 steps over one channel) stays NCHW: a reader that needs NCHW copies the output, as
-    // costly as the sum (30 GFLOP/s with the copy, 46-64 without). A 1 x 1 kernel is a matmul whose columns, the
-    // positions, are contiguous in NCHW already (PaddleOCR's recognition model: 47 ms NCHW, 64 channels-last).
+  const Tensor r = [&] {
+    if (groups != 1 || product(hw) == 1 || cin * product(hw) < kChannelsLastSteps) {
+      // The windows moved to (N, groups, Cout/g, *o, Cin/g, *k).
+      std::vector<int64_t> order{0, 1, 3};
+      for (size_t a = 0; a < n; ++a) order.push_back(int64_t(4 + a));
+      order.push_back(2);
+      for (size_t a = 0; a < n; ++a) order.push_back(int64_t(4 + n + a));
+      Shape ws{1, groups, rcout};
+      ws.insert(ws.end(), n, 1);
+      ws.push_back(cin);
+      ws.insert(ws.end(), hw.begin(), hw.end());
+      Shape out{bs, cout};
+      out.insert(out.end(), o.begin(), o.end());
+      return (xw.permute(order) * w.reshape(ws)).sum(last_axes(n + 1)).reshape(out);
+    }
+    // Else (one group, a long enough sum) it is stored channels-last, (N, *o, Cout), from the weight copied
+    // (Cin, *k, Cout), and read back as (N, Cout, *o); the windows move to (N, 1, *o, Cout, Cin, *k). The output
+    // channels, contiguous in the weight's copy and in the sum, are the kernel's vectors with every lane used, and the
+    // output columns its rows, each a broadcast of the input shared by the channel vectors. In NCHW the vectors are
+    // the output columns, which few widths divide (the example's second layer, 20 columns: 52 GFLOP/s; channels-last
+    // 81 on AVX2). A short sum (the first layer's 25 steps over one channel) stays NCHW: a reader that needs NCHW
+    // copies the output, as costly as the sum (30 GFLOP/s with the copy, 46-64 without). A 1 x 1 kernel is a matmul
+    // whose columns, the positions, are contiguous in NCHW already (PaddleOCR's recognition model: 47 ms NCHW, 64
+    // channels-last).
     std::vector<int64_t> cl{0, 1}, to_last{1}, from_last{int64_t(n + 1), 0}, back{0, int64_t(n + 1)};
     for (size_t a = 0; a < n; ++a) {
       cl.push_back(int64_t(4 + a));
@@ -181,27 +195,14 @@ Tensor conv(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias,
     stored.push_back(cout);
     const Tensor wl = w.permute(to_last).contiguous().permute(from_last);
     const Tensor sum = (xw.permute(cl) * wl.reshape(ws)).sum(last_axes(n + 1));
-    r = sum.reshape(stored).contiguous().permute(back);
-  } else {
-    // The windows moved to (N, groups, Cout/g, *o, Cin/g, *k).
-    std::vector<int64_t> order{0, 1, 3};
-    for (size_t a = 0; a < n; ++a) order.push_back(int64_t(4 + a));
-    order.push_back(2);
-    for (size_t a = 0; a < n; ++a) order.push_back(int64_t(4 + n + a));
-    Shape ws{1, groups, rcout};
-    ws.insert(ws.end(), n, 1);
-    ws.push_back(cin);
-    ws.insert(ws.end(), hw.begin(), hw.end());
-    Shape out{bs, cout};
-    out.insert(out.end(), o.begin(), o.end());
-    r = (xw.permute(order) * w.reshape(ws)).sum(last_axes(n + 1)).reshape(out);
-  }
-  if (!bias) return *r;
+    return sum.reshape(stored).contiguous().permute(back);
+  }();
+  if (!bias) return r;
   if (bias->shape() != Shape{cout})
     fail(who, "bias " + shape_str(bias->shape()) + " does not match weight " + shape_str(w.shape()));
   Shape bs_shape{1, cout};
   bs_shape.insert(bs_shape.end(), n, 1);
-  return *r + bias->reshape(bs_shape);
+  return r + bias->reshape(bs_shape);
 }
 
 // x (N, C, *spatial) and a weight of `w_name` layout with as many axes, at least 3.

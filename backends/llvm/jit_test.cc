@@ -251,5 +251,44 @@ entry:
   EXPECT_THROW(optimize_llvm("not IR"), Error);
 }
 
+// Our optimizer decides the unrolling: a 96-step loop of one 8-float copy stays a loop of one copy (LLVM's partial
+// unrolling made it 16 copies and a remainder), while a loop of 4 constant steps is still unrolled whole.
+TEST(OptimizeLlvm, LoopsAreUnrolledWholeOrNotAtAll) {
+  const std::string copy = optimize_llvm(R"(define void @copy(i8** %bufs) {
+entry:
+  %pa = load i8*, i8** %bufs
+  %a = bitcast i8* %pa to float*
+  %sb = getelementptr i8*, i8** %bufs, i64 1
+  %pb = load i8*, i8** %sb
+  %b = bitcast i8* %pb to float*
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %next, %loop ]
+  %j = mul i64 %i, 8
+  %ga = getelementptr float, float* %a, i64 %j
+  %va = bitcast float* %ga to <8 x float>*
+  %gb = getelementptr float, float* %b, i64 %j
+  %vb = bitcast float* %gb to <8 x float>*
+  %x = load <8 x float>, <8 x float>* %vb, align 4
+  store <8 x float> %x, <8 x float>* %va, align 4
+  %next = add i64 %i, 1
+  %more = icmp slt i64 %next, 96
+  br i1 %more, label %loop, label %done
+done:
+  ret void
+}
+)");
+  auto count = [](const std::string& s, const std::string& what) {
+    size_t n = 0;
+    for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count(copy, "load <8 x float>"), 1u) << copy;
+  EXPECT_EQ(count(copy, "phi "), 1u) << copy;
+  const std::string add = optimize_llvm(kAdd);
+  EXPECT_EQ(count(add, "phi "), 0u) << add;
+  EXPECT_EQ(count(add, "br "), 0u) << add;
+}
+
 }  // namespace
 }  // namespace rg

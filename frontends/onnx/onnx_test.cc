@@ -254,6 +254,21 @@ TEST(OnnxRun, ResizeNearestUpsamples) {
             (std::vector<float>{1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4}));
 }
 
+// An integer factor repeats each position (a broadcast); 2 -> 3 positions take the interpolation matrix. Both
+// against the nearest positions worked out by hand.
+TEST(OnnxRun, ResizeNearestByIntegerAndFractionalFactors) {
+  Builder b;
+  b.input("x");
+  b.init("scales", {3}, {1, 3, 1.5});
+  auto* n = b.node("Resize", {"x", "", "scales"}, {"y"});
+  attr_s(n, "coordinate_transformation_mode", "asymmetric");
+  attr_s(n, "nearest_mode", "floor");
+  b.output("y");
+  // Axis 1 (2 -> 6): rows 0, 0, 0, 1, 1, 1. Axis 2 (2 -> 3), asymmetric floor: o / 1.5 = 0, 0.67, 1.33 -> 0, 0, 1.
+  EXPECT_EQ(run1(b.load(), {{"x", f32({1, 2, 3, 4}, {1, 2, 2})}}, "y"),
+            (std::vector<float>{1, 1, 2, 1, 1, 2, 1, 1, 2, 3, 3, 4, 3, 3, 4, 3, 3, 4}));
+}
+
 TEST(OnnxRun, SoftmaxBeforeOpset13FlattensAtTheAxis) {
   Builder b(11);
   b.input("x");

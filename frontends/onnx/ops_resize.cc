@@ -1,7 +1,10 @@
 // Resize and Upsample: each resized axis is a contraction with an interpolation matrix built on the host
 // (out x in weights: one-hot rows for nearest, 2 taps for linear, 4 for cubic), so every mode is one
-// matmul-like op on the Tensor API and nothing is guessed per element.
+// matmul-like op on the Tensor API and nothing is guessed per element. Nearest upsampling by an integer factor is
+// a broadcast instead (repeat_factor).
+#include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "compiler/ir/shape.h"
 #include "frontends/onnx/ops.h"
@@ -91,6 +94,18 @@ Interp interp_matrix(OpContext& c, const ResizeMode& m, int64_t in, int64_t out,
   return r;
 }
 
+// The factor s when output position o reads input position o / s alone, with weight 1 (nearest upsampling by an
+// integer factor, the common feature-pyramid case): the resize is then each position repeated s times, a
+// broadcast that fuses into its reader, where the matrix would cost `in` multiply-adds per output.
+std::optional<int64_t> repeat_factor(const Interp& ip, int64_t in, int64_t out) {
+  if (in <= 0 || out % in != 0 || std::count(ip.outside.begin(), ip.outside.end(), true)) return std::nullopt;
+  const int64_t s = out / in;
+  for (int64_t o = 0; o < out; ++o)
+    for (int64_t i = 0; i < in; ++i)
+      if (ip.w[size_t(o * in + i)] != (i == o / s ? 1.0 : 0.0)) return std::nullopt;
+  return s;
+}
+
 constexpr int64_t kMaxInterpolationEntries = int64_t(1) << 26;  // one axis' (out, in) weights, on the host
 
 T resize(OpContext& c, const T& x, const ResizeMode& m, const std::vector<double>& scales,
@@ -120,6 +135,14 @@ T resize(OpContext& c, const T& x, const ResizeMode& m, const std::vector<double
     double rs = roi.empty() ? 0 : roi[a], re = roi.empty() ? 1 : roi[a + r];
     if (out == in && scale == 1.0 && m.coord != "tf_crop_and_resize") continue;
     Interp ip = interp_matrix(c, m, in, out, scale, rs, re);
+    if (const std::optional<int64_t> s = repeat_factor(ip, in, out)) {
+      Shape repeated = y.shape();
+      repeated.insert(repeated.begin() + a + 1, *s);
+      Shape resized = y.shape();
+      resized[size_t(a)] = out;
+      y = y.unsqueeze(a + 1).expand(repeated).reshape(resized);
+      continue;
+    }
     std::vector<float> wf(ip.w.begin(), ip.w.end());
     T w = T::from_vector(wf, Shape{out, in}, c.device).cast(y.dtype());
     // y's axis a last, times w^T: (..., in) @ (in, out).

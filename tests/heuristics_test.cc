@@ -137,6 +137,25 @@ TEST(Heuristics, PoolOverChannelsLastTakesChannelLanes) {
         }
 }
 
+// A transposed convolution of stride 2 and kernel 2 (a segmentation head's last layer) reads x[c, i / 2, j / 2] and
+// w[c, i % 2, j % 2]: rows and columns split by 2 first, each copy's addresses affine, then 8 lanes on the
+// columns, which x walks contiguously and w does not move with.
+TEST(Heuristics, AxesDividedByTwoAreSplitFirst) {
+  const int64_t C = 24, H = 4, W = 16;
+  const std::vector<float> x = pattern(C * H * W, 7, 13, 1 / 8.0f), w = pattern(C * 4, 5, 11, 1 / 16.0f);
+  Tensor y = Tensor::from_vector(x, {1, C, H, W}).conv_transpose2d(Tensor::from_vector(w, {C, 1, 2, 2}), std::nullopt,
+                                                                   1, 2);
+  EXPECT_EQ(opts_with(8, y), "UPCAST(0, 2) UPCAST(1, 2) UPCAST(1, 8)");
+  const std::vector<float> got = y.to_vector<float>();
+  ASSERT_EQ(got.size(), size_t(4 * H * W));
+  for (int64_t i = 0; i < 2 * H; ++i)
+    for (int64_t j = 0; j < 2 * W; ++j) {
+      double want = 0;
+      for (int64_t c = 0; c < C; ++c) want += double(x[(c * H + i / 2) * W + j / 2]) * w[c * 4 + i % 2 * 2 + j % 2];
+      ASSERT_NEAR(got[i * 2 * W + j], want, 1e-5) << i << " " << j;
+    }
+}
+
 TEST(Heuristics, WeightGradientAccumulatesVectorsInATile) {
   // dW[f, c, u, v] = sum over (b, i, j) of dY[b, f, i, j] * X[b, c, i + u, j + v], summed channels-last
   // (conv_weight_grad): dY is copied as (b, i, j, f) by the first kernel, the second sums into (c, u, v, f), whose

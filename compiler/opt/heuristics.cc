@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "compiler/ir/index.h"
+#include "rules/symbolic.h"
 
 namespace rg {
 
@@ -178,11 +179,33 @@ std::vector<Opt> cache_tiles(const UPtr& kernel, const Machine& m) {
   return tiles;
 }
 
-std::vector<Opt> hand_coded_opts(const UPtr& kernel, const OptTarget& t) {
+namespace {
+
+// Output axes an address divides by a small constant k (r / k and r % k: a stride-2 transposed convolution, an
+// operand upsampled by repetition, a pooling's gradient): k copies of the body (UPCAST) each see r / k as the
+// outer loop and r % k as a constant, so their addresses are affine and the tile and lane choices below apply.
+// Reductions only: an elementwise kernel's innermost loop is left to the compiler's loop vectorizer (an upsampled
+// batch-norm gradient ran 2x slower with its rows and columns split).
+std::vector<Opt> divided_axes(const UPtr& kernel, const KernelAxes& ax) {
+  std::vector<Opt> opts;
+  if (ax.first_reduce == ax.axes.size()) return opts;
+  const std::vector<UPtr> nodes = toposort(kernel);
+  for (size_t i = 0; i < ax.first_reduce; ++i)
+    for (const UPtr& u : nodes)
+      if ((u->op == Op::DIV || u->op == Op::MOD) && u->src[0] == ax.axes[i] && u->src[1]->is_const() &&
+          !u->src[1]->is_invalid() && u->src[1]->as_int() >= 2 && u->src[1]->as_int() <= 4 &&
+          bound_of(ax.axes[i]) % u->src[1]->as_int() == 0) {
+        opts.push_back({OptOp::UPCAST, int(i), u->src[1]->as_int()});
+        break;
+      }
+  return opts;
+}
+
+// The register tile, lanes, cache tile and threads of hand_coded_opts, on a kernel whose axes no address divides.
+std::vector<Opt> tile_opts(const UPtr& kernel, const OptTarget& t) {
   std::vector<Opt> opts;
   KernelAxes ax = kernel_axes(kernel);
   const Accesses acc = accesses(kernel);
-  if (t.gpu) return gpu_opts(kernel, ax, acc, *t.gpu);
   auto divides = [&](int axis, int64_t k) { return bound_of(ax.axes[axis]) % k == 0 && bound_of(ax.axes[axis]) >= k; };
 
   const Machine& m = t.machine;
@@ -274,11 +297,19 @@ std::vector<Opt> hand_coded_opts(const UPtr& kernel, const OptTarget& t) {
       if (m.l2 > 0 && panel > m.l2) split_first = *tile;
     } else {
       // Lanes (the machine's width, or a narrower one that divides the axis) on the first of axes [from, to) that
-      // every load inside the reduction walks contiguously; whether there was one.
+      // every load inside the reduction walks contiguously (on an output axis, some do and the others stay: a
+      // broadcast); whether there was one.
+      auto contiguous = [&](size_t i) {
+        if (i >= ax.first_reduce) return all_strides(reduced, ax.axes[i], 1);
+        return any_stride(reduced, ax.axes[i], 1) && std::all_of(reduced.begin(), reduced.end(), [&](const UPtr& l) {
+                 const std::optional<int64_t> s = stride(l, ax.axes[i]);
+                 return s == 0 || s == 1;
+               });
+      };
       auto contiguous_lanes = [&](size_t from, size_t to) {
         for (int width = m.vector_lanes; width >= 4; width /= 2)
           for (size_t i = from; i < to; ++i)
-            if (divides(int(i), width) && all_strides(reduced, ax.axes[i], 1)) {
+            if (divides(int(i), width) && contiguous(i)) {
               opts.push_back({OptOp::UPCAST, int(i), width});
               return true;
             }
@@ -364,6 +395,18 @@ std::vector<Opt> hand_coded_opts(const UPtr& kernel, const OptTarget& t) {
           break;
         }
   }
+  return opts;
+}
+
+}  // namespace
+
+std::vector<Opt> hand_coded_opts(const UPtr& kernel, const OptTarget& t) {
+  const KernelAxes ax = kernel_axes(kernel);
+  if (t.gpu) return gpu_opts(kernel, ax, accesses(kernel), *t.gpu);
+  std::vector<Opt> opts = t.machine.vector_lanes > 1 ? divided_axes(kernel, ax) : std::vector<Opt>{};
+  // Simplified, so that (r * k + u) / k reads as r: the same axes, their addresses affine.
+  const std::vector<Opt> rest = tile_opts(opts.empty() ? kernel : graph_rewrite(apply_opts(kernel, opts), rules::symbolic), t);
+  opts.insert(opts.end(), rest.begin(), rest.end());
   return opts;
 }
 

@@ -17,6 +17,8 @@ struct OptTarget {
 };
 
 // For a kernel that reduces:
+//  - first, an output axis an address divides by a small constant k (r / k, r % k) upcast by k, each copy's
+//    addresses then affine;
 //  - a register tile of half the machine's vector registers as accumulators (the other half holds loads):
 //    the output axis the store walks contiguously, and some load inside the reduction too, is upcast by
 //    the vector lanes, then an output axis some load does not use (the other operand of a matmul) by as

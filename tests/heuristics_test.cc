@@ -115,6 +115,23 @@ TEST(Heuristics, LongColumnsNoWidthDividesArePaddedToVectors) {
   expect_matmul(40, 120, 1061, "PADTO(1, 16) UPCAST(1, 16) UPCAST(0, 8) SWAP(0, 1)", 16);
 }
 
+// A stored transposed, (K, M), read as (M, K) (a classifier's 40 x 120 by 120 x 6625): its rows are the only axis
+// a load walks contiguously, so they are the vectors, each output stored lane by lane; the 265 columns (5 x 53) take
+// 5 rows, the most that divide them, their loop outside.
+TEST(Heuristics, RowsOfATransposedOperandAreTheVectors) {
+  const int64_t M = 16, K = 40, N = 265;
+  const std::vector<float> at = pattern(K * M, 7, 13, 1 / 8.0f), b = pattern(K * N, 5, 11, 1 / 16.0f);
+  Tensor y = Tensor::from_vector(at, {K, M}).T().matmul(Tensor::from_vector(b, {K, N}));
+  EXPECT_EQ(opts_with(8, y), "UPCAST(0, 8) UPCAST(1, 5) SWAP(0, 1)");
+  const std::vector<float> got = y.to_vector<float>();
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      double want = 0;
+      for (int64_t k = 0; k < K; ++k) want += double(at[k * M + i]) * b[k * N + j];
+      ASSERT_NEAR(got[i * N + j], want, 1e-4) << i << " " << j;
+    }
+}
+
 // A max pool over a channels-last input read as NCHW (a channels-last convolution's output): the window's loads walk
 // the channels contiguously and nothing else, so the channels are the lanes, the stores scattered; the values
 // against a loop.

@@ -249,6 +249,18 @@ std::vector<Opt> tile_opts(const UPtr& kernel, const OptTarget& t) {
             columns(i, width))
           tile = int(i), w = width, cols = padded, vectors = padded / width, use = share;
       }
+    // Columns only a load walks contiguously (a matmul whose A is stored transposed: a classifier's 40 x 120 by
+    // 120 x 6625, A's 40 rows contiguous, 6625 columns no vector divides): the vectors run along them and each
+    // output is stored lane by lane, once per reduction of 32 or more steps. (Padded to 6632 columns instead, the
+    // last vector's lanes took gates of their own, and the tile fell apart into scalars: 3.8 GFLOP/s.)
+    int64_t steps = 1;
+    for (size_t r = ax.first_reduce; r < ax.axes.size(); ++r) steps *= std::max<int64_t>(bound_of(ax.axes[r]), 1);
+    bool scattered = false;
+    for (size_t i = 0; i < ax.first_reduce && !tile && steps >= 32; ++i)
+      if (divides(int(i), lanes_per_op) && std::any_of(reduced.begin(), reduced.end(), [&](const UPtr& l) {
+            return coefficient_within(l->src[1], ax.axes[i], lanes_per_op) == 1;
+          }))
+        tile = int(i), w = lanes_per_op, cols = bound_of(ax.axes[i]), scattered = true;
     // Long columns no width divides (a classifier's 6625 outputs): padded up to a multiple of the machine's
     // vector when that idles at most one lane in 16. Every vector's loads then carry a gate, which costs far less
     // than the scalar tile below (a 40 x 6625 x 120 matmul ran 3 GFLOP/s scalar).
@@ -285,12 +297,23 @@ std::vector<Opt> tile_opts(const UPtr& kernel, const OptTarget& t) {
               other = int(i);
               break;
             }
+      // Broadcast rows no power of two divides (6625): the most that divide them, down to 3.
+      for (size_t i = 0; i < ax.first_reduce && !other; ++i)
+        for (int64_t r = rows - 1; r >= 3; --r)
+          if (int(i) != *tile && divides(int(i), r) && any_stride(acc.loads, ax.axes[i], 0) && broadcast_rows(i)) {
+            opts.push_back({OptOp::UPCAST, int(i), r});
+            other = int(i);
+            break;
+          }
       if (vectors > 1) opts.push_back({OptOp::UPCAST, *tile, int(vectors)});
       // The tile's columns outside its rows: a panel of the operand read along the columns stays in
       // cache while the loop over rows reuses it, when it fits in L2 (unknown: assumed to).
       int64_t panel = int64_t(sizeof(float)) * w * vectors;
       for (size_t r = ax.first_reduce; r < ax.axes.size(); ++r) panel *= std::max<int64_t>(bound_of(ax.axes[r]), 1);
-      if (other && *other < *tile && (m.l2 == 0 || panel <= m.l2)) opts.push_back({OptOp::SWAP, *other, *tile});
+      if (other && *other < *tile && !scattered && (m.l2 == 0 || panel <= m.l2))
+        opts.push_back({OptOp::SWAP, *other, *tile});
+      // Lanes stored one by one: the rows' operand (B's columns) outer, read once, the lanes' (A) re-read from cache.
+      if (other && *other > *tile && scattered) opts.push_back({OptOp::SWAP, *tile, *other});
       // A panel that outgrows L2 is streamed again for every row of the tile: workers that split the columns stream
       // only their own panels (a convolution's 3 x 3 weight gradient over 64 channels, 1.2 MiB panels: 92 GFLOP/s
       // with 2 workers on the columns, 42 on the rows, 56 with one worker).

@@ -141,11 +141,30 @@ UPtr lane_of_cat(const UPtr& cat, const std::vector<int64_t>& lane) {
   return {};
 }
 
-UPtr split_ptrcat_stores(const UPtr& group) {
+bool scattered(const UPtr& ptrcat) {
+  if (ptrcat->op != Op::PTRCAT || ptrcat->src.size() < 2) return false;
+  std::optional<int64_t> last;
+  bool gap = false;
+  for (const UPtr& p : ptrcat->src) {
+    if (p->op != Op::INDEX || p->dtype.count != 1) return false;
+    const std::optional<AffineIndex> a = affine_index(p->src[1]);
+    if (!a) return false;
+    gap |= last && a->offset != *last + 1;
+    last = a->offset;
+  }
+  return gap;
+}
+
+namespace {
+
+// The stores of `group` through a PTRCAT of pieces (scattered ones when `scatter`, the others else) as one store
+// per piece of its lanes of the value.
+UPtr split_stores(const UPtr& group, bool scatter) {
   std::vector<UPtr> src;
   bool any = false;
   for (const UPtr& s : group->src) {
-    if (s->op != Op::STORE || s->src[0]->op != Op::PTRCAT || !pieces_hold(s->src[0], s->src[1]->dtype.count)) {
+    if (s->op != Op::STORE || s->src[0]->op != Op::PTRCAT || scattered(s->src[0]) != scatter ||
+        !pieces_hold(s->src[0], s->src[1]->dtype.count)) {
       src.push_back(s);
       continue;
     }
@@ -159,6 +178,11 @@ UPtr split_ptrcat_stores(const UPtr& group) {
   }
   return any ? UOp::make(group->op, group->dtype, std::move(src), group->arg) : UPtr();
 }
+
+}  // namespace
+
+UPtr split_ptrcat_stores(const UPtr& group) { return split_stores(group, false); }
+UPtr scatter_stores(const UPtr& group) { return split_stores(group, true); }
 
 bool uniform_lanes(const UPtr& v) {
   const DType dt = v->src[0]->dtype;
@@ -196,6 +220,17 @@ bool vector_select_lanes(const UPtr& v) {
   if (std::all_of(conditions.begin(), conditions.end(), [&](const UPtr& c) { return c == conditions[0]; }))
     return false;  // one condition for all: where_of_lanes picks whole vectors by it
   return vector_compare_lanes(UOp::make(Op::VECTORIZE, dtypes::bool_.vec(int(conditions.size())), conditions));
+}
+
+UPtr select_of_bool_casts(const UPtr& v) {
+  std::vector<UPtr> selects;
+  for (const UPtr& l : v->src) {
+    if (l->op != Op::CAST || l->src[0]->dtype != dtypes::bool_) return {};
+    selects.push_back(UOp::make(Op::WHERE, l->dtype, {l->src[0], cnst(l->dtype, 1), cnst(l->dtype, 0)}));
+  }
+  const UPtr lanes = UOp::make(Op::VECTORIZE, v->dtype, std::move(selects));
+  if (!vector_select_lanes(lanes)) return {};
+  return UOp::make(Op::WHERE, v->dtype, {lane_operands(lanes, 0), lane_operands(lanes, 1), lane_operands(lanes, 2)});
 }
 
 UPtr lane_operands(const UPtr& v, int64_t j) {

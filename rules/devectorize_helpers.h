@@ -67,8 +67,13 @@ UPtr cat_of_loads(const UPtr& load);
 // Lane k of CAT(pieces...): the lane of the piece that holds it (a scalar piece itself). Null past the end.
 UPtr lane_of_cat(const UPtr& cat, const std::vector<int64_t>& lane);
 // NOOP/SINK whose STORE(PTRCAT(pieces...), v) become STORE(piece, its lanes of v), in place; null when none.
-// The pass store_pieces applies it to every group of a kernel.
+// The pass store_pieces applies it to every group of a kernel. A scattered store (below) stays whole, so the
+// vector passes see its value as one vector; scatter_stores (pass scatter_stores, after them) splits it lane by
+// lane.
 UPtr split_ptrcat_stores(const UPtr& group);
+UPtr scatter_stores(const UPtr& group);
+// A PTRCAT of scalar INDEXes whose offsets are not consecutive: a strided store's lanes (ptrcat_stores).
+bool scattered(const UPtr& ptrcat);
 
 // --- vector ALU ops ---
 // The dtype part of the vector lanes' rules (the patterns say which ops the lanes are). Guard of
@@ -85,6 +90,9 @@ bool vector_compare_lanes(const UPtr& v);
 // lanes_to_vector_compare takes (one comparison op on operands of one 32-bit type), not all one (where_of_lanes'), so
 // the select reads a mask.
 bool vector_select_lanes(const UPtr& v);
+// VECTORIZE v whose lanes are casts of comparisons to a 32-bit type (a max pool's gradient: (x == max) as float) as
+// the select lanes_to_vector_select makes of WHERE(c_i, 1, 0); null when those lanes would not make one.
+UPtr select_of_bool_casts(const UPtr& v);
 // Operand j of every lane of VECTORIZE v, as one VECTORIZE.
 UPtr lane_operands(const UPtr& v, int64_t j);
 // VECTORIZE v whose lanes are WHERE(c, a_i, b_i) of one scalar condition c (a reduction run tile by tile, TILE:

@@ -119,6 +119,26 @@ TEST(Devectorize, PtrcatGroupsByGateBufferAndBase) {
   EXPECT_EQ(ptrcat_groups({at(a, 1), at(a, 2), at(a, 3), at(a, 4)}, kCpu, false), (Runs2{{0, 1, 2, 3}}));
 }
 
+TEST(Devectorize, StridedGroupsCutEveryOffsetAtOneStride) {
+  UPtr a = param(1, dtypes::float32, 1 << 16), b = param(2, dtypes::float32, 1 << 16);
+  UPtr r = range(8, 0);
+  auto at = [&](const UPtr& buf, int64_t o) { return Access{address(buf, r * 4 + idx(o)), UPtr()}; };
+  // 4 lanes 100 apart, given out of order: one run, by offset.
+  EXPECT_EQ(strided_groups({at(a, 300), at(a, 0), at(a, 200), at(a, 100)}, {}, 4), (Runs2{{1, 3, 2, 0}}));
+  // A tile's 2 columns by 4 rows 6625 apart: cut by rows, the smallest stride that takes every offset.
+  std::vector<Access> tile;
+  for (int64_t row = 0; row < 4; ++row)
+    for (int64_t col = 0; col < 2; ++col) tile.push_back(at(a, row * 6625 + col));
+  EXPECT_EQ(strided_groups(tile, {}, 4), (Runs2{{0, 2, 4, 6}, {1, 3, 5, 7}}));
+  // Accesses a run of `taken` holds are left out; consecutive ones (stride 1) are not a strided run.
+  EXPECT_EQ(strided_groups(tile, {{0, 2, 4, 6}}, 4), (Runs2{{1, 3, 5, 7}}));
+  EXPECT_EQ(strided_groups({at(a, 0), at(a, 1), at(a, 2), at(a, 3)}, {}, 4), Runs2{});
+  // Offsets no stride cuts whole, a count no run of 4 divides, another buffer: nothing.
+  EXPECT_EQ(strided_groups({at(a, 0), at(a, 5), at(a, 10), at(a, 16)}, {}, 4), Runs2{});
+  EXPECT_EQ(strided_groups({at(a, 0), at(a, 5), at(a, 10)}, {}, 4), Runs2{});
+  EXPECT_EQ(strided_groups({at(a, 0), at(a, 5), at(b, 10), at(a, 15)}, {}, 4), Runs2{});
+}
+
 // out[i] = in[3 - i]: the four loads are one LOAD(PTRCAT) in address order, each read by its lane (the GEP
 // permutation restores the element order).
 TEST(Devectorize, LoadsGroupThroughOnePtrcatInAddressOrder) {
@@ -380,6 +400,14 @@ TEST(Devectorize, LanesComparedEachAreOneVectorCompareAndWhere) {
   UPtr m = UOp::make(Op::MAX, dtypes::float32, {gep(x, 0), zero}),
        n = UOp::make(Op::MAX, dtypes::float32, {gep(x, 1), zero});
   EXPECT_EQ(lanes(vec({m, n})), UOp::make(Op::MAX, x->dtype, {x, zeros}));
+  // Compared lanes cast to floats (a max pool's gradient) select 1 or 0; a cast of a bool that is no comparison
+  // (a gate) stays per lane.
+  UPtr ones = vec({cnst(dtypes::float32, 1), cnst(dtypes::float32, 1)});
+  auto hit = [&](const UPtr& v) { return cast(UOp::make(Op::CMPEQ, dtypes::bool_, {v, zero}), dtypes::float32); };
+  EXPECT_EQ(lanes(vec({hit(gep(x, 0)), hit(gep(x, 1))})),
+            where(UOp::make(Op::CMPEQ, dtypes::bool_.vec(2), {x, zeros}), ones, zeros));
+  UPtr gate_cast = vec({cast(range(4, 0) < idx(2), dtypes::float32), cast(range(4, 0) < idx(3), dtypes::float32)});
+  EXPECT_EQ(lanes(gate_cast), gate_cast);
   // Stay per lane: conditions of different ops, or not comparisons (a gate's AND), comparisons of 64-bit lanes, an
   // Invalid lane; and a relu without the vector_compares rules.
   UPtr d = cnst(dtypes::float64, 1), t = range(4, 0), g = (t < idx(2)) & (t < idx(3));

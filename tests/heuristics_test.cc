@@ -160,8 +160,8 @@ TEST(Heuristics, PoolOverChannelsLastTakesChannelLanes) {
 TEST(Heuristics, AxesDividedByTwoAreSplitFirst) {
   const int64_t C = 24, H = 4, W = 16;
   const std::vector<float> x = pattern(C * H * W, 7, 13, 1 / 8.0f), w = pattern(C * 4, 5, 11, 1 / 16.0f);
-  Tensor y = Tensor::from_vector(x, {1, C, H, W}).conv_transpose2d(Tensor::from_vector(w, {C, 1, 2, 2}), std::nullopt,
-                                                                   1, 2);
+  Tensor y =
+      Tensor::from_vector(x, {1, C, H, W}).conv_transpose2d(Tensor::from_vector(w, {C, 1, 2, 2}), std::nullopt, 1, 2);
   EXPECT_EQ(opts_with(8, y), "UPCAST(0, 2) UPCAST(1, 2) UPCAST(1, 8)");
   const std::vector<float> got = y.to_vector<float>();
   ASSERT_EQ(got.size(), size_t(4 * H * W));

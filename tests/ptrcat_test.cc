@@ -146,6 +146,33 @@ TEST_P(Ptrcat, ReluAndMaxCompareVectors) {
   EXPECT_EQ(scalar_accesses(src), 0u) << src;
 }
 
+// out[j * 16 + r] = float(a[r * 4 + j] == m[r]) + a[r * 4 + j] * 2, j < 4 unrolled: the lanes load as one float4 and
+// store 16 apart. The four stores group by their stride, so the lanes compute as vectors (one compare, one select of
+// 1 and 0 for the cast, one multiply, NaN among the values), each lane then stored alone.
+TEST_P(Ptrcat, ScatteredStoresComputeVectors) {
+  const int64_t R = 16;
+  UPtr out = param(0, dtypes::float32, R * 4), a = param(1, dtypes::float32, R * 4), m = param(2, dtypes::float32, R);
+  UPtr r = range(R, 0), j = range(4, 1), x = load(a, r * 4 + j);
+  UPtr hit = UOp::make(Op::CAST, dtypes::float32, {UOp::make(Op::CMPEQ, dtypes::bool_, {x, load(m, r)})});
+  UPtr k = sink(end(store(out, j * R + r, hit + x * f32(2)), {r, j}));
+  std::vector<float> o(R * 4, -1), va = ramp(R * 4, 0.5f), vm(R);
+  for (int64_t i = 0; i < R; ++i) vm[i] = va[i * 4 + i % 4];  // row i's maximum sits in lane i % 4
+  va[5] = std::nanf("");
+  const std::string src = run(k, {&o, &va, &vm}, true);
+  for (int64_t i = 0; i < R; ++i)
+    for (int64_t l = 0; l < 4; ++l) {
+      const float v = va[i * 4 + l], want = float(v == vm[i]) + v * 2;
+      if (std::isnan(want))
+        EXPECT_TRUE(std::isnan(o[l * R + i])) << i << "," << l << "\n" << src;
+      else
+        EXPECT_EQ(o[l * R + i], want) << i << "," << l << "\n" << src;
+    }
+  EXPECT_EQ(vector_loads(src, 4), 1u) << src;
+  EXPECT_EQ(occurrences(src, llvm() ? "fcmp oeq <4 x float>" : "int4 alu"), 1u) << src;
+  EXPECT_EQ(occurrences(src, llvm() ? "fmul <4 x float>" : "*vec"), 1u) << src;
+  EXPECT_EQ(scalar_accesses(src), 5u) << "m[r] and the four lanes' stores\n" << src;
+}
+
 // out[i] = a[i] - b[i + 2] over 6: each buffer is its own group: a at 0..5 (float4 + float2), b at 2..7
 // (float2 + float4).
 TEST_P(Ptrcat, TwoBuffersGroupApart) {

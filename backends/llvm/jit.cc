@@ -85,7 +85,8 @@ Jit& jit() {
     if (!gen) throw Error("llvm: cannot search this process for symbols: " + message(gen.takeError()));
     (*lljit)->getMainJITDylib().addGenerator(std::move(*gen));
     auto* out = new Jit(*jtmb);
-    out->target = llvm_version() + " " + jtmb->getCPU() + " " + jtmb->getFeatures().getString() + " O2 no-partial-unroll";
+    out->target =
+        llvm_version() + " " + jtmb->getCPU() + " " + jtmb->getFeatures().getString() + " O2 no-partial-unroll";
     out->lljit = std::move(*lljit);
     out->lljit->getExecutionSession().setErrorReporter([out](llvm::Error e) {
       out->reported += message(std::move(e)) + "\n";  // called while linking, under Jit::mu

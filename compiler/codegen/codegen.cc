@@ -120,6 +120,8 @@ UPtr group_stores(const UPtr& k, L& s) {
 }
 // A store through a PTRCAT of pieces as one store per piece.
 UPtr store_pieces(const UPtr& k, L&) { return rewrite_groups(k, split_ptrcat_stores); }
+// A scattered store (a vector stored lane by lane) as one store per lane, once its value is a vector.
+UPtr scattered_stores(const UPtr& k, L&) { return rewrite_groups(k, scatter_stores); }
 
 // A plan that found nothing to do skips its rules; one that did marks the kernel's axes retyped.
 template <class Ctx>
@@ -241,6 +243,7 @@ const std::vector<Pass<Lowering>>& lower_passes() {
       {"vector_lanes", kVectorAlu, rewrite<L>({&rules::vector_lanes})},
       {"vector_lanes", kVectorCompares, rewrite<L>({&rules::vector_lanes, &rules::vector_compares})},
       {"whole_vectors", kVectorMemoryOnly, rewrite<L>({&rules::whole_vectors})},
+      {"scatter_stores", kVectorLanes, cxx<L>(scattered_stores)},
       // Image buffers' accesses, folded or not, become texel reads and writes (after the folds: a whole texel
       // is a 4-lane access).
       {"image_fixup", kImages, rewrite<L>({&rules::image_fixup})},

@@ -46,6 +46,47 @@ std::vector<std::vector<size_t>> ptrcat_groups(const std::vector<Access>& access
   return runs;
 }
 
+std::vector<std::vector<size_t>> strided_groups(const std::vector<Access>& accesses,
+                                                const std::vector<std::vector<size_t>>& taken, int width) {
+  std::vector<std::vector<size_t>> runs;
+  if (width < 2) return runs;
+  std::vector<bool> used(accesses.size(), false);
+  for (const std::vector<size_t>& run : taken)
+    for (size_t i : run) used[i] = true;
+  std::map<GroupKey, std::map<int64_t, size_t>> groups;  // key -> offset -> its first access
+  for (size_t i = 0; i < accesses.size(); ++i) {
+    const std::optional<AffineIndex> a = used[i] ? std::nullopt : affine_index(accesses[i].addr->src[1]);
+    if (!a) continue;
+    GroupKey key{accesses[i].gate.get(), accesses[i].addr->src[0].get(), {a->terms.begin(), a->terms.end()}};
+    groups[key].emplace(a->offset, i);
+  }
+  for (const auto& [key, at] : groups) {
+    if (at.size() % size_t(width) != 0) continue;
+    // The smallest stride of 2 or more that cuts every offset of the key into runs of `width`, each from the
+    // smallest offset left.
+    for (const auto& [candidate, unused] : at) {
+      const int64_t stride = candidate - at.begin()->first;
+      if (stride < 2) continue;
+      std::map<int64_t, size_t> left = at;
+      std::vector<std::vector<size_t>> cut;
+      while (!left.empty()) {
+        const int64_t first = left.begin()->first;
+        std::vector<size_t> run;
+        for (int64_t k = 0; k < width && left.count(first + k * stride); ++k)
+          run.push_back(left.at(first + k * stride));
+        if (int64_t(run.size()) < width) break;
+        for (int64_t k = 0; k < width; ++k) left.erase(first + k * stride);
+        cut.push_back(std::move(run));
+      }
+      if (!left.empty()) continue;
+      runs.insert(runs.end(), cut.begin(), cut.end());
+      break;
+    }
+  }
+  std::sort(runs.begin(), runs.end(), [](const auto& a, const auto& b) { return a[0] < b[0]; });
+  return runs;
+}
+
 void plan_ptrcats(const UPtr& kernel, FoldCtx& ctx) {
   std::vector<UPtr> loads;
   std::vector<Access> accesses;
@@ -91,7 +132,19 @@ UPtr ptrcat_stores(const FoldCtx& ctx, const UPtr& group) {
     accesses.push_back({addr, addr->src.size() == 3 ? addr->src[2] : UPtr()});
     at.push_back(i);
   }
-  const std::vector<std::vector<size_t>> runs = ptrcat_groups(accesses, ctx.widths, ctx.unaligned);
+  std::vector<std::vector<size_t>> runs = ptrcat_groups(accesses, ctx.widths, ctx.unaligned);
+  if (!ctx.widths.empty()) {
+    // Runs narrower than the widest vector (a tile's 5 columns: 4 + 1 lanes) give way to strided groups of it that
+    // take every store (the tile's rows, 8 lanes each): whole vectors to compute, each stored lane by lane.
+    const int widest = ctx.widths[0];
+    const bool narrow = std::all_of(runs.begin(), runs.end(), [&](const auto& r) { return int(r.size()) < widest; });
+    std::vector<std::vector<size_t>> strided = strided_groups(accesses, {}, widest);
+    if (!narrow || strided.size() * size_t(widest) != accesses.size())
+      strided = strided_groups(accesses, runs, widest);
+    else
+      runs.clear();
+    runs.insert(runs.end(), strided.begin(), strided.end());
+  }
   if (runs.empty()) return {};
   std::map<size_t, UPtr> replace;  // a run's first store -> the grouped store; its other stores -> null
   for (const std::vector<size_t>& run : runs) {

@@ -24,13 +24,20 @@ struct Access {
 std::vector<std::vector<size_t>> ptrcat_groups(const std::vector<Access>& accesses, const std::vector<int>& widths,
                                                bool unaligned);
 
+// Runs of `width` accesses, among those no run of `taken` holds, whose offsets (one key: gate, buffer, base) follow
+// at one stride of 2 or more: the lanes of a vector stored scattered (a channel vector into a channels-first output,
+// a vector of A's rows stored down a column). Indices into `accesses`, by offset; runs ordered by their first access.
+std::vector<std::vector<size_t>> strided_groups(const std::vector<Access>& accesses,
+                                                const std::vector<std::vector<size_t>>& taken, int width);
+
 // Plans group_loads over a kernel: the scalar loads of PARAM buffers (of a type ctx folds, gated or not)
 // grouped by ptrcat_groups; each load of a run becomes GEP(LOAD(PTRCAT(the run's INDEXes)), its lane), a
 // gated run's LOAD with the run's gate and a VECTORIZE of the lanes' alternatives (in ctx.lanes).
 void plan_ptrcats(const UPtr& kernel, FoldCtx& ctx);
 
-// NOOP/SINK whose sibling scalar stores of a run (ptrcat_groups; an address stored twice stays) become one
-// STORE(PTRCAT(their INDEXes), VECTORIZE(their values)) where the first of them stood; null when none groups.
+// NOOP/SINK whose sibling scalar stores of a run (ptrcat_groups, then strided_groups of the target's widest vector;
+// an address stored twice stays) become one STORE(PTRCAT(their INDEXes), VECTORIZE(their values)) where the first
+// of them stood; null when none groups.
 // The pass group_stores (codegen.cc) applies it to every group of a kernel.
 UPtr ptrcat_stores(const FoldCtx& ctx, const UPtr& group);
 

@@ -428,7 +428,8 @@ std::vector<Opt> hand_coded_opts(const UPtr& kernel, const OptTarget& t) {
   if (t.gpu) return gpu_opts(kernel, ax, accesses(kernel), *t.gpu);
   std::vector<Opt> opts = t.machine.vector_lanes > 1 ? divided_axes(kernel, ax) : std::vector<Opt>{};
   // Simplified, so that (r * k + u) / k reads as r: the same axes, their addresses affine.
-  const std::vector<Opt> rest = tile_opts(opts.empty() ? kernel : graph_rewrite(apply_opts(kernel, opts), rules::symbolic), t);
+  const std::vector<Opt> rest =
+      tile_opts(opts.empty() ? kernel : graph_rewrite(apply_opts(kernel, opts), rules::symbolic), t);
   opts.insert(opts.end(), rest.begin(), rest.end());
   return opts;
 }

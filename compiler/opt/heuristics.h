@@ -21,11 +21,11 @@ struct OptTarget {
 //    addresses then affine;
 //  - a register tile of half the machine's vector registers as accumulators (the other half holds loads):
 //    the output axis the store walks contiguously, and some load inside the reduction too, is upcast by
-//    the vector lanes (or, when only a load walks one, that axis, its outputs stored lane by lane), then an output axis some load does not use (the other operand of a matmul) by as
-//    many rows as the accumulators allow (halved down to 4 until it divides), the first once more by 2
-//    when it divides: 8 x 2 vector accumulators of AVX-512's 32 registers, 4 x 2 of AVX2's 16; then,
-//    when the panel of the operand read along the columns (the reduction times the tile's columns) fits
-//    in L2, the tile's column axis becomes the outer loop (SWAP), so the loop over rows reuses it;
+//    the vector lanes (or, when only a load walks one, that axis, its outputs stored lane by lane), then an output axis
+//    some load does not use (the other operand of a matmul) by as many rows as the accumulators allow (halved down to 4
+//    until it divides), the first once more by 2 when it divides: 8 x 2 vector accumulators of AVX-512's 32 registers,
+//    4 x 2 of AVX2's 16; then, when the panel of the operand read along the columns (the reduction times the tile's
+//    columns) fits in L2, the tile's column axis becomes the outer loop (SWAP), so the loop over rows reuses it;
 //  - else a vector accumulator: the reduce axis every load inside the reduction walks contiguously
 //    upcast by the vector width.
 // Then a reduction whose re-read operands outgrow L2 while its stored outputs fit in a quarter of it runs in

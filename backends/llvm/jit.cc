@@ -57,9 +57,11 @@ struct Jit {
 
 // Our optimizer decides each kernel's unrolling (register tiles, vector lanes, small windows whole). LLVM's partial
 // unrolling on top of it grew modules up to 15x (a 96-step copy loop to 4000 lines) and took half of all compile
-// time (a detection model's 125 kernels: 9 s of CPU, 4 s without), for no speed that measured above noise (best of
-// 4 on matmul 256-2048 and the example's convolutions). Full unrolling of small constant loops stays. No pipeline
-// setting reaches the late unroller's partial mode, so the option is set as `-unroll-allow-partial=false` would.
+// time (a detection model's 125 kernels: 9 s of CPU, 4 s without). Best of 4 runs without it: matmul 256-1024 and
+// the example's forward and input-gradient convolutions as fast, its weight gradients 6-17% slower (their short
+// inner loops; the CPU device's clang still unrolls them). Full unrolling of small constant loops stays. No
+// pipeline setting reaches the late unroller's partial mode, so the option is set as `-unroll-allow-partial=false`
+// would.
 void disable_partial_unrolling() {
   auto& options = llvm::cl::getRegisteredOptions();
   auto it = options.find("unroll-allow-partial");

@@ -290,6 +290,37 @@ class Renderer {
   }
   std::string math(const char* base, DType dt, const std::string& x) { return intrinsic(base, dt, {x}); }
 
+  // 2^x of float32 lanes without a library call (LLVM expands llvm.exp2 on vectors into one exp2f call per lane:
+  // a softmax over 4096 x 1024 ran 23 ms, against 6.5 with the C renderer's polynomial). The C renderer's formula
+  // (cstyle.cc, CStyleLanguage::exp2), instruction by instruction: x clamped to [-150, 128], n = x rounded to even
+  // (adding and taking away 1.5 * 2^23), f = x - n in [-1/2, 1/2]; 2^f by its Taylor series to degree 7 (Horner,
+  // each step fused as clang contracts it), 2^n by two exponent fields; NaN stays NaN.
+  std::string exp2_polynomial(DType dt, const std::string& x) {
+    const std::string t = reg_type(dt), bt = reg_type(dtypes::bool_.vec(dt.count));
+    const DType idt = dtypes::int32.vec(dt.count);
+    const std::string it = reg_type(idt);
+    auto num = [&](double v) { return splat(dt, v); };
+    auto inum = [&](int64_t v) { return splat(idt, double(v)); };
+    auto op = [&](const std::string& o, const std::string& ty, const std::string& a, const std::string& b) {
+      return ins("alu", o + " " + ty + " " + a + ", " + b);
+    };
+    auto select = [&](const std::string& c, const std::string& a, const std::string& b) {
+      return ins("alu", "select " + bt + " " + c + ", " + t + " " + a + ", " + t + " " + b);
+    };
+    const std::string lo = num(-150), hi = num(128), r = num(12582912);
+    const std::string c = select(op("fcmp olt", t, x, lo), lo, select(op("fcmp ogt", t, x, hi), hi, x));
+    const std::string n = op("fsub", t, op("fadd", t, c, r), r), f = op("fsub", t, c, n);
+    std::string p = num(0.0000152527338);
+    for (double k : {0.000154035304, 0.00133335581, 0.00961812911, 0.0555041087, 0.240226507, 0.693147181, 1.0})
+      p = fused_multiply_add(dt, f, p, num(k));
+    const std::string e = ins("alu", "fptosi " + t + " " + n + " to " + it), e1 = op("ashr", it, e, inum(1));
+    const std::string b1 = op("shl", it, op("add", it, e1, inum(127)), inum(23));
+    const std::string b2 = op("shl", it, op("add", it, op("sub", it, e, e1), inum(127)), inum(23));
+    const std::string s1 = ins("alu", "bitcast " + it + " " + b1 + " to " + t),
+                      s2 = ins("alu", "bitcast " + it + " " + b2 + " to " + t);
+    return select(op("fcmp uno", t, x, x), x, op("fmul", t, op("fmul", t, p, s1), s2));
+  }
+
   // a * b + c on floats rounded once (llvm.fma.f32, llvm.fma.v16f32, ...); the 16-bit floats then round
   // to their type as after every operation.
   std::string fused_multiply_add(DType dt, const std::string& a, const std::string& b, const std::string& c) {
@@ -484,7 +515,7 @@ class Renderer {
         return b ? ins("alu", "xor " + t + " " + s[0] + ", " + num(1))
                  : ins("alu", "sub " + t + " " + num(0) + ", " + s[0]);
       case Op::EXP2:
-        return math("exp2", dt, s[0]);
+        return dt.scalar == Scalar::Float32 ? exp2_polynomial(dt, s[0]) : math("exp2", dt, s[0]);
       case Op::LOG2:
         return math("log2", dt, s[0]);
       case Op::SIN:

@@ -146,16 +146,21 @@ TEST_P(Ptrcat, ReluAndMaxCompareVectors) {
   EXPECT_EQ(scalar_accesses(src), 0u) << src;
 }
 
-// out[j * 16 + r] = float(a[r * 4 + j] == m[r]) + a[r * 4 + j] * 2, j < 4 unrolled: the lanes load as one float4 and
-// store 16 apart. The four stores group by their stride, so the lanes compute as vectors (one compare, one select of
-// 1 and 0 for the cast, one multiply, NaN among the values), each lane then stored alone.
+// out[r * 8 + j * 2] = float(a[r * 4 + j] == m[r]) + a[r * 4 + j] * 2, j < 4 unrolled: the lanes load as one float4
+// and store 2 apart. The four stores group by their stride, so the lanes compute as vectors (one compare, one select
+// of 1 and 0 for the cast, one multiply, NaN among the values), each lane then stored alone. Stored at j * 16 + r
+// instead, the loop over r walks them contiguously and they stay per lane, for the C and LLVM loop vectorizers.
 TEST_P(Ptrcat, ScatteredStoresComputeVectors) {
   const int64_t R = 16;
-  UPtr out = param(0, dtypes::float32, R * 4), a = param(1, dtypes::float32, R * 4), m = param(2, dtypes::float32, R);
+  UPtr out = param(0, dtypes::float32, R * 8), a = param(1, dtypes::float32, R * 4), m = param(2, dtypes::float32, R);
   UPtr r = range(R, 0), j = range(4, 1), x = load(a, r * 4 + j);
   UPtr hit = UOp::make(Op::CAST, dtypes::float32, {UOp::make(Op::CMPEQ, dtypes::bool_, {x, load(m, r)})});
-  UPtr k = sink(end(store(out, j * R + r, hit + x * f32(2)), {r, j}));
-  std::vector<float> o(R * 4, -1), va = ramp(R * 4, 0.5f), vm(R);
+  UPtr value = hit + x * f32(2);
+  std::vector<float> contiguous(R * 4, -1), va0 = ramp(R * 4, 0.5f), vm0(R, 0);
+  const std::string loop_src = run(sink(end(store(out, j * R + r, value), {r, j})), {&contiguous, &va0, &vm0}, true);
+  EXPECT_EQ(occurrences(loop_src, llvm() ? "fmul <4 x float>" : "*vec"), 0u) << loop_src;
+  UPtr k = sink(end(store(out, r * 8 + j * 2, value), {r, j}));
+  std::vector<float> o(R * 8, -1), va = ramp(R * 4, 0.5f), vm(R);
   for (int64_t i = 0; i < R; ++i) vm[i] = va[i * 4 + i % 4];  // row i's maximum sits in lane i % 4
   va[5] = std::nanf("");
   const std::string src = run(k, {&o, &va, &vm}, true);
@@ -163,9 +168,10 @@ TEST_P(Ptrcat, ScatteredStoresComputeVectors) {
     for (int64_t l = 0; l < 4; ++l) {
       const float v = va[i * 4 + l], want = float(v == vm[i]) + v * 2;
       if (std::isnan(want))
-        EXPECT_TRUE(std::isnan(o[l * R + i])) << i << "," << l << "\n" << src;
+        EXPECT_TRUE(std::isnan(o[i * 8 + l * 2])) << i << "," << l << "\n" << src;
       else
-        EXPECT_EQ(o[l * R + i], want) << i << "," << l << "\n" << src;
+        EXPECT_EQ(o[i * 8 + l * 2], want) << i << "," << l << "\n" << src;
+      EXPECT_EQ(o[i * 8 + l * 2 + 1], -1) << "between the lanes";
     }
   EXPECT_EQ(vector_loads(src, 4), 1u) << src;
   EXPECT_EQ(occurrences(src, llvm() ? "fcmp oeq <4 x float>" : "int4 alu"), 1u) << src;

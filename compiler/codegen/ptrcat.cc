@@ -56,7 +56,11 @@ std::vector<std::vector<size_t>> strided_groups(const std::vector<Access>& acces
   std::map<GroupKey, std::map<int64_t, size_t>> groups;  // key -> offset -> its first access
   for (size_t i = 0; i < accesses.size(); ++i) {
     const std::optional<AffineIndex> a = used[i] ? std::nullopt : affine_index(accesses[i].addr->src[1]);
-    if (!a) continue;
+    // An access a loop walks contiguously stays: the C and LLVM compilers vectorize that loop (a channels-first
+    // batch norm whose 24 channels are unrolled ran 3x slower as channel vectors than as the loop over columns).
+    if (!a || std::any_of(a->terms.begin(), a->terms.end(),
+                          [](const auto& t) { return t.first->op == Op::RANGE && (t.second == 1 || t.second == -1); }))
+      continue;
     GroupKey key{accesses[i].gate.get(), accesses[i].addr->src[0].get(), {a->terms.begin(), a->terms.end()}};
     groups[key].emplace(a->offset, i);
   }

@@ -24,9 +24,9 @@ struct Access {
 std::vector<std::vector<size_t>> ptrcat_groups(const std::vector<Access>& accesses, const std::vector<int>& widths,
                                                bool unaligned);
 
-// Runs of `width` accesses, among those no run of `taken` holds, whose offsets (one key: gate, buffer, base) follow
-// at one stride of 2 or more: the lanes of a vector stored scattered (a channel vector into a channels-first output,
-// a vector of A's rows stored down a column). Indices into `accesses`, by offset; runs ordered by their first access.
+// Runs of `width` accesses, among those no run of `taken` holds and no loop walks contiguously, whose offsets (one
+// key: gate, buffer, base) follow at one stride of 2 or more: the lanes of a vector stored scattered (a vector of A's
+// rows stored down a column). Indices into `accesses`, by offset; runs ordered by their first access.
 std::vector<std::vector<size_t>> strided_groups(const std::vector<Access>& accesses,
                                                 const std::vector<std::vector<size_t>>& taken, int width);
 

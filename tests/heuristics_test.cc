@@ -82,15 +82,17 @@ TEST(Heuristics, ConvolutionTilesChannelVectorsByRowsOfColumns) {
 
 // A matmul (M, K) by (K, N) on a target with `lanes`-wide vectors: the actions lower() chooses, and its values
 // against a loop.
-void expect_matmul(int64_t M, int64_t K, int64_t N, const std::string& opts, int lanes) {
+// A (M, K) by B (K, N); with `a_transposed` A is stored as (K, M) and read through .T().
+void expect_matmul(int64_t M, int64_t K, int64_t N, const std::string& opts, int lanes, bool a_transposed = false) {
   const std::vector<float> a = pattern(M * K, 7, 13, 1 / 8.0f), b = pattern(K * N, 5, 11, 1 / 16.0f);
-  Tensor y = Tensor::from_vector(a, {M, K}).matmul(Tensor::from_vector(b, {K, N}));
+  const Tensor ta = a_transposed ? Tensor::from_vector(a, {K, M}).T() : Tensor::from_vector(a, {M, K});
+  Tensor y = ta.matmul(Tensor::from_vector(b, {K, N}));
   EXPECT_EQ(opts_with(lanes, y), opts) << M << " x " << K << " x " << N;
   const std::vector<float> got = y.to_vector<float>();
   for (int64_t i = 0; i < M; ++i)
     for (int64_t j = 0; j < N; ++j) {
       double want = 0;
-      for (int64_t k = 0; k < K; ++k) want += double(a[i * K + k]) * b[k * N + j];
+      for (int64_t k = 0; k < K; ++k) want += double(a_transposed ? a[k * M + i] : a[i * K + k]) * b[k * N + j];
       ASSERT_NEAR(got[i * N + j], want, 1e-4) << i << " " << j;
     }
 }
@@ -119,17 +121,7 @@ TEST(Heuristics, LongColumnsNoWidthDividesArePaddedToVectors) {
 // a load walks contiguously, so they are the vectors, each output stored lane by lane; the 265 columns (5 x 53) take
 // 5 rows, the most that divide them, their loop outside.
 TEST(Heuristics, RowsOfATransposedOperandAreTheVectors) {
-  const int64_t M = 16, K = 40, N = 265;
-  const std::vector<float> at = pattern(K * M, 7, 13, 1 / 8.0f), b = pattern(K * N, 5, 11, 1 / 16.0f);
-  Tensor y = Tensor::from_vector(at, {K, M}).T().matmul(Tensor::from_vector(b, {K, N}));
-  EXPECT_EQ(opts_with(8, y), "UPCAST(0, 8) UPCAST(1, 5) SWAP(0, 1)");
-  const std::vector<float> got = y.to_vector<float>();
-  for (int64_t i = 0; i < M; ++i)
-    for (int64_t j = 0; j < N; ++j) {
-      double want = 0;
-      for (int64_t k = 0; k < K; ++k) want += double(at[k * M + i]) * b[k * N + j];
-      ASSERT_NEAR(got[i * N + j], want, 1e-4) << i << " " << j;
-    }
+  expect_matmul(16, 40, 265, "UPCAST(0, 8) UPCAST(1, 5) SWAP(0, 1)", 8, true);
 }
 
 // A max pool over a channels-last input read as NCHW (a channels-last convolution's output): the window's loads walk

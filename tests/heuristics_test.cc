@@ -83,6 +83,29 @@ TEST(Heuristics, ConvolutionTilesChannelVectorsByRowsOfColumns) {
 // A matmul (M, K) by (K, N) on a target with `lanes`-wide vectors: the actions lower() chooses, and its values
 // against a loop.
 // A (M, K) by B (K, N); with `a_transposed` A is stored as (K, M) and read through .T().
+// A stride-2 convolution over 3 channels (a detection network's stem: 27 steps per output) is stored channels-last
+// as the long sums are: its NCHW columns skip every other input column, so only the output channels make vectors.
+TEST(Heuristics, StridedShortConvolutionTilesChannelVectors) {
+  const int64_t B = 2, C = 3, F = 16, side = 9, out = 4;
+  const std::vector<float> x = pattern(B * C * side * side, 7, 13, 1 / 8.0f), w = pattern(F * C * 9, 5, 11, 1 / 16.0f);
+  Tensor y =
+      Tensor::from_vector(x, {B, C, side, side}).conv2d(Tensor::from_vector(w, {F, C, 3, 3}), std::nullopt, 1, 2);
+  EXPECT_EQ(opts_with(8, y).rfind("UPCAST(3, 8)", 0), 0u) << opts_with(8, y);
+  const std::vector<float> got = y.to_vector<float>();
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t f = 0; f < F; ++f)
+      for (int64_t i = 0; i < out; ++i)
+        for (int64_t j = 0; j < out; ++j) {
+          double want = 0;
+          for (int64_t c = 0; c < C; ++c)
+            for (int64_t u = 0; u < 3; ++u)
+              for (int64_t v = 0; v < 3; ++v)
+                want +=
+                    double(x[((b * C + c) * side + 2 * i + u) * side + 2 * j + v]) * w[((f * C + c) * 3 + u) * 3 + v];
+          ASSERT_NEAR(got[((b * F + f) * out + i) * out + j], want, 1e-4) << b << " " << f << " " << i << " " << j;
+        }
+}
+
 void expect_matmul(int64_t M, int64_t K, int64_t N, const std::string& opts, int lanes, bool a_transposed = false) {
   const std::vector<float> a = pattern(M * K, 7, 13, 1 / 8.0f), b = pattern(K * N, 5, 11, 1 / 16.0f);
   const Tensor ta = a_transposed ? Tensor::from_vector(a, {K, M}).T() : Tensor::from_vector(a, {M, K});

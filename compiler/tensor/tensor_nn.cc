@@ -134,7 +134,7 @@ std::vector<int64_t> last_axes(size_t n) {
   return axes;
 }
 
-// The shortest sum (Cin x kernel steps) a convolution stores channels-last (conv).
+// The shortest sum (Cin x kernel steps) a convolution of stride 1 stores channels-last (conv).
 constexpr int64_t kChannelsLastSteps = 64;
 
 // The convolution of x (N, Cin, *spatial) with w (Cout, Cin / groups, *kernel), spatial padding `pads`.
@@ -153,8 +153,10 @@ Tensor conv(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias,
     xe.insert(xe.end(), part->begin(), part->end());
   }
   const Tensor xw = p.reshape(xs).expand(xe);
+  const std::vector<int64_t> strides = per_axis(stride, n, who, "stride");
+  const bool strided = std::any_of(strides.begin(), strides.end(), [](int64_t s) { return s > 1; });
   const Tensor r = [&] {
-    if (groups != 1 || product(hw) == 1 || cin * product(hw) < kChannelsLastSteps) {
+    if (groups != 1 || product(hw) == 1 || (cin * product(hw) < kChannelsLastSteps && !strided)) {
       // The windows moved to (N, groups, Cout/g, *o, Cin/g, *k).
       std::vector<int64_t> order{0, 1, 3};
       for (size_t a = 0; a < n; ++a) order.push_back(int64_t(4 + a));
@@ -174,7 +176,9 @@ Tensor conv(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias,
     // output columns its rows, each a broadcast of the input shared by the channel vectors. In NCHW the vectors are
     // the output columns, which few widths divide (the example's second layer, 20 columns: 52 GFLOP/s; channels-last
     // 81 on AVX2). A short sum (the first layer's 25 steps over one channel) stays NCHW: a reader that needs NCHW
-    // copies the output, as costly as the sum (30 GFLOP/s with the copy, 46-64 without). A 1 x 1 kernel is a matmul
+    // copies the output, as costly as the sum (30 GFLOP/s with the copy, 46-64 without), unless it is strided: its
+    // NCHW columns then skip input columns, no vector of them is contiguous, and the tile is scalar (PaddleOCR
+    // detection's stem, 3 channels by 3 x 3 at stride 2: 13.8 ms NCHW, 3.8 channels-last). A 1 x 1 kernel is a matmul
     // whose columns, the positions, are contiguous in NCHW already (PaddleOCR's recognition model: 47 ms NCHW, 64
     // channels-last).
     std::vector<int64_t> cl{0, 1}, to_last{1}, from_last{int64_t(n + 1), 0}, back{0, int64_t(n + 1)};

@@ -47,25 +47,29 @@ std::vector<float> pattern(size_t n, int mul, int mod, float scale) {
   return v;
 }
 
-// A convolution of B x C x side x side by C filters of K x K: the actions lower() chooses with `lanes`-wide
-// vectors, and its values against a reference loop.
-void expect_convolution(int64_t B, int64_t C, int64_t side, int64_t K, const std::string& opts, int lanes = 16) {
-  const int64_t out = side - K + 1;
+// A convolution of B x C x side x side by F filters of K x K (F = 0: C of them) at `stride`: the actions lower()
+// chooses with `lanes`-wide vectors, and its values against a reference loop.
+void expect_convolution(int64_t B, int64_t C, int64_t side, int64_t K, const std::string& opts, int lanes = 16,
+                        int64_t F = 0, int64_t stride = 1) {
+  if (F == 0) F = C;
+  const int64_t out = (side - K) / stride + 1;
   const std::vector<float> x = pattern(B * C * side * side, 7, 13, 1 / 8.0f),
-                           w = pattern(C * C * K * K, 5, 11, 1 / 16.0f);
-  Tensor y = Tensor::from_vector(x, {B, C, side, side}).conv2d(Tensor::from_vector(w, {C, C, K, K}));
+                           w = pattern(F * C * K * K, 5, 11, 1 / 16.0f);
+  Tensor y =
+      Tensor::from_vector(x, {B, C, side, side}).conv2d(Tensor::from_vector(w, {F, C, K, K}), std::nullopt, 1, stride);
   EXPECT_EQ(opts_with(lanes, y), opts);
   std::vector<float> got = y.to_vector<float>();
   for (int64_t b = 0; b < B; ++b)
-    for (int64_t f = 0; f < C; ++f)
+    for (int64_t f = 0; f < F; ++f)
       for (int64_t i = 0; i < out; ++i)
         for (int64_t j = 0; j < out; ++j) {
           double want = 0;
           for (int64_t c = 0; c < C; ++c)
             for (int64_t u = 0; u < K; ++u)
               for (int64_t v = 0; v < K; ++v)
-                want += double(x[((b * C + c) * side + i + u) * side + j + v]) * w[((f * C + c) * K + u) * K + v];
-          ASSERT_NEAR(got[((b * C + f) * out + i) * out + j], want, 1e-4) << b << " " << f << " " << i << " " << j;
+                want += double(x[((b * C + c) * side + stride * i + u) * side + stride * j + v]) *
+                        w[((f * C + c) * K + u) * K + v];
+          ASSERT_NEAR(got[((b * F + f) * out + i) * out + j], want, 1e-4) << b << " " << f << " " << i << " " << j;
         }
 }
 
@@ -80,32 +84,15 @@ TEST(Heuristics, ConvolutionTilesChannelVectorsByRowsOfColumns) {
   expect_convolution(2, 32, 12, 3, "UPCAST(3, 16) UPCAST(2, 2) UPCAST(3, 2) SWAP(2, 3)");
 }
 
-// A matmul (M, K) by (K, N) on a target with `lanes`-wide vectors: the actions lower() chooses, and its values
-// against a loop.
-// A (M, K) by B (K, N); with `a_transposed` A is stored as (K, M) and read through .T().
 // A stride-2 convolution over 3 channels (a detection network's stem: 27 steps per output) is stored channels-last
-// as the long sums are: its NCHW columns skip every other input column, so only the output channels make vectors.
+// as the long sums are: its NCHW columns skip every other input column, so the 16 output channels are the vectors
+// (two of 8), by 4 output rows.
 TEST(Heuristics, StridedShortConvolutionTilesChannelVectors) {
-  const int64_t B = 2, C = 3, F = 16, side = 9, out = 4;
-  const std::vector<float> x = pattern(B * C * side * side, 7, 13, 1 / 8.0f), w = pattern(F * C * 9, 5, 11, 1 / 16.0f);
-  Tensor y =
-      Tensor::from_vector(x, {B, C, side, side}).conv2d(Tensor::from_vector(w, {F, C, 3, 3}), std::nullopt, 1, 2);
-  EXPECT_EQ(opts_with(8, y).rfind("UPCAST(3, 8)", 0), 0u) << opts_with(8, y);
-  const std::vector<float> got = y.to_vector<float>();
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t f = 0; f < F; ++f)
-      for (int64_t i = 0; i < out; ++i)
-        for (int64_t j = 0; j < out; ++j) {
-          double want = 0;
-          for (int64_t c = 0; c < C; ++c)
-            for (int64_t u = 0; u < 3; ++u)
-              for (int64_t v = 0; v < 3; ++v)
-                want +=
-                    double(x[((b * C + c) * side + 2 * i + u) * side + 2 * j + v]) * w[((f * C + c) * 3 + u) * 3 + v];
-          ASSERT_NEAR(got[((b * F + f) * out + i) * out + j], want, 1e-4) << b << " " << f << " " << i << " " << j;
-        }
+  expect_convolution(2, 3, 9, 3, "UPCAST(3, 8) UPCAST(1, 4) UPCAST(3, 2) SWAP(1, 3)", 8, 16, 2);
 }
 
+// A matmul (M, K) by (K, N) on a target with `lanes`-wide vectors: the actions lower() chooses, and its values
+// against a loop; with `a_transposed` A is stored as (K, M) and read through .T().
 void expect_matmul(int64_t M, int64_t K, int64_t N, const std::string& opts, int lanes, bool a_transposed = false) {
   const std::vector<float> a = pattern(M * K, 7, 13, 1 / 8.0f), b = pattern(K * N, 5, 11, 1 / 16.0f);
   const Tensor ta = a_transposed ? Tensor::from_vector(a, {K, M}).T() : Tensor::from_vector(a, {M, K});

@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "compiler/ir/kernel_builders.h"
 #include "compiler/ir/uop.h"
 #include "runtime/kernel_cache.h"
 
@@ -25,8 +26,10 @@ const bool kFreshCache = [] {
   return setenv("XDG_CACHE_HOME", dir.c_str(), 1) == 0;
 }();
 
-// a[i] += b[i] for i < 4, in the kernel ABI: void add(i8** bufs).
-const char* kAdd = R"(define void @add(i8** %bufs) {
+// A kernel `name` of the ABI, void name(i8** bufs), whose loop over %i < n runs `body` on float* %a (bufs[0]) and
+// %b (bufs[1]).
+std::string two_buffer_loop(const std::string& name, const std::string& body, int n) {
+  return "define void @" + name + R"((i8** %bufs) {
 entry:
   %pa = load i8*, i8** %bufs
   %a = bitcast i8* %pa to float*
@@ -36,19 +39,26 @@ entry:
   br label %loop
 loop:
   %i = phi i64 [ 0, %entry ], [ %next, %loop ]
-  %ga = getelementptr float, float* %a, i64 %i
-  %gb = getelementptr float, float* %b, i64 %i
-  %x = load float, float* %ga
-  %y = load float, float* %gb
-  %s = fadd float %x, %y
-  store float %s, float* %ga
-  %next = add i64 %i, 1
-  %more = icmp slt i64 %next, 4
+)" + body +
+         R"(  %next = add i64 %i, 1
+  %more = icmp slt i64 %next, )" +
+         std::to_string(n) + R"(
   br i1 %more, label %loop, label %done
 done:
   ret void
 }
 )";
+}
+
+// a[i] += b[i] for i < 4.
+const std::string kAdd = two_buffer_loop("add", R"(  %ga = getelementptr float, float* %a, i64 %i
+  %gb = getelementptr float, float* %b, i64 %i
+  %x = load float, float* %ga
+  %y = load float, float* %gb
+  %s = fadd float %x, %y
+  store float %s, float* %ga
+)",
+                                         4);
 
 // The workspace builds on Debian's LLVM 14.
 TEST(CompileLlvm, Version) { EXPECT_EQ(llvm_version().rfind("LLVM 14.", 0), 0u) << llvm_version(); }
@@ -64,7 +74,7 @@ TEST(CompileLlvm, RunsTheKernel) {
 
 TEST(CompileLlvm, IdenticalIrCompilesOnce) {
   ASSERT_TRUE(kFreshCache);
-  const std::string ir = std::string(kAdd) + "; once\n";
+  const std::string ir = kAdd + "; once\n";
   uint64_t before = llvm_compilations();
   auto k1 = compile_llvm(ir, "add");
   EXPECT_EQ(llvm_compilations(), before + 1);
@@ -74,7 +84,7 @@ TEST(CompileLlvm, IdenticalIrCompilesOnce) {
   EXPECT_EQ(llvm_compilations(), before + 1);
   EXPECT_EQ(k1, k2);
   EXPECT_LT(us, 10000.0);  // a hash and a lookup
-  compile_llvm(std::string(kAdd) + "; twice\n", "add");
+  compile_llvm(kAdd + "; twice\n", "add");
   EXPECT_EQ(llvm_compilations(), before + 2);
 }
 
@@ -223,7 +233,7 @@ TEST(CompileLlvm, UnresolvedCallIsAnErrorNamingTheSymbol) {
   });
   EXPECT_NE(msg.find("rg_no_such_function"), std::string::npos) << msg;
   // The JIT still works afterwards.
-  auto k = compile_llvm(std::string(kAdd) + "; after an error\n", "add");
+  auto k = compile_llvm(kAdd + "; after an error\n", "add");
   float a[4] = {1, 1, 1, 1}, b[4] = {1, 2, 3, 4};
   void* bufs[] = {a, b};
   (*k)(bufs);
@@ -254,40 +264,20 @@ entry:
 // Our optimizer decides the unrolling: a 96-step loop of one 8-float copy stays a loop of one copy (LLVM's partial
 // unrolling made it 16 copies and a remainder), while a loop of 4 constant steps is still unrolled whole.
 TEST(OptimizeLlvm, LoopsAreUnrolledWholeOrNotAtAll) {
-  const std::string copy = optimize_llvm(R"(define void @copy(i8** %bufs) {
-entry:
-  %pa = load i8*, i8** %bufs
-  %a = bitcast i8* %pa to float*
-  %sb = getelementptr i8*, i8** %bufs, i64 1
-  %pb = load i8*, i8** %sb
-  %b = bitcast i8* %pb to float*
-  br label %loop
-loop:
-  %i = phi i64 [ 0, %entry ], [ %next, %loop ]
-  %j = mul i64 %i, 8
+  const std::string copy = optimize_llvm(two_buffer_loop("copy", R"(  %j = mul i64 %i, 8
   %ga = getelementptr float, float* %a, i64 %j
   %va = bitcast float* %ga to <8 x float>*
   %gb = getelementptr float, float* %b, i64 %j
   %vb = bitcast float* %gb to <8 x float>*
   %x = load <8 x float>, <8 x float>* %vb, align 4
   store <8 x float> %x, <8 x float>* %va, align 4
-  %next = add i64 %i, 1
-  %more = icmp slt i64 %next, 96
-  br i1 %more, label %loop, label %done
-done:
-  ret void
-}
-)");
-  auto count = [](const std::string& s, const std::string& what) {
-    size_t n = 0;
-    for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
-    return n;
-  };
-  EXPECT_EQ(count(copy, "load <8 x float>"), 1u) << copy;
-  EXPECT_EQ(count(copy, "phi "), 1u) << copy;
+)",
+                                                         96));
+  EXPECT_EQ(testk::occurrences(copy, "load <8 x float>"), 1u) << copy;
+  EXPECT_EQ(testk::occurrences(copy, "phi "), 1u) << copy;
   const std::string add = optimize_llvm(kAdd);
-  EXPECT_EQ(count(add, "phi "), 0u) << add;
-  EXPECT_EQ(count(add, "br "), 0u) << add;
+  EXPECT_EQ(testk::occurrences(add, "phi "), 0u) << add;
+  EXPECT_EQ(testk::occurrences(add, "br "), 0u) << add;
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "compiler/ir/error_of.h"
+#include "compiler/tensor/tensor_graph.h"
 #include "frontends/onnx/conformance.h"
 #include "frontends/onnx/tensor_proto.h"
 #include "onnx.pb.h"
@@ -267,6 +268,12 @@ TEST(OnnxRun, ResizeNearestByIntegerAndFractionalFactors) {
   // Axis 1 (2 -> 6): rows 0, 0, 0, 1, 1, 1. Axis 2 (2 -> 3), asymmetric floor: o / 1.5 = 0, 0.67, 1.33 -> 0, 0, 1.
   EXPECT_EQ(run1(b.load(), {{"x", f32({1, 2, 3, 4}, {1, 2, 2})}}, "y"),
             (std::vector<float>{1, 1, 2, 1, 1, 2, 1, 1, 2, 3, 3, 4, 3, 3, 4, 3, 3, 4}));
+  // Lazy, the graph holds one contraction: axis 2's matrix; axis 1 is a broadcast.
+  Model lazy = b.load();
+  lazy.set_replay(false);
+  const Tensor y = lazy.run(std::map<std::string, Tensor>{{"x", f32({1, 2, 3, 4}, {1, 2, 2})}}).at("y");
+  const std::vector<UPtr> nodes = toposort(graph_of(y));
+  EXPECT_EQ(std::count_if(nodes.begin(), nodes.end(), [](const UPtr& u) { return u->op == Op::REDUCE_AXIS; }), 1);
 }
 
 TEST(OnnxRun, SoftmaxBeforeOpset13FlattensAtTheAxis) {
